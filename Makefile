@@ -1,0 +1,28 @@
+# Two entry points: `make run` (the main job) and `make test`. Each creates the
+# virtualenv it needs on first use, so a fresh machine needs only Python 3.11.
+VENV ?= .venv
+PYTHON ?= python3
+BIN = $(VENV)/bin
+
+.PHONY: run test lint bench clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+run: $(BIN)/.installed
+	$(BIN)/mrfq fluid scenarios/fig2_unbalanced.toml -o plots/fig2_fluid.csv --jobs 2
+	$(BIN)/mrfq plot plots/fig2_fluid.csv -o plots/fig2.png
+
+test: $(BIN)/.installed
+	$(BIN)/ruff check mrfq tests benchmarks cli.py
+	$(BIN)/python -m pytest -q
+
+bench: $(BIN)/.installed
+	$(BIN)/python benchmarks/bench_fluid.py
+	$(BIN)/python benchmarks/bench_packet.py
+
+clean:
+	rm -rf $(VENV) results

@@ -1,0 +1,49 @@
+"""Wall time of all fluid curves of BR Figures 1 and 2 (2 scenarios × 3 policies × 9 loads).
+
+Usage: python benchmarks/bench_fluid.py [--jobs N]
+Reports the wall time, the worst relative error estimate and the largest truncation, and
+(as the in-script baseline) the time of the same points with one worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from pathlib import Path
+
+from mrfq.fluid.markov import fluid_curves
+from mrfq.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(jobs: int) -> tuple[float, float, int]:
+    started = time.perf_counter()
+    worst, biggest = 0.0, 0
+    for name in ("fig1_balanced", "fig2_unbalanced"):
+        table = fluid_curves(load_scenario(ROOT / "scenarios" / f"{name}.toml"), jobs=jobs)
+        worst = max(worst, float(table["error_estimate"].max()))
+        biggest = max(biggest, int(table["states"].max()))
+    return time.perf_counter() - started, worst, biggest
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--no-baseline", action="store_true")
+    args = parser.parse_args()
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
+    # warm the Numba cache so compile time is not counted
+    fluid_curves(load_scenario(ROOT / "scenarios" / "fig2_unbalanced.toml"), loads=[0.1])
+    wall, worst, biggest = run(args.jobs)
+    print(f"fluid Figures 1-2, 54 points, jobs={args.jobs}: {wall:.1f} s wall, "
+          f"worst relative error estimate {worst:.2e}, largest truncation {biggest} states")
+    if not args.no_baseline and args.jobs != 1:
+        wall1, _, _ = run(1)
+        print(f"baseline jobs=1: {wall1:.1f} s wall; speed-up {wall1 / wall:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+"""Plain-array description of a scenario's packet model, and its arrival streams."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mrfq.scenario import Scenario
+
+#: flows generated per block; fixed so the stream does not depend on how it is consumed
+ARRIVAL_BLOCK = 4096
+
+
+@dataclass(frozen=True)
+class PacketModel:
+    """Packet types of all classes as arrays (the kernel's model constants).
+
+    ``service[p, j]``: processing time of packet type p at resource j (time unit: one
+    dominant packet service of the class's mean vector, SPEC §4).
+    """
+
+    service: np.ndarray
+    next_resource: np.ndarray
+    first_resource: np.ndarray
+    type_start: np.ndarray
+    type_count: np.ndarray
+    type_cdf: np.ndarray
+    class_cycle: np.ndarray
+    class_rtt: np.ndarray
+
+    @classmethod
+    def from_scenario(cls, scenario: Scenario) -> PacketModel:
+        rows, cdf, start, count = [], [], [], []
+        for c in scenario.classes:
+            start.append(len(rows))
+            count.append(len(c.packet_requirements))
+            rows.extend(c.packet_requirements)
+            cdf.extend(np.cumsum(c.packet_probabilities))
+        service = np.array(rows, dtype=np.float64)
+        P, J = service.shape
+        next_resource = np.full((P, J), -1, dtype=np.int64)
+        first_resource = np.full(P, -1, dtype=np.int64)
+        for p in range(P):
+            used = np.flatnonzero(service[p] > 0)
+            first_resource[p] = used[0]
+            for a, b in zip(used[:-1], used[1:], strict=True):
+                next_resource[p, a] = b
+        return cls(
+            service=service,
+            next_resource=next_resource,
+            first_resource=first_resource,
+            type_start=np.array(start, dtype=np.int64),
+            type_count=np.array(count, dtype=np.int64),
+            type_cdf=np.array(cdf, dtype=np.float64),
+            class_cycle=np.array([c.packet_order == "cycle" for c in scenario.classes]),
+            class_rtt=np.array([c.rtt for c in scenario.classes], dtype=np.float64),
+        )
+
+
+class ArrivalStream:
+    """Poisson flow arrivals (superposed classes), geometric sizes of mean ``mean_size``.
+
+    Three independent PCG64 streams (inter-arrival, class, size) spawned from ``seed_seq``,
+    consumed in fixed blocks, so the sequence depends only on the seed. Inter-arrival
+    times are standard exponentials divided by the total flow rate Λ = Σ_k ρ_k / m, so all
+    loads share the same underlying draws (common random numbers).
+    """
+
+    def __init__(self, seed_seq: np.random.SeedSequence, class_loads: np.ndarray,
+                 mean_size: float):
+        # derived, not spawn()ed: spawn() mutates seed_seq, so a second user would differ
+        streams = [np.random.SeedSequence(seed_seq.entropy,
+                                          spawn_key=(*seed_seq.spawn_key, 1000 + i))
+                   for i in range(3)]
+        self._gaps, self._classes, self._sizes = (np.random.Generator(np.random.PCG64(s))
+                                                  for s in streams)
+        rates = np.asarray(class_loads, dtype=np.float64) / mean_size
+        self.total_rate = float(rates.sum())
+        self._cdf = np.cumsum(rates / self.total_rate)
+        self._cdf[-1] = 1.0
+        self._p = 1.0 / mean_size
+        self._clock = 0.0
+
+    def next_block(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        gaps = self._gaps.standard_exponential(ARRIVAL_BLOCK) / self.total_rate
+        gaps[0] += self._clock
+        times = np.cumsum(gaps)
+        self._clock = float(times[-1])
+        classes = np.searchsorted(self._cdf, self._classes.random(ARRIVAL_BLOCK), side="right")
+        sizes = self._sizes.geometric(self._p, ARRIVAL_BLOCK).astype(np.int64)
+        return times, classes.astype(np.int64), sizes

@@ -1,0 +1,101 @@
+"""Figures in the paper's layout (BR Figures 1–3): γ_k against load.
+
+Figures 1–2: two panels, "BMF v DRF" and "BMF v PF", one line style per policy and one
+colour per class. Figure 3: one panel per packet policy, fluid lines and packet points
+with confidence-interval error bars.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from mrfq.io import atomic_path  # noqa: E402
+from mrfq.scenario import PACKET_TO_FLUID  # noqa: E402
+
+CLASS_COLOURS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
+POLICY_STYLES = {"bmf": "-", "drf": "--", "pf": ":"}
+POLICY_LABELS = {"bmf": "BMF", "drf": "DRF", "pf": "PF", "drfq": "DRFQ",
+                 "drfq-dovetail": "DRFQ (dovetail)"}
+
+
+def _colour(index: int) -> str:
+    return CLASS_COLOURS[index % len(CLASS_COLOURS)]
+
+
+def _save(fig, path: str | Path) -> list[Path]:
+    """Save PNG (and PDF when the name ends in .pdf or a PNG was asked: both)."""
+    path = Path(path)
+    written = []
+    targets = [path] if path.suffix else [path.with_suffix(".png")]
+    if targets[0].suffix == ".png":
+        targets.append(targets[0].with_suffix(".pdf"))
+    for target in targets:
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=target.suffix.lstrip("."), dpi=130, bbox_inches="tight")
+        written.append(target)
+    plt.close(fig)
+    return written
+
+
+def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
+                     xlabel: str = "load") -> list[Path]:
+    """BR Figures 1–2: panels "BMF v DRF" and "BMF v PF" from a fluid results table."""
+    classes = list(dict.fromkeys(fluid["class"]))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    for ax, other in zip(axes, ("drf", "pf"), strict=True):
+        for policy in ("bmf", other):
+            part = fluid[fluid["policy"] == policy]
+            for i, name in enumerate(classes):
+                rows = part[part["class"] == name].sort_values("load")
+                if rows.empty:
+                    continue
+                ax.plot(rows["load"], rows["gamma"], POLICY_STYLES.get(policy, "-"),
+                        color=_colour(i), label=f"{POLICY_LABELS[policy]} class {name}")
+        ax.set_title(f"BMF v {POLICY_LABELS[other]}")
+        ax.set_xlabel(xlabel)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0].set_ylabel(r"service rate $\gamma_k$")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
+def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
+                    title: str = "", xlabel: str = "load") -> list[Path]:
+    """BR Figure 3: one panel per packet policy; fluid lines, packet points with CIs."""
+    policies = list(dict.fromkeys(packet["policy"]))
+    classes = list(dict.fromkeys(packet["class"]))
+    fig, axes = plt.subplots(1, len(policies), figsize=(4.2 * len(policies), 4), sharey=True,
+                             squeeze=False)
+    for ax, policy in zip(axes[0], policies, strict=True):
+        fluid_policy = PACKET_TO_FLUID[policy]
+        for i, name in enumerate(classes):
+            line = fluid[(fluid["policy"] == fluid_policy) & (fluid["class"] == name)]
+            line = line.sort_values("load")
+            if not line.empty:
+                ax.plot(line["load"], line["gamma"], "-", color=_colour(i),
+                        label=f"fluid class {name}")
+            pts = packet[(packet["policy"] == policy) & (packet["class"] == name)]
+            pts = pts.sort_values("load")
+            err = [pts["gamma"] - pts["ci_low"], pts["ci_high"] - pts["gamma"]]
+            ax.errorbar(pts["load"], pts["gamma"], yerr=err, fmt="x", color=_colour(i),
+                        capsize=2, label=f"packet class {name}")
+        ax.set_title(POLICY_LABELS.get(policy, policy))
+        ax.set_xlabel(xlabel)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel(r"service rate $\gamma_k$")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)

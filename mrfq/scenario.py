@@ -1,0 +1,391 @@
+"""Scenario files (TOML, SPEC §5): parse, fill defaults, validate at the door.
+
+A scenario names the resources, the traffic classes (requirement vectors, relative loads,
+optional weights, round-trip times and packet mixes) and the load axis. Everything is
+validated before any model object exists; every problem raises :class:`InputError` naming
+the field, e.g. ``classes[2].requirements: negative entry -0.5``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mrfq.errors import InputError
+
+FLUID_POLICIES = ("drf", "pf", "bmf")
+PACKET_POLICIES = ("drfq", "drfq-dovetail", "pf", "bmf")
+#: packet policy -> fluid policy whose allocation it is meant to realise
+PACKET_TO_FLUID = {"drfq": "drf", "drfq-dovetail": "drf", "pf": "pf", "bmf": "bmf"}
+
+_TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet"}
+_CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order"}
+_MIX_KEYS = {"requirements", "probability"}
+_LOAD_KEYS = {"axis", "values"}
+_FLUID_KEYS = {"policies", "tolerance"}
+_PACKET_KEYS = {
+    "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
+    "batches",
+}
+
+
+@dataclass(frozen=True)
+class TrafficClass:
+    """One class of transactions (flows).
+
+    ``requirements`` is the fluid requirement vector a_k, normalised so max_j a_kj = 1
+    (BR §2.1). ``packet_requirements`` (P×J) are per-packet processing times in the same
+    unit (one dominant packet service of the mean vector = 1), drawn with
+    ``packet_probabilities`` or cycled in order when ``packet_order == "cycle"``.
+    """
+
+    name: str
+    requirements: np.ndarray
+    load_share: float
+    weight: float = 1.0
+    rtt: float = 0.0
+    packet_requirements: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    packet_probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    packet_order: str = "random"
+
+
+@dataclass(frozen=True)
+class FluidConfig:
+    policies: tuple[str, ...] = FLUID_POLICIES
+    tolerance: float = 1e-5
+
+
+@dataclass(frozen=True)
+class PacketConfig:
+    policies: tuple[str, ...] = ("drfq", "pf", "bmf")
+    mean_size: float = 20000.0
+    window: int = 30
+    flows: int = 100000
+    warmup: float = 0.05
+    replications: int = 1
+    seed: int = 1
+    delta: float = math.inf
+    batches: int = 20
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario. Use :func:`load_scenario` or :func:`scenario_from_dict`."""
+
+    name: str
+    description: str
+    resources: tuple[str, ...]
+    classes: tuple[TrafficClass, ...]
+    load_axis: str
+    load_values: tuple[float, ...]
+    fluid: FluidConfig
+    packet: PacketConfig
+    source: str = "<scenario>"
+    content_hash: str = ""
+
+    @property
+    def requirements(self) -> np.ndarray:
+        """K×J matrix of normalised fluid requirement vectors."""
+        return np.array([c.requirements for c in self.classes], dtype=np.float64)
+
+    @property
+    def weights(self) -> np.ndarray:
+        return np.array([c.weight for c in self.classes], dtype=np.float64)
+
+    @property
+    def class_names(self) -> list[str]:
+        return [c.name for c in self.classes]
+
+    def class_loads(self, load: float) -> np.ndarray:
+        """Per-class loads ρ_k (work per unit time) for a value on the load axis.
+
+        ρ_k ∝ load_share_k, scaled so that the axis resource (or the most loaded one for
+        axis "max") has load ``load`` = Σ_k ρ_k a_kj (BR eq. 8).
+        """
+        shares = np.array([c.load_share for c in self.classes], dtype=np.float64)
+        per_resource = shares @ self.requirements
+        if self.load_axis == "max":
+            reference = per_resource.max()
+        else:
+            reference = per_resource[self.resources.index(self.load_axis)]
+        return shares * (load / reference)
+
+    def resource_loads(self, load: float) -> np.ndarray:
+        """Load Σ_k ρ_k a_kj of every resource j at a value on the load axis."""
+        return self.class_loads(load) @ self.requirements
+
+    def check_load(self, load: float, field_name: str = "load") -> None:
+        """Raise InputError unless the system is stable (every resource load < 1, eq. 8)."""
+        if not (isinstance(load, int | float) and math.isfinite(load) and load > 0):
+            raise InputError(f"load must be a positive number, got {load!r}", field_name,
+                             self.source)
+        per_resource = self.resource_loads(load)
+        for name, value in zip(self.resources, per_resource, strict=True):
+            if value >= 1.0:
+                raise InputError(
+                    f"load {load:g} puts resource '{name}' at {value:.4g} >= 1 (unstable)",
+                    field_name, self.source)
+
+    def with_overrides(self, **changes: Any) -> Scenario:
+        """A copy with packet-section fields replaced (validated like the file's)."""
+        raw = {k: v for k, v in changes.items() if v is not None}
+        if not raw:
+            return self
+        merged = {**self.packet.__dict__, **raw}
+        merged["policies"] = list(merged["policies"])
+        packet = _parse_packet(merged, self.source, "option")
+        return replace(self, packet=packet)
+
+
+# ---------------------------------------------------------------------------------------
+# parsing helpers
+
+
+def _fail(problem: str, field_name: str, source: str) -> InputError:
+    return InputError(problem, field_name, source)
+
+
+def _check_keys(table: Any, allowed: set[str], where: str, source: str) -> dict:
+    if not isinstance(table, dict):
+        raise _fail("must be a table", where or "<top>", source)
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        known = ", ".join(sorted(allowed))
+        name = f"{where}.{unknown[0]}" if where else unknown[0]
+        raise _fail(f"unknown key (known keys: {known})", name, source)
+    return table
+
+
+def _number(value: Any, field_name: str, source: str, *, positive: bool = False,
+            nonnegative: bool = False, allow_inf: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(f"must be a number, got {value!r}", field_name, source)
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise _fail(f"must be finite, got {value}", field_name, source)
+    if positive and value <= 0:
+        raise _fail(f"must be positive, got {value:g}", field_name, source)
+    if nonnegative and value < 0:
+        raise _fail(f"must be non-negative, got {value:g}", field_name, source)
+    return value
+
+
+def _integer(value: Any, field_name: str, source: str, minimum: int) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail(f"must be an integer, got {value!r}", field_name, source)
+    if value < minimum:
+        raise _fail(f"must be >= {minimum}, got {value}", field_name, source)
+    return value
+
+
+def _vector(value: Any, length: int, field_name: str, source: str) -> np.ndarray:
+    if not isinstance(value, list):
+        raise _fail(f"must be a list of {length} numbers", field_name, source)
+    if len(value) != length:
+        raise _fail(f"has {len(value)} entries, expected {length} (one per resource)",
+                    field_name, source)
+    out = np.array([_number(v, f"{field_name}[{i}]", source) for i, v in enumerate(value)])
+    negative = np.flatnonzero(out < 0)
+    if negative.size:
+        raise _fail(f"negative entry {out[negative[0]]:g}", field_name, source)
+    if not np.any(out > 0):
+        raise _fail("all entries are zero", field_name, source)
+    return out
+
+
+def _policies(value: Any, allowed: tuple[str, ...], field_name: str, source: str) -> tuple:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise _fail("must be a non-empty list of policy names", field_name, source)
+    out = []
+    for item in value:
+        name = str(item).lower()
+        if name not in allowed:
+            raise _fail(f"unknown policy '{item}' (choose from {', '.join(allowed)})",
+                        field_name, source)
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
+    where = f"classes[{index}]"
+    raw = _check_keys(raw, _CLASS_KEYS, where, source)
+    name = str(raw.get("name", str(index + 1)))
+    if "load_share" not in raw:
+        raise _fail("missing (relative load of the class)", f"{where}.load_share", source)
+    load_share = _number(raw["load_share"], f"{where}.load_share", source, nonnegative=True)
+    weight = _number(raw.get("weight", 1.0), f"{where}.weight", source, positive=True)
+    rtt = _number(raw.get("rtt", 0.0), f"{where}.rtt", source, nonnegative=True)
+    order = raw.get("packet_order", "random")
+    if order not in ("random", "cycle"):
+        raise _fail(f"must be 'random' or 'cycle', got {order!r}", f"{where}.packet_order",
+                    source)
+    has_req, has_mix = "requirements" in raw, "packets" in raw
+    if has_req == has_mix:
+        raise _fail("give exactly one of 'requirements' or 'packets'", where, source)
+    if has_req:
+        vectors = _vector(raw["requirements"], num_resources, f"{where}.requirements",
+                          source)[None, :]
+        probabilities = np.ones(1)
+    else:
+        mix = raw["packets"]
+        if not isinstance(mix, list) or not mix:
+            raise _fail("must be a non-empty list of {requirements, probability} tables",
+                        f"{where}.packets", source)
+        rows, probs = [], []
+        for p, entry in enumerate(mix):
+            entry_where = f"{where}.packets[{p}]"
+            entry = _check_keys(entry, _MIX_KEYS, entry_where, source)
+            if "requirements" not in entry:
+                raise _fail("missing", f"{entry_where}.requirements", source)
+            rows.append(_vector(entry["requirements"], num_resources,
+                                f"{entry_where}.requirements", source))
+            default_p = 1.0 / len(mix)
+            probs.append(_number(entry.get("probability", default_p),
+                                 f"{entry_where}.probability", source, positive=True))
+        vectors = np.array(rows)
+        probabilities = np.array(probs)
+        if order == "random" and abs(probabilities.sum() - 1.0) > 1e-9:
+            raise _fail(f"probabilities sum to {probabilities.sum():g}, expected 1",
+                        f"{where}.packets", source)
+        if order == "cycle":
+            probabilities = np.full(len(rows), 1.0 / len(rows))
+    mean = probabilities @ vectors
+    scale = mean.max()
+    return TrafficClass(
+        name=name,
+        requirements=mean / scale,
+        load_share=load_share,
+        weight=weight,
+        rtt=rtt,
+        packet_requirements=vectors / scale,
+        packet_probabilities=probabilities,
+        packet_order=order,
+    )
+
+
+def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig:
+    raw = _check_keys(raw, _PACKET_KEYS, where, source)
+    defaults = PacketConfig()
+    get = raw.get
+    packet = PacketConfig(
+        policies=_policies(get("policies", list(defaults.policies)), PACKET_POLICIES,
+                           f"{where}.policies", source),
+        mean_size=_number(get("mean_size", defaults.mean_size), f"{where}.mean_size", source),
+        window=_integer(get("window", defaults.window), f"{where}.window", source, 1),
+        flows=_integer(get("flows", defaults.flows), f"{where}.flows", source, 1),
+        warmup=_number(get("warmup", defaults.warmup), f"{where}.warmup", source,
+                       nonnegative=True),
+        replications=_integer(get("replications", defaults.replications),
+                              f"{where}.replications", source, 1),
+        seed=_integer(get("seed", defaults.seed), f"{where}.seed", source, 0),
+        delta=_number(get("delta", defaults.delta), f"{where}.delta", source,
+                      nonnegative=True, allow_inf=True),
+        batches=_integer(get("batches", defaults.batches), f"{where}.batches", source, 2),
+    )
+    if packet.mean_size < 1:
+        raise _fail(f"must be >= 1 packet, got {packet.mean_size:g}", f"{where}.mean_size",
+                    source)
+    if packet.warmup >= 1:
+        raise _fail(f"must be a fraction in [0, 1), got {packet.warmup:g}",
+                    f"{where}.warmup", source)
+    measured = packet.flows - int(packet.warmup * packet.flows)
+    if measured < 1:
+        raise _fail("no flow left to measure after the warm-up", f"{where}.flows", source)
+    return packet
+
+
+def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
+    """Validate a scenario given as a plain dict (the parsed TOML) and fill defaults."""
+    raw = _check_keys(raw, _TOP_KEYS, "", source)
+    resources = raw.get("resources")
+    if not isinstance(resources, list) or not resources:
+        raise _fail("must be a non-empty list of resource names", "resources", source)
+    resources = tuple(str(r) for r in resources)
+    if len(set(resources)) != len(resources):
+        raise _fail("resource names must be distinct", "resources", source)
+    if "max" in resources:
+        raise _fail("'max' is reserved for the load axis", "resources", source)
+    classes_raw = raw.get("classes")
+    if not isinstance(classes_raw, list) or not classes_raw:
+        raise _fail("must list at least one [[classes]] table", "classes", source)
+    classes = tuple(_parse_class(c, i, len(resources), source)
+                    for i, c in enumerate(classes_raw))
+    names = [c.name for c in classes]
+    if len(set(names)) != len(names):
+        raise _fail("class names must be distinct", "classes", source)
+    if not any(c.load_share > 0 for c in classes):
+        raise _fail("at least one class needs a positive load_share", "classes", source)
+
+    load = _check_keys(raw.get("load", {}), _LOAD_KEYS, "load", source)
+    axis = str(load.get("axis", "max"))
+    if axis != "max" and axis not in resources:
+        raise _fail(f"unknown resource '{axis}' (choose from max, {', '.join(resources)})",
+                    "load.axis", source)
+    values = load.get("values", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+    if not isinstance(values, list) or not values:
+        raise _fail("must be a non-empty list of numbers", "load.values", source)
+    values = tuple(_number(v, f"load.values[{i}]", source, positive=True)
+                   for i, v in enumerate(values))
+
+    fluid_raw = _check_keys(raw.get("fluid", {}), _FLUID_KEYS, "fluid", source)
+    fluid = FluidConfig(
+        policies=_policies(fluid_raw.get("policies", list(FLUID_POLICIES)), FLUID_POLICIES,
+                           "fluid.policies", source),
+        tolerance=_number(fluid_raw.get("tolerance", 1e-5), "fluid.tolerance", source,
+                          positive=True),
+    )
+    packet = _parse_packet(raw.get("packet", {}), source)
+
+    scenario = Scenario(
+        name=str(raw.get("name", Path(source).stem)),
+        description=str(raw.get("description", "")),
+        resources=resources,
+        classes=classes,
+        load_axis=axis,
+        load_values=values,
+        fluid=fluid,
+        packet=packet,
+        source=source,
+        content_hash=_hash_dict(raw),
+    )
+    for i, value in enumerate(values):
+        scenario.check_load(value, f"load.values[{i}]")
+    return scenario
+
+
+def _hash_dict(raw: dict) -> str:
+    return hashlib.sha256(repr(_canonical(raw)).encode()).hexdigest()[:16]
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, dict):
+        return tuple(sorted((k, _canonical(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return tuple(_canonical(v) for v in value)
+    return value
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a TOML scenario file; raise InputError on any problem."""
+    path = Path(path)
+    source = str(path)
+    if not path.is_file():
+        raise InputError("no such file", None, source)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"TOML syntax error: {exc}", None, source) from None
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", None, source) from None
+    return scenario_from_dict(raw, source)

@@ -1,0 +1,85 @@
+"""The Numba kernel against the pure-Python reference: identical completion times."""
+
+import numpy as np
+import pytest
+from conftest import FIG3_CLASSES, make_scenario
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from reference_sim import simulate_reference
+
+from mrfq.packet.engine import run_replication
+from mrfq.packet.model import PacketModel
+
+POLICIES = ["drfq", "drfq-dovetail", "pf", "bmf"]
+
+CASES = {
+    "fig3-0.5": dict(classes=FIG3_CLASSES, axis="link", load=0.5),
+    "fig3-0.8": dict(classes=FIG3_CLASSES, axis="link", load=0.8),
+    "fig3-0.95": dict(classes=FIG3_CLASSES, axis="link", load=0.95),
+    "window-1": dict(classes=FIG3_CLASSES, axis="link", load=0.7, window=1),
+    "size-1": dict(classes=FIG3_CLASSES, axis="link", load=0.7, mean_size=1),
+    "single-resource": dict(
+        classes=[{"name": "a", "requirements": [1.0], "load_share": 1},
+                 {"name": "b", "requirements": [0.5], "load_share": 2}],
+        resources=("cpu",), load=0.8),
+    "orthogonal": dict(
+        classes=[{"name": "a", "requirements": [1, 0], "load_share": 2},
+                 {"name": "b", "requirements": [0, 1], "load_share": 1}], load=0.7),
+    "three-resources-zeros": dict(
+        classes=[{"name": "a", "requirements": [1, 0, 0.5], "load_share": 1},
+                 {"name": "b", "requirements": [0, 1, 1], "load_share": 1},
+                 {"name": "c", "requirements": [0.3, 0.2, 0], "load_share": 1}],
+        resources=("r1", "r2", "r3"), load=0.8),
+    "packet-mix": dict(
+        classes=[{"name": "mix", "load_share": 1, "packets": [
+                     {"requirements": [1, 0.2], "probability": 0.3},
+                     {"requirements": [0.1, 1], "probability": 0.5},
+                     {"requirements": [0, 0.6], "probability": 0.2}]},
+                 {"name": "cyc", "load_share": 1, "packet_order": "cycle", "packets": [
+                     {"requirements": [1, 2]}, {"requirements": [2, 1]}]},
+                 {"name": "plain", "requirements": [1, 1], "load_share": 1}], load=0.8),
+    "rtt": dict(
+        classes=[{"name": "1", "requirements": [0.1, 1.0], "load_share": 4, "rtt": 3.0},
+                 {"name": "2", "requirements": [1.0, 0.1], "load_share": 1, "rtt": 0.5},
+                 {"name": "3", "requirements": [1.0, 1.0], "load_share": 1}],
+        axis="link", load=0.8),
+}
+
+
+def _both(case, policy, seed=3, flows=150, delta=np.inf):
+    spec = dict(case)
+    load = spec.pop("load")
+    packet = {k: spec.pop(k) for k in ("window", "mean_size") if k in spec}
+    scenario = make_scenario(**spec, **packet)
+    cfg = scenario.packet
+    model = PacketModel.from_scenario(scenario)
+    rho = scenario.class_loads(load)
+    seed_seq = np.random.SeedSequence(seed)
+    fast = run_replication(model, policy, rho, seed_seq, flows=flows, mean_size=cfg.mean_size,
+                           window=cfg.window, delta=delta, debug=True)
+    slow = simulate_reference(model, policy, rho, seed_seq, flows=flows,
+                              mean_size=cfg.mean_size, window=cfg.window, delta=delta)
+    return fast, slow
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("name", list(CASES))
+def test_kernel_matches_reference_exactly(name, policy):
+    fast, slow = _both(CASES[name], policy)
+    assert np.all(np.isfinite(fast.completion))
+    np.testing.assert_array_equal(fast.completion, slow)
+
+
+@pytest.mark.parametrize("delta", [0.0, 0.5, 3.0])
+def test_dovetail_delta_matches_reference(delta):
+    fast, slow = _both(CASES["packet-mix"], "drfq-dovetail", delta=delta)
+    np.testing.assert_array_equal(fast.completion, slow)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), policy=st.sampled_from(POLICIES),
+       load=st.floats(0.2, 0.95), window=st.integers(1, 6))
+def test_kernel_matches_reference_random(seed, policy, load, window):
+    case = dict(classes=FIG3_CLASSES, axis="link", load=load, window=window)
+    fast, slow = _both(case, policy, seed=seed, flows=60)
+    np.testing.assert_array_equal(fast.completion, slow)
