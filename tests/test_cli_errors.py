@@ -1,0 +1,91 @@
+"""Bad input: one line `error: <file>: <field>: <problem>`, exit code 2, no output file."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+GOOD = Path(__file__).resolve().parent.parent / "scenarios" / "fig2_unbalanced.toml"
+
+
+def _run(*args):
+    return subprocess.run([sys.executable, "-m", "mrfq.cli", *args], capture_output=True,
+                          text=True)
+
+
+def _scenario(tmp_path, text):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    return path
+
+
+BAD = {
+    "unknown key": ('[load]\naxis = "link"\nvalus = [0.5]\n', "load.valus"),
+    "unknown policy": ('[fluid]\npolicies = ["dfr"]\n', "fluid.policies"),
+    "wrong length": ("", "classes[0].requirements"),
+    "negative": ("", "classes[0].requirements"),
+    "all zero": ("", "classes[0].requirements"),
+    "unstable": ('[load]\naxis = "link"\nvalues = [1.2]\n', "load.values[0]"),
+}
+
+
+def _text(case, extra):
+    req = {"wrong length": "[0.1, 1.0, 3]", "negative": "[-0.1, 1.0]",
+           "all zero": "[0, 0]"}.get(case, "[0.1, 1.0]")
+    head = ('resources = ["cpu", "link"]\n'
+            f'[[classes]]\nname = "1"\nrequirements = {req}\nload_share = 4\n'
+            '[[classes]]\nname = "2"\nrequirements = [1.0, 0.1]\nload_share = 1\n')
+    return head + extra
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_scenarios(tmp_path, case):
+    extra, field = BAD[case]
+    path = _scenario(tmp_path, _text(case, extra))
+    out = tmp_path / "out.csv"
+    result = _run("fluid", str(path), "-o", str(out))
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}: {field}:"), lines
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_missing_file_and_syntax_error(tmp_path):
+    result = _run("fluid", str(tmp_path / "nope.toml"), "-o", str(tmp_path / "o.csv"))
+    assert result.returncode == 2 and "no such file" in result.stderr
+    path = _scenario(tmp_path, "resources = [\n")
+    result = _run("fluid", str(path), "-o", str(tmp_path / "o.csv"))
+    assert result.returncode == 2 and "TOML syntax error" in result.stderr
+    assert not (tmp_path / "o.csv").exists()
+
+
+@pytest.mark.parametrize("args", [["--policy", "wfq", "--load", "0.5"],
+                                  ["--policy", "pf", "--load", "1.0"],
+                                  ["--policy", "pf", "--load", "0.5", "--window", "0"],
+                                  ["--policy", "pf", "--load", "0.5", "--mean-size", "0.5"],
+                                  ["--policy", "pf", "--load", "0.5", "--flows", "0"]])
+def test_simulate_bad_options(tmp_path, args):
+    out = tmp_path / "o.csv"
+    result = _run("simulate", str(GOOD), *args, "-o", str(out))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_fluid_and_simulate_write_tables(tmp_path):
+    out = tmp_path / "fluid.csv"
+    result = _run("fluid", str(GOOD), "-o", str(out), "--loads", "0.3", "--policies", "pf")
+    assert result.returncode == 0, result.stderr
+    header = out.read_text().splitlines()[0].split(",")
+    assert {"policy", "load", "class", "gamma", "mean_in_progress",
+            "error_estimate"} <= set(header)
+    sim = tmp_path / "sim.csv"
+    flows = tmp_path / "flows.csv"
+    result = _run("simulate", str(GOOD), "--policy", "bmf", "--load", "0.5", "--flows",
+                  "300", "--mean-size", "20", "-o", str(sim), "--flows-out", str(flows))
+    assert result.returncode == 0, result.stderr
+    assert {"gamma", "ci_low", "ci_high", "services", "wall_s"} <= set(
+        sim.read_text().splitlines()[0].split(","))
+    assert len(flows.read_text().splitlines()) == 301
