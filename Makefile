@@ -13,8 +13,7 @@ $(BIN)/.installed: pyproject.toml
 	touch $@
 
 run: $(BIN)/.installed
-	$(BIN)/mrfq fluid scenarios/fig2_unbalanced.toml -o plots/fig2_fluid.csv --jobs 2
-	$(BIN)/mrfq plot plots/fig2_fluid.csv -o plots/fig2.png
+	$(BIN)/mrfq run
 
 test: $(BIN)/.installed
 	$(BIN)/ruff check mrfq tests benchmarks cli.py

@@ -1,4 +1,4 @@
-"""Command line: ``mrfq fluid | simulate | plot``.
+"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate``.
 
 Every user-fixable problem prints one line ``error: <file>: <field>: <problem>`` on stderr
 and exits with code 2; outputs are written atomically, so a failed run leaves no file.
@@ -161,6 +161,32 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
                f"({services / max(wall, 1e-9) / 1e6:.1f} M/s)", err=True)
 
 
+def _plot_results(results: Path, output: str | None) -> list[Path]:
+    """Figure 3 layout (packet vs fluid) and the Figure 1/2 panels from a results dir."""
+    import pandas as pd
+
+    from mrfq.plots import fluid_comparison, packet_vs_fluid
+    from mrfq.sweep import load_records, summarize
+
+    scenario, records = load_records(results)
+    summary = summarize(scenario, records)
+    if summary.empty:
+        raise InputError("holds no finished points yet", None, str(results))
+    xlabel = ("load of the most loaded resource" if scenario.load_axis == "max"
+              else f"load of resource '{scenario.load_axis}'")
+    target = Path(output) if output else results / f"{scenario.name}.png"
+    fluid = summary[summary["kind"] == "fluid"]
+    packet = summary[summary["kind"] == "packet"]
+    written = []
+    if not packet.empty:
+        written += packet_vs_fluid(fluid, packet, target, scenario.description, xlabel)
+    if {"bmf", "drf", "pf"} <= set(fluid["policy"]):
+        comparison = target.with_name(target.stem + "_fluid.png")
+        written += fluid_comparison(pd.DataFrame(fluid), comparison, scenario.description,
+                                    xlabel)
+    return written
+
+
 @main.command()
 @click.argument("sources", nargs=-1)
 @click.option("-o", "--output", help="Output figure (PNG; a PDF is written beside it).")
@@ -169,7 +195,9 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
 def plot(sources, output, jobs):
     """Draw figures. With no SOURCES: BR Figures 1–2 (fluid) into plots/fig1.png, fig2.png.
 
-    A SOURCE may be a fluid CSV written by ``mrfq fluid`` (Figure 1/2 layout).
+    A SOURCE may be a results directory of ``mrfq sweep`` (Figure 3 layout: one panel per
+    packet policy, fluid lines, packet points with CIs; plus the Figure 1/2 panels) or a
+    fluid CSV written by ``mrfq fluid`` (Figure 1/2 layout).
     """
     import pandas as pd
 
@@ -190,6 +218,10 @@ def plot(sources, output, jobs):
         return
     for source in sources:
         path = Path(source)
+        if path.is_dir():
+            for written in _plot_results(path, output):
+                click.echo(f"wrote {written}")
+            continue
         if not path.is_file():
             raise InputError("no such file", None, source)
         table = pd.read_csv(path)
@@ -199,6 +231,92 @@ def plot(sources, output, jobs):
         target = Path(output) if output else path.with_suffix(".png")
         for written in fluid_comparison(table, target):
             click.echo(f"wrote {written}")
+
+
+def _sweep(scenario: str, results: str, jobs: int | None, scheduler: str | None):
+    from mrfq.sweep import run_sweep
+
+    if jobs is not None and jobs < 1:
+        raise InputError("must be >= 1", "--jobs")
+    _load(scenario)  # validate before creating anything
+    bar = Progress("sweep")
+    bar.enabled = True
+    summary = run_sweep(scenario, results, jobs=jobs, scheduler=scheduler, progress=bar,
+                        log=lambda m: click.echo(m, err=True))
+    click.echo(f"wrote {Path(results) / 'summary.csv'} ({len(summary)} rows)", err=True)
+    return summary
+
+
+@main.command()
+@click.argument("scenario")
+@click.option("-o", "--output", "results", required=True, help="Results directory.")
+@click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
+@click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
+@user_errors
+def sweep(scenario, results, jobs, scheduler):
+    """Every (policy, load, replication) packet point of SCENARIO plus the fluid curves.
+
+    One file per point (hash-named, atomic): an interrupted sweep resumes where it was.
+    """
+    _sweep(scenario, results, jobs, scheduler)
+
+
+def _validation_table(results: Path, tolerance: float) -> tuple[bool, Path]:
+    from mrfq.io import write_csv
+    from mrfq.sweep import load_records, summarize
+    from mrfq.validate import validate_summary
+
+    if not tolerance >= 0:
+        raise InputError("must be >= 0", "--tolerance")
+    scenario, records = load_records(results)
+    table = validate_summary(summarize(scenario, records), tolerance)
+    if table.empty:
+        raise InputError("holds no packet points to validate", None, str(results))
+    out = results / "validation.csv"
+    write_csv(table, out)
+    shown = table.assign(ci=[f"[{a:.4f}, {b:.4f}]" for a, b in
+                             zip(table["ci_low"], table["ci_high"], strict=True)],
+                         status=["pass" if p else "FAIL" for p in table["passed"]])
+    click.echo(shown[["policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
+                      "relative_difference", "status"]].to_string(
+        index=False, float_format=lambda v: f"{v:.4f}"))
+    failed = int((~table["passed"]).sum())
+    click.echo(f"{len(table) - failed}/{len(table)} points pass "
+               f"(fluid in 95% CI or within {tolerance:.0%})")
+    return failed == 0, out
+
+
+@main.command()
+@click.argument("results")
+@click.option("--tolerance", type=float, default=0.05, show_default=True,
+              help="Relative difference that passes even outside the CI.")
+@user_errors
+def validate(results, tolerance):
+    """Packet γ (95% CI) against fluid γ for every packet point; exit 1 if any fails."""
+    ok, out = _validation_table(Path(results), tolerance)
+    click.echo(f"wrote {out}", err=True)
+    sys.exit(0 if ok else 1)
+
+
+@main.command()
+@click.argument("scenario", required=False)
+@click.option("-o", "--output", "results", help="Results directory "
+              "(default: results/<scenario name>).")
+@click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
+@click.option("--tolerance", type=float, default=0.05, show_default=True)
+@user_errors
+def run(scenario, results, jobs, tolerance):
+    """The main job: fluid curves, packet sweep, validation and plots for SCENARIO
+    (default: scenarios/fig3_quick.toml, the Figure 3 scenario at reduced scale)."""
+    scenario = scenario or str(SCENARIO_DIR / "fig3_quick.toml")
+    sc = _load(scenario)
+    results = Path(results or Path("results") / sc.name)
+    _sweep(scenario, str(results), jobs, None)
+    ok, out = _validation_table(results, tolerance)
+    for written in _plot_results(results, None):
+        click.echo(f"wrote {written}")
+    click.echo(f"wrote {out}")
+    click.echo(f"results in {results}/ (summary.csv, validation.csv, plots)")
 
 
 if __name__ == "__main__":

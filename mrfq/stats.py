@@ -6,6 +6,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+#: below this many replications the CI uses pooled batch means instead (a t interval
+#: from 2–3 replications is uselessly wide and its spread estimate unreliable)
+MIN_REPLICATIONS_FOR_T = 10
+
 
 def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
     """Mean and Student-t confidence interval of independent estimates."""
@@ -75,8 +79,9 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
 
     γ_k = m / E[T_k] with E[T_k] pooled over all measured flows. The interval is a
     Student-t interval for E[T_k] over independent units — the replications when there
-    are ≥ 2, otherwise consecutive batches of one replication (``ci_method``) — mapped
-    through the decreasing function m / T, so it always brackets γ_k.
+    are at least :data:`MIN_REPLICATIONS_FOR_T`, otherwise the consecutive batches of
+    every replication pooled (``ci_method``) — mapped through the decreasing function
+    m / T, so it always brackets γ_k.
     """
     rows = []
     for name in tables[0]["class"]:
@@ -86,10 +91,12 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
         ok = counts > 0
         pooled = float((counts[ok] * sojourns[ok]).sum() / counts[ok].sum()) if ok.any() \
             else np.nan
-        if len(per) >= 2:
+        if len(per) >= MIN_REPLICATIONS_FOR_T:
             units, method = sojourns, "replications"
-        else:
-            units, method = np.array(per[0]["batch_sojourns"]), "batch-means"
+        else:  # too few replications for a trustworthy spread: pool their batches
+            units = np.concatenate([np.asarray(p["batch_sojourns"], dtype=float)
+                                    for p in per])
+            method = "batch-means"
         _, low_T, high_T = t_interval(units, confidence)
         rows.append({
             "class": name,

@@ -34,6 +34,8 @@ import numpy as np
 from numba import njit
 
 DRFQ, DRFQ_DOVETAIL, PF, BMF = 0, 1, 2, 3
+#: bump when the model or the kernel changes results; part of every stored point's key
+ENGINE_VERSION = "1"
 POLICY_CODES = {"drfq": DRFQ, "drfq-dovetail": DRFQ_DOVETAIL, "pf": PF, "bmf": BMF}
 
 # return codes of run_kernel
@@ -91,39 +93,42 @@ def _heap_push(hkey, hseq, hslot, hsize, j, key, seq, slot):
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def _sift_down(hkey, hseq, hslot, n, j, key, seq, slot):
+    """Place (key, seq, slot) at the root of heap j (size n) and restore the order."""
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= n:
+            break
+        if child + 1 < n and _before(hkey[j, child + 1], hseq[j, child + 1],
+                                     hkey[j, child], hseq[j, child]):
+            child += 1
+        if _before(hkey[j, child], hseq[j, child], key, seq):
+            hkey[j, i] = hkey[j, child]
+            hseq[j, i] = hseq[j, child]
+            hslot[j, i] = hslot[j, child]
+            i = child
+        else:
+            break
+    hkey[j, i] = key
+    hseq[j, i] = seq
+    hslot[j, i] = slot
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def _heap_pop(hkey, hseq, hslot, hsize, j):
     """Remove and return the slot at the top of heap j."""
     top = hslot[j, 0]
     n = hsize[j] - 1
     hsize[j] = n
     if n > 0:
-        key = hkey[j, n]
-        seq = hseq[j, n]
-        slot = hslot[j, n]
-        i = 0
-        while True:
-            child = 2 * i + 1
-            if child >= n:
-                break
-            if child + 1 < n and _before(hkey[j, child + 1], hseq[j, child + 1],
-                                         hkey[j, child], hseq[j, child]):
-                child += 1
-            if _before(hkey[j, child], hseq[j, child], key, seq):
-                hkey[j, i] = hkey[j, child]
-                hseq[j, i] = hseq[j, child]
-                hslot[j, i] = hslot[j, child]
-                i = child
-            else:
-                break
-        hkey[j, i] = key
-        hseq[j, i] = seq
-        hslot[j, i] = slot
+        _sift_down(hkey, hseq, hslot, n, j, hkey[j, n], hseq[j, n], hslot[j, n])
     return top
 
 
 # No array is allocated inside the loop, so it runs without Numba's reference counting
 # (NRT): the atomic incref/decref pairs around array temporaries cost ~40% of the time.
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, error_model="numpy")
 def run_kernel(policy, debug, budget,
                # model constants
                service, next_resource, first_resource, type_start, type_count, type_cdf,
@@ -335,7 +340,7 @@ def run_kernel(policy, debug, budget,
         for j in range(J):
             if busy[j] or hsize[j] == 0:
                 continue
-            sl = _heap_pop(hkey, hseq, hslot, hsize, j)
+            sl = hslot[j, 0]
             head = fifo_head[sl, j]
             p = fifo[sl, j, head]
             head += 1
@@ -344,9 +349,11 @@ def run_kernel(policy, debug, budget,
             fifo_head[sl, j] = head
             remaining = fifo_len[sl, j] - 1
             fifo_len[sl, j] = remaining
-            if remaining > 0:
+            if remaining > 0:  # the flow's next packet replaces it at the top
                 q = fifo[sl, j, head]
-                _heap_push(hkey, hseq, hslot, hsize, j, pk_key[sl, q], pk_seq[sl, q], sl)
+                _sift_down(hkey, hseq, hslot, hsize[j], j, pk_key[sl, q], pk_seq[sl, q], sl)
+            else:
+                _heap_pop(hkey, hseq, hslot, hsize, j)
             key = pk_key[sl, p]
             if policy == DRFQ:
                 if key > vglobal:

@@ -1,0 +1,143 @@
+"""Sweeps: resume after SIGKILL, worker-count independence, Dask, validate, plots."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mrfq.sweep import POINTS_DIR, run_sweep
+
+TINY = """
+name = "tiny"
+description = "tiny sweep for tests"
+resources = ["cpu", "link"]
+[[classes]]
+name = "1"
+requirements = [0.1, 1.0]
+load_share = 4
+[[classes]]
+name = "2"
+requirements = [1.0, 0.1]
+load_share = 1
+[[classes]]
+name = "3"
+requirements = [1.0, 1.0]
+load_share = 1
+[load]
+axis = "link"
+values = [LOADS]
+[fluid]
+policies = ["drf", "pf", "bmf"]
+[packet]
+policies = ["drfq", "bmf"]
+mean_size = MEAN
+window = 5
+flows = FLOWS
+replications = 2
+seed = 4
+"""
+
+
+def tiny(tmp_path, loads="0.3, 0.6", mean=20, flows=400) -> Path:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY.replace("LOADS", loads).replace("MEAN", str(mean))
+                    .replace("FLOWS", str(flows)))
+    return path
+
+
+def cli(*args, **kwargs):
+    return subprocess.run([sys.executable, "-m", "mrfq.cli", *args], capture_output=True,
+                          text=True, **kwargs)
+
+
+def test_jobs_1_and_2_give_identical_results(tmp_path):
+    scenario = tiny(tmp_path)
+    one = run_sweep(scenario, tmp_path / "one", jobs=1)
+    two = run_sweep(scenario, tmp_path / "two", jobs=2)
+    pd.testing.assert_frame_equal(one, two)
+    assert set(one["kind"]) == {"fluid", "packet"}
+    assert len(one) == (3 * 2 + 2 * 2) * 3  # fluid (3 policies) + packet (2), 2 loads
+    # a second run recomputes nothing
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "one" / POINTS_DIR).iterdir()}
+    again = run_sweep(scenario, tmp_path / "one", jobs=1)
+    after = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "one" / POINTS_DIR).iterdir()}
+    assert before == after
+    pd.testing.assert_frame_equal(one, again)
+
+
+def test_resume_after_sigkill(tmp_path):
+    scenario = tiny(tmp_path, loads="0.2, 0.4, 0.6, 0.8", mean=100, flows=3000)
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "mrfq.cli", "sweep", str(scenario),
+                             "-o", str(killed), "--jobs", "1"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    points = killed / POINTS_DIR
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if points.exists() and len(list(points.glob("*.json"))) >= 2:
+            break
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {p.name: p.stat().st_mtime_ns for p in points.glob("*.json")}
+    total = 4 * 3 + 4 * 2 * 2
+    assert 2 <= len(finished) < total, "the sweep must be killed mid-way"
+    assert not list(points.glob(".*")) or all(  # only temp files may be left over
+        p.name.startswith(".") for p in points.iterdir() if p.suffix != ".json")
+    resumed = run_sweep(scenario, killed, jobs=1)
+    for name, mtime in finished.items():  # nothing finished was recomputed
+        assert (points / name).stat().st_mtime_ns == mtime
+    assert len(list(points.glob("*.json"))) == total
+    clean = run_sweep(scenario, tmp_path / "clean", jobs=2)
+    pd.testing.assert_frame_equal(resumed, clean)
+
+
+def test_dask_local_cluster_matches_local(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    scenario = tiny(tmp_path, loads="0.5")
+    local = run_sweep(scenario, tmp_path / "local", jobs=1)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        remote = run_sweep(scenario, tmp_path / "dask", scheduler=cluster.scheduler_address)
+    pd.testing.assert_frame_equal(local, remote)
+
+
+def test_validate_exit_codes_and_plots(tmp_path):
+    scenario = tiny(tmp_path, loads="0.4")
+    results = tmp_path / "res"
+    assert cli("sweep", str(scenario), "-o", str(results), "--jobs", "2").returncode == 0
+    ok = cli("validate", str(results), "--tolerance", "0.5")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    table = pd.read_csv(results / "validation.csv")
+    assert {"policy", "load", "class", "fluid_gamma", "packet_gamma", "ci_low", "ci_high",
+            "relative_difference", "passed"} <= set(table.columns)
+    # deliberately break the fluid reference of the BMF point: validation must fail
+    for path in (results / POINTS_DIR).glob("fluid-bmf-*.json"):
+        record = json.loads(path.read_text())
+        for c in record["classes"]:
+            c["gamma"] *= 3
+        path.write_text(json.dumps(record))
+    bad = cli("validate", str(results), "--tolerance", "0.05")
+    assert bad.returncode == 1
+    assert "FAIL" in bad.stdout
+    out = tmp_path / "fig.png"
+    drawn = cli("plot", str(results), "-o", str(out))
+    assert drawn.returncode == 0, drawn.stderr
+    assert out.stat().st_size > 10_000 and out.with_suffix(".pdf").exists()
+    assert (tmp_path / "fig_fluid.png").exists()
+
+
+def test_sweep_rejects_bad_input(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(TINY.replace("LOADS", "1.5").replace("MEAN", "20").replace("FLOWS", "10"))
+    result = cli("sweep", str(bad), "-o", str(tmp_path / "out"))
+    assert result.returncode == 2 and result.stderr.startswith("error: ")
+    assert not (tmp_path / "out").exists()
+    result = cli("validate", str(tmp_path / "nowhere"))
+    assert result.returncode == 2
