@@ -1,0 +1,373 @@
+"""Allocation policies over one API: ``allocate(problem, policy) -> Allocation``.
+
+Max-min policies (DRF, asset fairness, DRFH, per-server DRF, TSF) share one engine:
+weighted max-min fairness of a per-user *level* u_i = c_i · tasks_i, computed by
+sequential linear programmes (scipy HiGHS): raise the common level t, freeze the users
+that cannot exceed it, repeat. They differ only in c_i and in the servers they see:
+
+* DRF (pooled, Ghodsi et al. NSDI'11): c_i = max_r d_ir / C_r, the dominant share per task.
+* asset fairness (pooled): c_i = Σ_r d_ir / C_r.
+* DRFH (Wang et al.): per server, c_i = global dominant share per task.
+* per-server DRF: DRF applied on every server separately (the naive baseline of DRFH).
+* TSF (Wang et al.): per server with placement constraints, c_i = 1 / T_i, T_i = tasks
+  user i could run alone on the whole cluster without constraints.
+
+CEEI is the Eisenberg–Gale programme max Σ w_i log tasks_i (for Leontief users CEEI from
+equal incomes coincides with it), i.e. the fluid PF allocator; BMF is the fluid BMF
+allocator (both pooled). Discrete heuristics: online DRF (a task at a time to the user with
+the smallest dominant share), First-Fit and Best-Fit DRFH. BAA/IBAA: the IBAA paper's LP.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linprog
+
+from mrfq.allocation.problem import Allocation, Problem
+from mrfq.errors import InputError
+from mrfq.fluid.allocators import allocate as fluid_allocate
+
+_EPS = 1e-9
+
+
+# ---------------------------------------------------------------------------------------
+# the max-min engine
+
+
+def _lp_constraints(problem: Problem):
+    """Capacity rows of the LP over x[i, l] (flattened), bounds from placement."""
+    n, L = problem.allowed.shape
+    m = problem.demand.shape[1]
+    rows, rhs = [], []
+    for l in range(L):
+        for r in range(m):
+            row = np.zeros((n, L))
+            row[:, l] = problem.demand[:, r]
+            if np.any(row):
+                rows.append(row.ravel())
+                rhs.append(problem.capacity[l, r])
+    bounds = [(0, None) if problem.allowed[i, l] else (0, 0)
+              for i in range(n) for l in range(L)]
+    return np.array(rows), np.array(rhs), bounds
+
+
+def _solve(c, A_ub, b_ub, bounds):
+    result = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
+    if result.status != 0:
+        raise RuntimeError(f"LP failed: {result.message}")
+    return result
+
+
+def max_min(problem: Problem, per_task: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted max-min fair levels u_i = per_task_i · tasks_i (sequential LPs).
+
+    Returns (tasks[i, l], level[i]). Users' caps (max_tasks) and placement are respected.
+    """
+    n, L = problem.allowed.shape
+    base_rows, base_rhs, bounds = _lp_constraints(problem)
+    w = problem.weights
+    level = np.zeros(n)
+    frozen = np.zeros(n, dtype=bool)
+    nv = n * L
+
+    def user_row(i, scale):
+        row = np.zeros(nv + 1)
+        row[i * L:(i + 1) * L] = scale
+        return row
+
+    def constraints(t_coeff: bool, floor: np.ndarray, active: np.ndarray):
+        rows = [np.append(r, 0.0) for r in base_rows]
+        rhs = list(base_rhs)
+        for i in range(n):
+            # u_i >= level (frozen) or >= w_i t (active):  -c_i Σ_l x_il + w_i t <= 0
+            row = -user_row(i, per_task[i])
+            if active[i] and t_coeff:
+                row[-1] = w[i]
+                rows.append(row)
+                rhs.append(0.0)
+            else:
+                rows.append(row)
+                rhs.append(-floor[i])
+            if np.isfinite(problem.max_tasks[i]):
+                rows.append(user_row(i, 1.0))
+                rhs.append(problem.max_tasks[i])
+        return np.array(rows), np.array(rhs)
+
+    x = np.zeros(nv)
+    for _ in range(n + 1):
+        active = ~frozen
+        if not active.any():
+            break
+        rows, rhs = constraints(True, level, active)
+        c = np.zeros(nv + 1)
+        c[-1] = -1.0
+        res = _solve(c, rows, rhs, bounds + [(0, None)])
+        t = res.x[-1]
+        x = res.x[:nv]
+        newly = []
+        for i in np.flatnonzero(active):
+            floor = np.where(active, w * t, level)
+            floor[i] = 0.0
+            r2, h2 = constraints(False, floor * (1 - 1e-10), np.zeros(n, dtype=bool))
+            c2 = np.zeros(nv + 1)
+            c2[i * L:(i + 1) * L] = -per_task[i]
+            best = -_solve(c2, r2, h2, bounds + [(0, 0)]).fun
+            if best <= w[i] * t * (1 + 1e-7) + 1e-12:
+                newly.append(i)
+        if not newly:  # numerical safety: everyone is at the limit
+            newly = list(np.flatnonzero(active))
+        for i in newly:
+            frozen[i] = True
+            level[i] = w[i] * t
+    # final allocation: exactly the levels
+    rows = [np.append(r, 0.0) for r in base_rows]
+    rhs = list(base_rhs)
+    eq_rows, eq_rhs = [], []
+    for i in range(n):
+        eq_rows.append(user_row(i, per_task[i]))
+        eq_rhs.append(level[i])
+    res = linprog(np.zeros(nv + 1), A_ub=np.array(rows), b_ub=np.array(rhs),
+                  A_eq=np.array(eq_rows), b_eq=np.array(eq_rhs),
+                  bounds=bounds + [(0, 0)], method="highs")
+    if res.status == 0:
+        x = res.x[:nv]
+    return x.reshape(n, L), level
+
+
+# ---------------------------------------------------------------------------------------
+# policies
+
+
+def _pooled_per_task(problem: Problem, kind: str) -> np.ndarray:
+    share = problem.demand / problem.total
+    return share.max(axis=1) if kind == "dominant" else share.sum(axis=1)
+
+
+def drf(problem: Problem) -> Allocation:
+    """Continuous DRF on the pooled resources (progressive filling of dominant shares)."""
+    pooled = problem.pooled()
+    tasks, level = max_min(pooled, _pooled_per_task(pooled, "dominant"))
+    return Allocation(pooled, tasks, "drf", {"dominant_share_levels": level})
+
+
+def asset(problem: Problem) -> Allocation:
+    """Asset fairness: equal sums of resource shares Σ_r tasks_i d_ir / C_r (pooled)."""
+    pooled = problem.pooled()
+    tasks, level = max_min(pooled, _pooled_per_task(pooled, "sum"))
+    return Allocation(pooled, tasks, "asset", {"asset_levels": level})
+
+
+def _capped_fluid(problem: Problem, policy: str) -> np.ndarray:
+    """Fluid PF/BMF on the pool; capped users are fixed at their cap and the rest is
+    re-solved on the remaining capacity (iterated until no cap is exceeded)."""
+    pooled = problem.pooled()
+    n = pooled.n_users
+    fixed = np.full(n, np.nan)
+    for _ in range(n + 1):
+        free = np.isnan(fixed)
+        remaining = pooled.total - np.nan_to_num(fixed) @ pooled.demand
+        a = pooled.demand[free] / np.maximum(remaining, 1e-300)
+        phi = fluid_allocate(policy, a, np.ones(free.sum()), pooled.weights[free])
+        over = phi > pooled.max_tasks[free] * (1 + 1e-12)
+        if not over.any():
+            out = np.nan_to_num(fixed)
+            out[free] = phi
+            return out
+        idx = np.flatnonzero(free)[over]
+        fixed[idx] = pooled.max_tasks[idx]
+    return np.nan_to_num(fixed)
+
+
+def ceei(problem: Problem) -> Allocation:
+    """CEEI for Leontief users = max Σ w_i log tasks_i (Eisenberg–Gale), pooled."""
+    pooled = problem.pooled()
+    return Allocation(pooled, _capped_fluid(problem, "pf")[:, None], "ceei")
+
+
+def pf(problem: Problem) -> Allocation:
+    """Proportional fairness (BR §2.3) via the fluid allocator, pooled."""
+    pooled = problem.pooled()
+    return Allocation(pooled, _capped_fluid(problem, "pf")[:, None], "pf")
+
+
+def bmf(problem: Problem) -> Allocation:
+    """Bottleneck max fairness (BR §2.4) via the fluid allocator, pooled."""
+    pooled = problem.pooled()
+    return Allocation(pooled, _capped_fluid(problem, "bmf")[:, None], "bmf")
+
+
+def drfh(problem: Problem) -> Allocation:
+    """DRFH: max-min of global dominant shares over heterogeneous servers."""
+    tasks, level = max_min(problem, _pooled_per_task(problem, "dominant"))
+    return Allocation(problem, tasks, "drfh", {"global_dominant_share_levels": level})
+
+
+def per_server_drf(problem: Problem) -> Allocation:
+    """DRF applied separately on every server (shares relative to that server)."""
+    from dataclasses import replace
+
+    n, L = problem.allowed.shape
+    tasks = np.zeros((n, L))
+    for l in range(L):
+        users = np.flatnonzero(problem.allowed[:, l])
+        if users.size == 0:
+            continue
+        sub = replace(problem, capacity=problem.capacity[l:l + 1],
+                      demand=problem.demand[users], weights=problem.weights[users],
+                      max_tasks=problem.max_tasks[users] - tasks[users].sum(axis=1),
+                      allowed=None, users=(), servers=())
+        per_task = (sub.demand / np.maximum(sub.total, 1e-300)).max(axis=1)
+        got, _ = max_min(sub, per_task)
+        tasks[users, l] = got[:, 0]
+    return Allocation(problem, tasks, "per-server-drf")
+
+
+def tasks_alone(problem: Problem) -> np.ndarray:
+    """T_i: tasks user i could run on the whole cluster with no placement constraint."""
+    d = problem.demand
+    return np.array([np.sum(np.min(np.where(d[i] > 0, problem.capacity / np.where(
+        d[i] > 0, d[i], 1.0), np.inf), axis=1)) for i in range(problem.n_users)])
+
+
+def tsf(problem: Problem) -> Allocation:
+    """Task share fairness: weighted max-min of task shares tasks_i / T_i with placement
+    constraints. Its sharing incentive needs weights from the dedicated pools
+    (:func:`mrfq.allocation.properties.dedicated_weights`)."""
+    alone = tasks_alone(problem)
+    tasks, level = max_min(problem, 1.0 / alone)
+    return Allocation(problem, tasks, "tsf", {"task_share_levels": level,
+                                              "tasks_alone": alone})
+
+
+def drf_online(problem: Problem) -> Allocation:
+    """The slides' online DRF: repeatedly give one whole task to the user with the smallest
+    dominant share whose task still fits (ties: lowest index), on the first server with
+    room. Stops when no task fits anywhere."""
+    return _progressive_tasks(problem, "first", "drf-online")
+
+
+def drfh_first_fit(problem: Problem) -> Allocation:
+    """First-Fit DRFH: lowest global dominant share first, first server that fits."""
+    return _progressive_tasks(problem, "first", "drfh-first-fit")
+
+
+def drfh_best_fit(problem: Problem) -> Allocation:
+    """Best-Fit DRFH: lowest global dominant share first, server minimising
+    H(i, l) = ‖D_i/‖D_i‖₁ − c̄_l/‖c̄_l‖₁‖₁ (demand and free capacity as pool shares)."""
+    return _progressive_tasks(problem, "best", "drfh-best-fit")
+
+
+def _progressive_tasks(problem: Problem, placement: str, name: str) -> Allocation:
+    n, L = problem.allowed.shape
+    free = problem.capacity.copy()
+    tasks = np.zeros((n, L))
+    per_task = _pooled_per_task(problem, "dominant") / problem.weights
+    blocked = np.zeros(n, dtype=bool)
+    share_demand = problem.demand / problem.total
+    for _ in range(10_000_000):
+        candidates = np.flatnonzero(~blocked)
+        if candidates.size == 0:
+            break
+        shares = tasks.sum(axis=1) * per_task
+        i = candidates[np.argmin(shares[candidates])]
+        if tasks[i].sum() + 1 > problem.max_tasks[i] + _EPS:
+            blocked[i] = True
+            continue
+        fits = [l for l in range(L) if problem.allowed[i, l]
+                and np.all(problem.demand[i] <= free[l] + _EPS)]
+        if not fits:
+            blocked[i] = True
+            continue
+        if placement == "first":
+            l = fits[0]
+        else:
+            avail = free / problem.total
+            d = share_demand[i] / share_demand[i].sum()
+            scores = [np.abs(d - avail[l] / max(avail[l].sum(), 1e-300)).sum() for l in fits]
+            l = fits[int(np.argmin(scores))]
+        tasks[i, l] += 1
+        free[l] -= problem.demand[i]
+    return Allocation(problem, tasks, name)
+
+
+def ibaa(problem: Problem) -> Allocation:
+    """IBAA (Liu & Liu), BAA with weights and task caps; two pooled resources.
+
+    A client's *bottleneck* is argmax_r d_ir / C_r (set D: resource 1, S: resource 2);
+    fair share f_i = min_r (C_r / n) / d_ir. Allocations A_i = p_D f_i w_i (i ∈ D),
+    A_j = p_S f_j w_j (j ∈ S) maximise Σ A subject to capacity and
+    α ≤ p_D / p_S ≤ β with β = min h_j f_j w_j / (h_i f_i w_i), α = max m_j f_j w_j /
+    (m_i f_i w_i) over i ∈ D, j ∈ S (m, h: usage of resources 1, 2). Clients above their
+    cap are fixed at it and the LP re-solved on the remaining capacity.
+    """
+    pooled = problem.pooled()
+    if pooled.demand.shape[1] != 2:
+        raise InputError("BAA/IBAA is defined for exactly two resources", "resources")
+    C = pooled.total
+    n = pooled.n_users
+    d = pooled.demand
+    w = pooled.weights
+    fair = np.min(np.where(d > 0, (C / n) / np.where(d > 0, d, 1.0), np.inf), axis=1)
+    bottleneck = np.argmax(d / C, axis=1)
+    fixed = np.full(n, np.nan)
+    for _ in range(n + 1):
+        free = np.isnan(fixed)
+        cap_left = C - np.nan_to_num(fixed) @ d
+        D = free & (bottleneck == 0)
+        S = free & (bottleneck == 1)
+        # variables p_D, p_S
+        objective = -np.array([np.sum(fair[D] * w[D]), np.sum(fair[S] * w[S])])
+        A_ub = [[np.sum(fair[D] * w[D] * d[D, r]), np.sum(fair[S] * w[S] * d[S, r])]
+                for r in range(2)]
+        b_ub = list(cap_left)
+        alpha = beta = None
+        if D.any() and S.any():
+            fd, fs = fair * w, fair * w
+            beta = min(d[j, 1] * fs[j] / (d[i, 1] * fd[i])
+                       for i in np.flatnonzero(D) for j in np.flatnonzero(S))
+            alpha = max(d[j, 0] * fs[j] / (d[i, 0] * fd[i])
+                        for i in np.flatnonzero(D) for j in np.flatnonzero(S))
+            A_ub += [[1.0, -beta], [-1.0, alpha]]
+            b_ub += [0.0, 0.0]
+        bounds = [(0, None) if D.any() else (0, 0), (0, None) if S.any() else (0, 0)]
+        res = linprog(objective, A_ub=np.array(A_ub), b_ub=np.array(b_ub), bounds=bounds,
+                      method="highs")
+        if res.status != 0:
+            raise RuntimeError(f"IBAA LP failed: {res.message}")
+        p_d, p_s = res.x
+        A = np.nan_to_num(fixed).copy()
+        A[D] = p_d * fair[D] * w[D]
+        A[S] = p_s * fair[S] * w[S]
+        over = free & (A > pooled.max_tasks * (1 + 1e-12))
+        if not over.any():
+            info = {"p_d": p_d, "p_s": p_s, "alpha": alpha, "beta": beta,
+                    "fair_share": fair, "bottleneck": bottleneck}
+            return Allocation(pooled, A[:, None], "ibaa", info)
+        fixed[over] = pooled.max_tasks[over]
+    raise RuntimeError("IBAA did not converge")
+
+
+POLICIES = {
+    "drf": drf,
+    "drf-online": drf_online,
+    "asset": asset,
+    "ceei": ceei,
+    "pf": pf,
+    "bmf": bmf,
+    "drfh": drfh,
+    "drfh-first-fit": drfh_first_fit,
+    "drfh-best-fit": drfh_best_fit,
+    "per-server-drf": per_server_drf,
+    "tsf": tsf,
+    "ibaa": ibaa,
+}
+
+
+def allocate(problem: Problem, policy: str) -> Allocation:
+    """Allocation of ``problem`` under ``policy`` (a key of :data:`POLICIES`)."""
+    try:
+        rule = POLICIES[policy]
+    except KeyError:
+        raise InputError(f"unknown policy '{policy}' (choose from {', '.join(POLICIES)})",
+                         "policy") from None
+    return rule(problem)

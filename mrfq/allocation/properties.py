@@ -1,0 +1,163 @@
+"""Property checkers for any allocation: sharing incentive, envy-freeness, Pareto
+optimality, and a strategy-proofness probe. Each returns ``(holds, counter_example)``
+where the counter-example (None when the property holds) says who, what and by how much.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy.optimize import linprog
+
+from mrfq.allocation.problem import Allocation, Problem
+
+TOL = 1e-6
+
+
+def dedicated_tasks(problem: Problem, user: int, pools: np.ndarray | None = None) -> float:
+    """Tasks user i could run alone in its dedicated pool: the fraction ``pools[i]`` of
+    every server (default w_i / Σw, i.e. equal partitioning for equal weights)."""
+    share = (problem.weights[user] / problem.weights.sum() if pools is None
+             else float(np.asarray(pools)[user]))
+    return min(problem.tasks_fitting(user, problem.capacity * share),
+               float(problem.max_tasks[user]))
+
+
+def dedicated_weights(problem: Problem, pools: np.ndarray | None = None) -> np.ndarray:
+    """TSF weights from dedicated pools: each job's task share in its own pool
+    (dedicated tasks / tasks alone on the whole cluster). Weighted TSF with these
+    weights provides sharing incentive (Wang et al., TSF, §3)."""
+    from mrfq.allocation.policies import tasks_alone
+
+    alone = tasks_alone(problem)
+    return np.array([dedicated_tasks(problem, i, pools) for i in range(problem.n_users)]) \
+        / alone
+
+
+def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
+                      pools: np.ndarray | None = None):
+    """Every user runs at least as many tasks as in its dedicated pool (TSF's definition;
+    with one server and equal pools, DRF's "share guarantee"). ``reference``: the problem
+    whose servers define the pools (default: the allocation's own); ``pools[i]``: the
+    fraction of every server dedicated to user i (default w_i / Σw)."""
+    problem = allocation.problem
+    reference = reference or problem
+    for i in range(problem.n_users):
+        own = float(allocation.user_tasks[i])
+        alone = dedicated_tasks(reference, i, pools)
+        if own < alone * (1 - TOL) - TOL:
+            return False, {"user": problem.users[i], "tasks": own,
+                           "dedicated_tasks": alone}
+    return True, None
+
+
+def envy_free(allocation: Allocation):
+    """No user could run more (weighted) tasks with another user's bundle."""
+    problem = allocation.problem
+    bundles = allocation.bundles()
+    tasks = allocation.user_tasks
+    for i in range(problem.n_users):
+        if tasks[i] >= problem.max_tasks[i] * (1 - TOL):
+            continue  # a user with all it asked for envies nobody
+        for j in range(problem.n_users):
+            if i == j:
+                continue
+            swapped = problem.tasks_fitting(i, bundles[j])
+            swapped = min(swapped, float(problem.max_tasks[i]))
+            if tasks[i] < problem.weights[i] / problem.weights[j] * swapped * (1 - TOL) - TOL:
+                return False, {"user": problem.users[i], "envies": problem.users[j],
+                               "tasks": float(tasks[i]), "tasks_with_their_bundle": swapped}
+    return True, None
+
+
+def pareto_optimal(allocation: Allocation):
+    """No feasible allocation gives someone more tasks and nobody fewer (an LP over
+    fractional tasks per server, with placement and caps)."""
+    problem = allocation.problem
+    n, L = problem.allowed.shape
+    m = problem.demand.shape[1]
+    current = allocation.user_tasks
+    rows, rhs = [], []
+    for l in range(L):
+        for r in range(m):
+            row = np.zeros((n, L))
+            row[:, l] = problem.demand[:, r]
+            rows.append(row.ravel())
+            rhs.append(problem.capacity[l, r])
+    for i in range(n):
+        row = np.zeros((n, L))
+        row[i] = -1.0
+        rows.append(row.ravel())
+        rhs.append(-current[i] * (1 - 1e-9))
+        if np.isfinite(problem.max_tasks[i]):
+            rows.append(-row.ravel())
+            rhs.append(problem.max_tasks[i])
+    bounds = [(0, None) if problem.allowed[i, l] else (0, 0)
+              for i in range(n) for l in range(L)]
+    res = linprog(-np.ones(n * L), A_ub=np.array(rows), b_ub=np.array(rhs), bounds=bounds,
+                  method="highs")
+    if res.status != 0:
+        return True, None
+    better = res.x.reshape(n, L).sum(axis=1)
+    gain = better - current
+    i = int(np.argmax(gain))
+    if gain[i] > TOL * max(1.0, current.sum()):
+        return False, {"user": problem.users[i], "tasks": float(current[i]),
+                       "could_have": float(better[i]), "allocation": better.round(6).tolist()}
+    return True, None
+
+
+def _misreports(demand: np.ndarray, rng: np.random.Generator, trials: int):
+    """Candidate lies: scale single components, raise non-dominant ones to the dominant
+    level, and random vectors."""
+    out = []
+    for r in range(demand.size):
+        for factor in (0.5, 0.8, 1.25, 1.5, 2.0, 3.0):
+            lie = demand.copy()
+            lie[r] = demand[r] * factor if demand[r] > 0 else demand.max() * (factor - 0.5)
+            out.append(lie)
+    top = demand.max()
+    for r in range(demand.size):
+        lie = demand.copy()
+        lie[r] = top
+        out.append(lie)
+    for _ in range(trials):
+        out.append(demand * rng.uniform(0.3, 3.0, demand.size))
+    return [v for v in out if np.any(v > 0) and not np.allclose(v, demand)]
+
+
+def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocation],
+                             trials: int = 60, seed: int = 0):
+    """Search for a user that runs more *true* tasks by declaring a false demand vector.
+
+    A liar's true tasks are what its allocated bundle runs with its true demand. Returns
+    (no gain found, counter-example)."""
+    rng = np.random.default_rng(seed)
+    truthful = rule(problem).user_tasks
+    for i in range(problem.n_users):
+        for lie in _misreports(problem.demand[i], rng, trials):
+            lied = rule(problem.with_demand(i, lie))
+            bundle = lied.bundles()[i]
+            true_tasks = min(problem.tasks_fitting(i, bundle), float(problem.max_tasks[i]))
+            if true_tasks > truthful[i] * (1 + 1e-6) + 1e-9:
+                return False, {"user": problem.users[i], "declared": lie.round(6).tolist(),
+                               "true_demand": problem.demand[i].tolist(),
+                               "truthful_tasks": float(truthful[i]),
+                               "tasks_when_lying": true_tasks}
+    return True, None
+
+
+def check_all(problem: Problem, policy: str, allocation: Allocation | None = None,
+              probe_trials: int = 30) -> dict:
+    """All four properties of one policy on one problem: name -> (holds, example)."""
+    from mrfq.allocation.policies import POLICIES
+
+    rule = POLICIES[policy]
+    allocation = allocation or rule(problem)
+    return {
+        "sharing_incentive": sharing_incentive(allocation, problem),
+        "strategy_proof": strategy_proofness_probe(problem, rule, probe_trials),
+        "pareto_optimal": pareto_optimal(allocation),
+        "envy_free": envy_free(allocation),
+    }

@@ -1,0 +1,224 @@
+"""Allocation lab: the seed papers' worked examples and property tables."""
+
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from mrfq.allocation import (
+    POLICIES,
+    Problem,
+    allocate,
+    check_all,
+    dedicated_weights,
+    pareto_optimal,
+    sharing_incentive,
+    strategy_proofness_probe,
+)
+
+SLIDES = Problem(capacity=[[9, 18]], demand=[[1, 4], [3, 1]])
+ASSET_70 = Problem(capacity=[[70, 70]], demand=[[2, 2], [1, 2]])
+THOUSAND = Problem(capacity=[[1000, 1000]], demand=[[2, 3], [5, 1]])
+DRFH_FIG1 = Problem(capacity=[[2, 12], [12, 2]], demand=[[0.2, 1], [1, 0.2]])
+TSF_TOY = Problem(capacity=[[9, 12], [3, 4], [9, 12]], demand=[[1, 2], [3, 1], [1, 4]],
+                  allowed=[[1, 1, 0], [0, 1, 0], [1, 1, 1]])
+# found by a seeded random search: DRFH breaks sharing incentive under constraints
+DRFH_NO_SI = Problem(capacity=[[4, 8], [9, 3]], demand=[[2, 1], [3, 3]],
+                     allowed=[[1, 0], [1, 1]])
+
+
+def true_tasks(problem, user, declared, policy):
+    lied = allocate(problem.with_demand(user, np.array(declared, dtype=float)), policy)
+    return problem.tasks_fitting(user, lied.bundles()[user])
+
+
+# --- DRF slides -----------------------------------------------------------------------
+
+
+def test_drf_slides_three_and_two_tasks():
+    for policy in ("drf", "drf-online"):
+        result = allocate(SLIDES, policy)
+        assert result.user_tasks == pytest.approx([3, 2])
+        assert result.dominant_shares == pytest.approx([2 / 3, 2 / 3])
+
+
+def test_thousand_cpu_drf_asset_ceei_comparison():
+    assert allocate(THOUSAND, "drf").user_tasks == pytest.approx([200, 120])
+    asset = allocate(THOUSAND, "asset")
+    v = 1000 / (2 / 0.005 + 5 / 0.006)  # equal asset shares, CPU saturated
+    assert asset.user_tasks == pytest.approx([v / 0.005, v / 0.006])
+    assert allocate(THOUSAND, "ceei").user_tasks == pytest.approx([250, 100], rel=1e-8)
+
+
+def test_asset_fairness_seventy_cluster():
+    assert allocate(ASSET_70, "asset").user_tasks == pytest.approx([15, 20])
+
+
+def test_ceei_strategy_example_user2_claims_3cpu_2gb():
+    truthful = allocate(SLIDES, "ceei").user_tasks
+    assert truthful == pytest.approx([45 / 11, 18 / 11])
+    assert allocate(SLIDES, "ceei").shares[1, 0] == pytest.approx(6 / 11)  # 55% CPU
+    lying = true_tasks(SLIDES, 1, [3, 2], "ceei")
+    assert lying == pytest.approx(1.8) and lying > truthful[1]
+    assert allocate(SLIDES.with_demand(1, np.array([3.0, 2.0])), "ceei").shares[1, 0] \
+        == pytest.approx(0.6)  # 60% CPU
+
+
+def test_br_pf_misreport_example():
+    problem = Problem(capacity=[[1, 1]], demand=[[0.5, 1], [1, 0.5]])
+    assert allocate(problem, "pf").user_tasks == pytest.approx([2 / 3, 2 / 3])
+    assert true_tasks(problem, 0, [2 / 3, 1], "pf") == pytest.approx(3 / 4)
+    assert true_tasks(problem, 0, [1, 1], "pf") == pytest.approx(1 / 2)
+
+
+# --- DRFH -------------------------------------------------------------------------------
+
+
+def test_drfh_example():
+    assert allocate(DRFH_FIG1, "per-server-drf").user_tasks == pytest.approx([6, 6])
+    drfh = allocate(DRFH_FIG1, "drfh")
+    assert drfh.user_tasks == pytest.approx([10, 10])
+    assert drfh.dominant_shares == pytest.approx([5 / 7, 5 / 7])
+    assert drfh.tasks == pytest.approx(np.array([[10, 0], [0, 10]]))
+    assert allocate(DRFH_FIG1, "drfh-best-fit").user_tasks == pytest.approx([10, 10])
+    first_fit = allocate(DRFH_FIG1, "drfh-first-fit")
+    assert first_fit.feasible() and first_fit.user_tasks.sum() <= 20
+
+
+# --- TSF ---------------------------------------------------------------------------------
+
+
+def test_tsf_toy_example():
+    result = allocate(TSF_TOY, "tsf")
+    assert result.info["tasks_alone"] == pytest.approx([14, 7, 7])
+    assert result.info["task_share_levels"] == pytest.approx([3 / 7, 1 / 7, 3 / 7])
+    assert result.user_tasks == pytest.approx([6, 1, 3])
+
+
+# --- IBAA ---------------------------------------------------------------------------------
+
+
+def test_ibaa_numerical_example_and_misreport():
+    # c_d = 200 (HD), c_s = 1000 (SSD); hit ratios 0.75, 0.5, 0.9, 0.95
+    h = np.array([0.75, 0.5, 0.9, 0.95])
+    problem = Problem(capacity=[[200, 1000]], demand=np.c_[1 - h, h])
+    result = allocate(problem, "ibaa")
+    info = result.info
+    assert info["alpha"] == pytest.approx(0.55, abs=0.01)
+    assert info["beta"] == pytest.approx(1.67, abs=0.01)
+    assert info["p_d"] == pytest.approx(1.41, abs=0.01)
+    assert info["p_s"] == pytest.approx(1.44, abs=0.01)
+    assert result.user_tasks == pytest.approx([282.5, 141.3, 398.6, 377.6], abs=0.6)
+    # q lies: hit ratio 0.6 instead of 0.5 and gets more (paper: 180 against 141.3)
+    lie = np.array([0.4, 0.6])
+    lied = allocate(problem.with_demand(1, lie), "ibaa")
+    assert lied.info["p_d"] == pytest.approx(1.44, abs=0.01)
+    assert lied.info["p_s"] == pytest.approx(1.34, abs=0.01)
+    assert lied.user_tasks[1] == pytest.approx(180, abs=1.5)
+    assert lied.user_tasks[1] > result.user_tasks[1]
+
+
+def test_ibaa_caps_and_weights():
+    h = np.array([0.75, 0.5, 0.9, 0.95])
+    capped = Problem(capacity=[[200, 1000]], demand=np.c_[1 - h, h],
+                     max_tasks=[100, np.inf, np.inf, np.inf], weights=[1, 2, 1, 1])
+    result = allocate(capped, "ibaa")
+    assert result.user_tasks[0] == pytest.approx(100)
+    assert result.feasible()
+
+
+# --- property tables ------------------------------------------------------------------
+
+
+def _row(problems, policy):
+    """Per property: True if it holds on every instance; else the first counter-example."""
+    out = {}
+    for problem in problems:
+        for name, (ok, example) in check_all(problem, policy, probe_trials=20).items():
+            if not ok and name not in out:
+                out[name] = example
+    return out
+
+
+def test_drf_slides_property_table(capsys):
+    # Property       Asset  CEEI  DRF       (Ghodsi et al., slide 29)
+    # share guar.     ✗      ✔     ✔
+    # strategy-proof  ✔      ✗     ✔
+    # Pareto eff.     ✔      ✔     ✔
+    # envy-free       ✔      ✔     ✔
+    expected_failures = {"asset": {"sharing_incentive"}, "ceei": {"strategy_proof"},
+                         "drf": set()}
+    for policy, failing in expected_failures.items():
+        row = _row([SLIDES, ASSET_70, THOUSAND], policy)
+        assert set(row) == failing, (policy, row)
+        for name, example in row.items():
+            print(f"{policy} violates {name}: {example}")
+    assert "violates" in capsys.readouterr().out
+
+
+def test_tsf_table_1():
+    # Property  Per-Machine DRF  DRFH  TSF      (TSF paper, Table 1; CDRF not implemented)
+    # SI             ✗            ✗     ✓
+    # SP             ✓            ✓     ✓
+    # EF             ✓            ✓     ✓
+    # PO             ✗            ✓     ✓
+    instances = [DRFH_FIG1, TSF_TOY, DRFH_NO_SI]
+    per_machine = _row(instances, "per-server-drf")
+    drfh = _row(instances, "drfh")
+    assert set(drfh) == {"sharing_incentive"}, drfh
+    assert "pareto_optimal" in per_machine, per_machine
+    assert "strategy_proof" not in per_machine and "envy_free" not in per_machine
+    # sharing incentive with arbitrary dedicated pools (90% / 10% of every machine):
+    # per-machine DRF ignores them; TSF weighted by the pools' task shares keeps them
+    pools = np.array([0.9, 0.1])
+    ok, example = sharing_incentive(allocate(DRFH_FIG1, "per-server-drf"), pools=pools)
+    assert not ok and example["user"] == "u1"
+    for problem in instances:
+        k = problem.n_users
+        pool = np.full(k, 1 / k) if k != 2 else pools
+        weighted = replace(problem, weights=dedicated_weights(problem, pool))
+        assert sharing_incentive(allocate(weighted, "tsf"), pools=pool)[0]
+        assert pareto_optimal(allocate(weighted, "tsf"))[0]
+    for problem in instances:
+        assert strategy_proofness_probe(problem, POLICIES["tsf"], trials=20)[0]
+
+
+def test_pareto_checker_finds_improvement():
+    ok, example = pareto_optimal(allocate(DRFH_FIG1, "per-server-drf"))
+    assert not ok and example["could_have"] > example["tasks"]
+
+
+# --- command line ---------------------------------------------------------------------
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "mrfq.cli", *args], capture_output=True,
+                          text=True)
+
+
+def test_allocate_cli(tmp_path):
+    out = tmp_path / "alloc.csv"
+    result = _cli("allocate", "problems/drfh_two_servers.toml", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "drfh" in result.stdout and "pareto_optimal" in result.stdout
+    assert "tasks,dominant_share" in out.read_text().splitlines()[0].replace("policy,user,", "")
+
+
+@pytest.mark.parametrize("text,field", [
+    ('resources = ["cpu"]\n[[users]]\ndemand = [1, 2]\n', "users[0].demand"),
+    ('resources = ["cpu"]\n[[users]]\ndemand = [-1]\n', "users[0].demand"),
+    ('resources = ["cpu"]\n[[users]]\ndemand = [0]\n', "users[0].demand"),
+    ('resources = ["cpu"]\n[[users]]\ndemand = [1]\ncolour = 1\n', "users[0].colour"),
+    ('resources = ["cpu"]\npolicies = ["fifo"]\n[[users]]\ndemand = [1]\n', "policies"),
+    ('resources = ["cpu"]\n[[users]]\ndemand = [1]\nservers = ["x"]\n', "users[0].servers"),
+])
+def test_bad_problem_files(tmp_path, text, field):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    out = tmp_path / "o.csv"
+    result = _cli("allocate", str(path), "-o", str(out))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {path}: {field}:"), result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
