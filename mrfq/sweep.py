@@ -47,7 +47,9 @@ class Point:
             parts += [str(cfg.seed), repr(cfg.mean_size), str(cfg.window), str(cfg.flows),
                       repr(cfg.warmup), repr(cfg.delta), str(cfg.batches)]
         else:
-            parts.append(repr(scenario.fluid.tolerance))
+            from mrfq.fluid.markov import SOLVER_VERSION
+
+            parts += [repr(scenario.fluid.tolerance), SOLVER_VERSION]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
     def filename(self, scenario: Scenario) -> str:

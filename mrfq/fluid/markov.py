@@ -8,12 +8,17 @@ T(L) = {n : Σ_k n_k ≤ L} (arrivals blocked at level L), with
 * BiCGSTAB preconditioned by a forward Gauss–Seidel sweep in level order (an O(nnz)
   triangular solve; a direct sparse LU fills in catastrophically on these 3-D chains);
   GMRES with an SSOR preconditioner is the fallback;
-* L chosen by the tail: the truncation error of E[n_k] decays geometrically in L at the
-  level-decay rate r of the stationary distribution (P(Σn = l) ∝ r^l, fitted on the
-  solution). With the change d_k between truncations L − Δ and L, the error of the larger
-  one is estimated by d_k r^Δ / (1 − r^Δ) (relative to E[n_k], hence to γ_k). Starting from
-  a cheap pilot, the same geometric model predicts the next L; we stop when every
-  estimate is ≤ tol.
+* a tail correction instead of brute force. All three policies are scale invariant
+  (φ(cn) = φ(n)/c), so far from the origin the level mass behaves like l^α r^l and the
+  class mix within a level is (asymptotically) affine in l. We fit
+  log P(Σn = l) = a + α log l + l log r and E[n_k | l] = b_k + c_k l on the levels
+  [0.5 L, 0.8 L] (below the blocking boundary's distortion) and replace the distribution
+  above 0.8 L by that fit, summed to infinity. This converges ~10× faster in L than the
+  plain truncated mean, which is also reported (``gamma_truncated``);
+* the error estimate comes from the changes d of the corrected γ_k between successive
+  truncations (relative): when they shrink geometrically with ratio q < 1/2 per step the
+  remaining error is d q / (1 − q), otherwise d itself. L grows until every estimate is
+  ≤ tol, or we stop with an error rather than a silent answer.
 """
 
 from __future__ import annotations
@@ -31,8 +36,10 @@ from mrfq.errors import InputError
 from mrfq.fluid import kernels
 from mrfq.fluid.allocators import as_problem, policy_code
 
+#: bump when the solver's results change; part of every stored fluid point's key
+SOLVER_VERSION = "2"
 #: largest truncated state space we attempt (states); beyond it we raise, not guess
-MAX_STATES = 3_000_000
+MAX_STATES = 5_000_000
 
 
 @dataclass(frozen=True)
@@ -50,6 +57,7 @@ class MarkovResult:
     level: int
     states: int
     level_decay: float
+    gamma_truncated: np.ndarray
 
 
 @njit(cache=True)
@@ -205,6 +213,44 @@ def _level_decay(pi: np.ndarray, states: np.ndarray, level: int) -> float:
     return float(min(max(math.exp(slope), 1e-6), 0.999))
 
 
+def tail_corrected_mean(pi: np.ndarray, states: np.ndarray, level: int
+                        ) -> tuple[np.ndarray, float]:
+    """E[n_k] with the distribution above 0.8 L replaced by its fitted asymptotic form.
+
+    Returns (corrected means, fitted asymptotic level-decay rate r). Falls back to the
+    plain truncated mean when too few levels carry mass to fit.
+    """
+    K = states.shape[1]
+    lev = states.sum(axis=1)
+    mass = np.bincount(lev, weights=pi, minlength=level + 1)
+    moments = np.stack([np.bincount(lev, weights=pi * states[:, k], minlength=level + 1)
+                        for k in range(K)], axis=1)
+    top, low = int(0.8 * level), int(0.5 * level)
+    levels = np.arange(low, top + 1)
+    ok = mass[low:top + 1] > 1e-280
+    plain = pi @ states
+    if ok.sum() < 6 or low < 4:
+        return plain, _level_decay(pi, states, level)
+    x = levels[ok].astype(float)
+    design = np.c_[np.ones_like(x), np.log(x), x]
+    coef = np.linalg.lstsq(design, np.log(mass[low:top + 1][ok]), rcond=None)[0]
+    rate = float(np.exp(coef[2]))
+    if not rate < 1.0:
+        return plain, rate
+    conditional = moments[low:top + 1][ok] / mass[low:top + 1][ok, None]
+    slope, intercept = np.polyfit(x, conditional, 1)
+    # tail levels until the fitted mass is negligible
+    span = int(min(200_000, max(100, 60.0 / max(-coef[2], 1e-6))))
+    tail = np.arange(top + 1, top + 1 + span, dtype=float)
+    model = coef[0] + coef[1] * np.log(tail) + coef[2] * tail
+    anchor = coef[0] + coef[1] * np.log(top) + coef[2] * top
+    tail_mass = mass[top] * np.exp(model - anchor)
+    total = mass[: top + 1].sum() + tail_mass.sum()
+    tail_moments = tail_mass[:, None] * (np.outer(tail, slope) + intercept)
+    corrected = (moments[: top + 1].sum(axis=0) + tail_moments.sum(axis=0)) / total
+    return corrected, rate
+
+
 def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, guess_states=None):
     K = requirements.shape[0]
     states = _enumerate_states(level, K)
@@ -247,41 +293,56 @@ def service_rates(policy: str, requirements, loads, weights=None, tolerance: flo
     if not tolerance > 0:
         raise InputError("must be positive", "tolerance")
     r0 = max(float(resource_load.max()), 0.05)
-    level = max(12, math.ceil(0.5 * math.log(tolerance) / math.log(r0)))
+    level = max(16, math.ceil(0.5 * math.log(tolerance) / math.log(r0)))
     if max_level is not None:
         level = min(level, max_level)
-    pi, states, mean = _solve_truncation(code, a, w, rho, level)
-    target = level + max(8, level // 4)
+    pi, states, plain = _solve_truncation(code, a, w, rho, level)
+    mean, decay = tail_corrected_mean(pi, states, level)
     estimate = np.full(a.shape[0], np.inf)
-    for _ in range(10):
+    history: list[np.ndarray] = []
+    steps: list[int] = []
+    for _ in range(14):
+        step = max(10, level // 4)
+        if len(history) >= 2 and np.all(np.isfinite(history[-1])):
+            # successive changes shrink geometrically: aim the next one at tolerance / 3,
+            # growing L by at most a third (the state count by at most 2.4x) per step
+            ratio = float(np.max(history[-1] / np.maximum(history[-2], 1e-300)))
+            if 0.0 < ratio < 0.9:
+                per_level = math.log(ratio) / steps[-1]
+                need = math.log(tolerance / (3 * float(np.max(history[-1])))) / per_level
+                step = int(min(max(max(10, level // 5), math.ceil(need)), level // 3))
         if max_level is not None:
-            target = min(target, max_level)
-        # solve a pair (target - step, target) that is close enough for a sharp estimate
-        step = max(8, target // 5)
-        if target - step > level:
-            level = target - step
-            pi, states, mean = _solve_truncation(code, a, w, rho, level, pi, states)
-        step = target - level
+            step = min(step, max_level - level)
+            if step <= 0:
+                break
         previous = mean
-        pi, states, mean = _solve_truncation(code, a, w, rho, target, pi, states)
-        level = target
-        decay = _level_decay(pi, states, level)
-        q = decay ** step
+        pi, states, plain = _solve_truncation(code, a, w, rho, level + step, pi, states)
+        level += step
+        mean, decay = tail_corrected_mean(pi, states, level)
         with np.errstate(divide="ignore", invalid="ignore"):
             change = np.abs(mean - previous) / np.where(mean > 0, mean, 1.0)
-        estimate = change * q / (1.0 - q)
-        if np.all(estimate <= tolerance) or (max_level is not None and level >= max_level):
+        change = np.where(rho > 0, change, 0.0)
+        estimate = change
+        if history:
+            # geometric tail of the remaining changes: d q / (1 - q), q per step measured
+            # from the last two changes; no credit unless they shrink clearly
+            with np.errstate(divide="ignore", invalid="ignore"):
+                q = (change / np.maximum(history[-1], 1e-300)) ** (step / steps[-1])
+            q = np.where(change > 0, q, 0.0)
+            estimate = np.where(q < 0.5, change * q / (1.0 - q), change)
+        history.append(change)
+        steps.append(step)
+        if np.all(estimate <= tolerance):
             break
-        # the geometric model predicts where the error falls to tolerance / 3
-        worst = float(estimate.max())
-        target = level + max(8, math.ceil(math.log(tolerance / (3 * worst)) / math.log(decay)))
     if not np.all(estimate <= tolerance):
         raise InputError(f"truncation error {estimate.max():.2e} above tolerance "
                          f"{tolerance:g} at level {level}", "tolerance")
     with np.errstate(divide="ignore", invalid="ignore"):
         gamma = np.where(rho > 0, rho / mean, np.nan)
+        truncated = np.where(rho > 0, rho / plain, np.nan)
     return MarkovResult(gamma=gamma, mean_in_progress=mean, error_estimate=estimate,
-                        level=level, states=int(states.shape[0]), level_decay=decay)
+                        level=level, states=int(states.shape[0]), level_decay=decay,
+                        gamma_truncated=truncated)
 
 
 def _curve_point(args: tuple) -> dict:

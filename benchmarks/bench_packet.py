@@ -1,0 +1,106 @@
+"""Packet engine benchmarks (issue 3), measured side by side in one process.
+
+1. Throughput: Figure 3 scenario, BMF, load 0.8, m = 2000, W = 30, ≥ 1e8 packet-resource
+   services; reported per CPU-second (time.process_time of the kernel run).
+2. SimPy baseline: the same model written with SimPy (benchmarks/simpy_model.py) and
+   mrfq on a smaller case; statistical agreement of γ_k (95% CIs over replications) and
+   the speed ratio in services per second.
+
+Usage: python benchmarks/bench_packet.py [--services 1e8] [--simpy-flows 1500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from simpy_model import simulate_simpy  # noqa: E402
+
+from mrfq.packet.engine import run_replication  # noqa: E402
+from mrfq.packet.model import PacketModel  # noqa: E402
+from mrfq.scenario import load_scenario  # noqa: E402
+from mrfq.stats import t_interval  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def throughput(services_target: float) -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "fig3_packet.toml")
+    model = PacketModel.from_scenario(scenario)
+    rho = scenario.class_loads(0.8)
+    mean_size = 2000.0
+    flows = int(services_target / (2 * mean_size)) + 1
+    run_replication(model, "bmf", rho, np.random.SeedSequence(0), flows=50,
+                    mean_size=mean_size, window=30)  # compile / load the cache
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    run = run_replication(model, "bmf", rho, np.random.SeedSequence(1), flows=flows,
+                          mean_size=mean_size, window=30)
+    cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+    print(f"throughput: bmf load 0.8 m=2000 W=30 flows={flows}: {run.services:.3e} services "
+          f"in {cpu:.1f} CPU-s ({wall:.1f} s wall): {run.services / cpu / 1e6:.1f} M "
+          f"services per CPU-second")
+
+
+def gamma_per_class(cls, arrival, completion, mean_size, K, warm):
+    T = completion - arrival
+    return [mean_size / T[warm:][cls[warm:] == k].mean() for k in range(K)]
+
+
+def simpy_comparison(flows: int, replications: int) -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "fig3_packet.toml")
+    model = PacketModel.from_scenario(scenario)
+    rho = scenario.class_loads(0.8)
+    mean_size, window, K = 100.0, 30, 3
+    warm = int(0.05 * flows)
+    fast_g, slow_g = [], []
+    fast_s = slow_s = 0
+    fast_t = slow_t = 0.0
+    for rep in range(replications):
+        t0 = time.perf_counter()
+        run = run_replication(model, "bmf", rho, np.random.SeedSequence(100 + rep),
+                              flows=flows, mean_size=mean_size, window=window)
+        fast_t += time.perf_counter() - t0
+        fast_s += run.services
+        fast_g.append(gamma_per_class(run.flow_class, run.arrival, run.completion,
+                                      mean_size, K, warm))
+        t0 = time.perf_counter()
+        out = simulate_simpy(scenario.requirements, rho, "bmf", flows=flows,
+                             mean_size=mean_size, window=window, seed=200 + rep)
+        slow_t += time.perf_counter() - t0
+        slow_s += out["services"]
+        slow_g.append(gamma_per_class(out["class"], out["arrival"], out["completion"],
+                                      mean_size, K, warm))
+    print(f"SimPy comparison: bmf load 0.8 m={mean_size:g} W={window} flows={flows} "
+          f"x {replications} replications")
+    for k in range(K):
+        a = t_interval(np.array(fast_g)[:, k])
+        b = t_interval(np.array(slow_g)[:, k])
+        overlap = a[1] <= b[2] and b[1] <= a[2]
+        print(f"  class {k + 1}: mrfq gamma {a[0]:.4f} [{a[1]:.4f}, {a[2]:.4f}]  "
+              f"SimPy {b[0]:.4f} [{b[1]:.4f}, {b[2]:.4f}]  CIs overlap: {overlap}")
+    fast_rate, slow_rate = fast_s / fast_t, slow_s / slow_t
+    print(f"  mrfq {fast_rate / 1e6:.2f} M services/s, SimPy {slow_rate / 1e3:.1f} k "
+          f"services/s: ratio {fast_rate / slow_rate:.0f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--services", type=float, default=1e8)
+    parser.add_argument("--simpy-flows", type=int, default=1500)
+    parser.add_argument("--replications", type=int, default=5)
+    args = parser.parse_args()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, "
+          f"python {platform.python_version()}")
+    throughput(args.services)
+    simpy_comparison(args.simpy_flows, args.replications)
+
+
+if __name__ == "__main__":
+    main()
