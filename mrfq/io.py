@@ -30,3 +30,22 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
     """Write a DataFrame as CSV atomically (no partial file is ever left at ``path``)."""
     with atomic_path(path) as tmp:
         frame.to_csv(tmp, index=False)
+
+
+def read_toml(path: str | Path) -> dict:
+    """Parse a TOML file; a missing file, a non-UTF-8 file or a syntax error becomes an
+    InputError naming the file."""
+    import tomllib
+
+    from mrfq.errors import InputError
+
+    path = Path(path)
+    source = str(path)
+    if not path.is_file():
+        raise InputError("no such file", None, source)
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"TOML syntax error: {exc}", None, source) from None
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", None, source) from None

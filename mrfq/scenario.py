@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -274,34 +273,40 @@ def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traff
     )
 
 
+def _field(where: str, key: str) -> str:
+    return f"--{key.replace('_', '-')}" if where == "option" else f"{where}.{key}"
+
+
 def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig:
     raw = _check_keys(raw, _PACKET_KEYS, where, source)
     defaults = PacketConfig()
     get = raw.get
+    if where == "option":  # overrides from the command line: name the option itself
+        source = None
     packet = PacketConfig(
         policies=_policies(get("policies", list(defaults.policies)), PACKET_POLICIES,
-                           f"{where}.policies", source),
-        mean_size=_number(get("mean_size", defaults.mean_size), f"{where}.mean_size", source),
-        window=_integer(get("window", defaults.window), f"{where}.window", source, 1),
-        flows=_integer(get("flows", defaults.flows), f"{where}.flows", source, 1),
-        warmup=_number(get("warmup", defaults.warmup), f"{where}.warmup", source,
+                           _field(where, "policies"), source),
+        mean_size=_number(get("mean_size", defaults.mean_size), _field(where, "mean_size"), source),
+        window=_integer(get("window", defaults.window), _field(where, "window"), source, 1),
+        flows=_integer(get("flows", defaults.flows), _field(where, "flows"), source, 1),
+        warmup=_number(get("warmup", defaults.warmup), _field(where, "warmup"), source,
                        nonnegative=True),
         replications=_integer(get("replications", defaults.replications),
-                              f"{where}.replications", source, 1),
-        seed=_integer(get("seed", defaults.seed), f"{where}.seed", source, 0),
-        delta=_number(get("delta", defaults.delta), f"{where}.delta", source,
+                              _field(where, "replications"), source, 1),
+        seed=_integer(get("seed", defaults.seed), _field(where, "seed"), source, 0),
+        delta=_number(get("delta", defaults.delta), _field(where, "delta"), source,
                       nonnegative=True, allow_inf=True),
-        batches=_integer(get("batches", defaults.batches), f"{where}.batches", source, 2),
+        batches=_integer(get("batches", defaults.batches), _field(where, "batches"), source, 2),
     )
     if packet.mean_size < 1:
-        raise _fail(f"must be >= 1 packet, got {packet.mean_size:g}", f"{where}.mean_size",
+        raise _fail(f"must be >= 1 packet, got {packet.mean_size:g}", _field(where, "mean_size"),
                     source)
     if packet.warmup >= 1:
         raise _fail(f"must be a fraction in [0, 1), got {packet.warmup:g}",
-                    f"{where}.warmup", source)
+                    _field(where, "warmup"), source)
     measured = packet.flows - int(packet.warmup * packet.flows)
     if measured < 1:
-        raise _fail("no flow left to measure after the warm-up", f"{where}.flows", source)
+        raise _fail("no flow left to measure after the warm-up", _field(where, "flows"), source)
     return packet
 
 
@@ -378,14 +383,6 @@ def _canonical(value: Any) -> Any:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a TOML scenario file; raise InputError on any problem."""
-    path = Path(path)
-    source = str(path)
-    if not path.is_file():
-        raise InputError("no such file", None, source)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"TOML syntax error: {exc}", None, source) from None
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", None, source) from None
-    return scenario_from_dict(raw, source)
+    from mrfq.io import read_toml
+
+    return scenario_from_dict(read_toml(path), str(path))

@@ -3,7 +3,6 @@ demands, weights, task caps and placement constraints — and their allocations.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -136,19 +135,13 @@ def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
     ``[[users]]`` (name, demand, weight, max_tasks, servers = allowed server names),
     optional ``policies``. Errors name the field, as for scenarios."""
     from mrfq.allocation.policies import POLICIES
+    from mrfq.io import read_toml
 
-    path = Path(path)
-    source = str(path)
-    if not path.is_file():
-        raise InputError("no such file", None, source)
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"TOML syntax error: {exc}", None, source) from None
+    raw = read_toml(path)
     try:
         return _problem_from_dict(raw, POLICIES)
     except InputError as exc:
-        raise exc.located(source) from None
+        raise exc.located(str(path)) from None
 
 
 def _problem_from_dict(raw: dict, policies: dict) -> tuple[Problem, list[str]]:
