@@ -50,6 +50,9 @@ I_NEXT_ARRIVAL, I_OUTSTANDING, I_SEQ, I_SERVICES, I_EVENTS, I_ACTIVE, I_FREE_TOP
 F_TIME, F_VGLOBAL = range(2)
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+#: indices loaded from arrays are cast to unsigned where used: Numba then skips its
+#: negative-index wraparound code, which was a large share of the loop's instructions
+_U = np.uint64
 
 
 @njit(cache=True, inline="always")
@@ -80,16 +83,16 @@ def _heap_push(hkey, hseq, hslot, hsize, j, key, seq, slot):
     hsize[j] = i + 1
     while i > 0:
         parent = (i - 1) >> 1
-        if _before(key, seq, hkey[j, parent], hseq[j, parent]):
-            hkey[j, i] = hkey[j, parent]
-            hseq[j, i] = hseq[j, parent]
-            hslot[j, i] = hslot[j, parent]
+        if _before(key, seq, hkey[_U(j), _U(parent)], hseq[_U(j), _U(parent)]):
+            hkey[_U(j), _U(i)] = hkey[_U(j), _U(parent)]
+            hseq[_U(j), _U(i)] = hseq[_U(j), _U(parent)]
+            hslot[_U(j), _U(i)] = hslot[_U(j), _U(parent)]
             i = parent
         else:
             break
-    hkey[j, i] = key
-    hseq[j, i] = seq
-    hslot[j, i] = slot
+    hkey[_U(j), _U(i)] = key
+    hseq[_U(j), _U(i)] = seq
+    hslot[_U(j), _U(i)] = slot
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -100,29 +103,31 @@ def _sift_down(hkey, hseq, hslot, n, j, key, seq, slot):
         child = 2 * i + 1
         if child >= n:
             break
-        if child + 1 < n and _before(hkey[j, child + 1], hseq[j, child + 1],
-                                     hkey[j, child], hseq[j, child]):
+        if child + 1 < n and _before(hkey[_U(j), _U(child + 1)], hseq[_U(j), _U(child + 1)],
+                                     hkey[_U(j), _U(child)], hseq[_U(j), _U(child)]):
             child += 1
-        if _before(hkey[j, child], hseq[j, child], key, seq):
-            hkey[j, i] = hkey[j, child]
-            hseq[j, i] = hseq[j, child]
-            hslot[j, i] = hslot[j, child]
+        if _before(hkey[_U(j), _U(child)], hseq[_U(j), _U(child)], key, seq):
+            hkey[_U(j), _U(i)] = hkey[_U(j), _U(child)]
+            hseq[_U(j), _U(i)] = hseq[_U(j), _U(child)]
+            hslot[_U(j), _U(i)] = hslot[_U(j), _U(child)]
             i = child
         else:
             break
-    hkey[j, i] = key
-    hseq[j, i] = seq
-    hslot[j, i] = slot
+    hkey[_U(j), _U(i)] = key
+    hseq[_U(j), _U(i)] = seq
+    hslot[_U(j), _U(i)] = slot
 
 
 @njit(cache=True, inline="always", _nrt=False)
 def _heap_pop(hkey, hseq, hslot, hsize, j):
     """Remove and return the slot at the top of heap j."""
-    top = hslot[j, 0]
+    top = hslot[_U(j), _U(0)]
     n = hsize[j] - 1
     hsize[j] = n
     if n > 0:
-        _sift_down(hkey, hseq, hslot, n, j, hkey[j, n], hseq[j, n], hslot[j, n])
+        last = _U(n)
+        _sift_down(hkey, hseq, hslot, n, j, hkey[_U(j), last], hseq[_U(j), last],
+                   hslot[_U(j), last])
     return top
 
 
@@ -178,7 +183,7 @@ def run_kernel(policy, debug, budget,
             status = NEED_ARRIVALS
             break
         # ---- next event: (time, priority) lexicographic; strict < keeps the lower priority
-        best_t = arr_time[nxt]
+        best_t = arr_time[_U(nxt)]
         kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
         which = -1
         for j in range(J):
@@ -201,18 +206,18 @@ def run_kernel(policy, debug, budget,
         t = best_t
         events += 1
         # ---- event bookkeeping; then n_ops packet movements (inject and/or arrive)
-        slot = 0
-        pk = 0
+        slot = _U(0)
+        pk = _U(0)
         target = -1  # resource a moving packet arrives at
         n_inject = 0
         if kind == 0:
-            j = which
-            slot = serv_slot[j]
-            pk = serv_pk[j]
-            busy[j] = False
+            done = _U(which)
+            slot = _U(serv_slot[done])
+            pk = _U(serv_pk[done])
+            busy[done] = False
             services += 1
-            fl_queue[slot, j] -= 1
-            target = next_resource[pk_type[slot, pk], j]
+            fl_queue[slot, done] -= 1
+            target = next_resource[_U(pk_type[slot, pk]), done]
             if target < 0:  # the packet leaves the router
                 fl_in_system[slot] -= 1
                 fl_pfree[slot, fl_pfree_n[slot]] = pk
@@ -237,7 +242,7 @@ def run_kernel(policy, debug, budget,
                     istate[I_ACTIVE] -= 1
         elif kind == 1:
             k = which
-            slot = pend_slot[k, pend_head[k]]
+            slot = _U(pend_slot[k, pend_head[k]])
             pend_head[k] = (pend_head[k] + 1) % pend_cap
             pend_len[k] -= 1
             fl_pending[slot] -= 1
@@ -245,12 +250,12 @@ def run_kernel(policy, debug, budget,
         else:
             top = istate[I_FREE_TOP] - 1
             istate[I_FREE_TOP] = top
-            slot = free_slots[top]
+            slot = _U(free_slots[top])
             istate[I_NEXT_ARRIVAL] = nxt + 1
             istate[I_ACTIVE] += 1
-            fl_class[slot] = arr_class[nxt]
+            fl_class[slot] = arr_class[_U(nxt)]
             fl_index[slot] = nxt
-            fl_to_inject[slot] = arr_size[nxt]
+            fl_to_inject[slot] = arr_size[_U(nxt)]
             fl_in_system[slot] = 0
             fl_sent[slot] = 0
             fl_pending[slot] = 0
@@ -286,7 +291,7 @@ def run_kernel(policy, debug, budget,
                         ptype += c
                 top = fl_pfree_n[slot] - 1
                 fl_pfree_n[slot] = top
-                pk = fl_pfree[slot, top]
+                pk = _U(fl_pfree[slot, top])
                 pk_type[slot, pk] = ptype
                 if policy == DRFQ:
                     charge = 0.0
@@ -310,18 +315,18 @@ def run_kernel(policy, debug, budget,
                         for j in range(J):
                             fl_tag[slot, j] = max(fl_tag[slot, j], top_finish - delta)
                     pk_key[slot, pk] = key
-                dest = first_resource[ptype]
+                dest = _U(first_resource[ptype])
             else:
-                dest = target
+                dest = _U(target)
             # ---- the packet arrives at resource dest: PF/BMF tag, enqueue
             fl_queue[slot, dest] += 1
             if policy == BMF:
-                key = max(vtime[dest], fl_tag[slot, dest] + service[pk_type[slot, pk], dest])
+                key = max(vtime[dest], fl_tag[slot, dest] + service[_U(pk_type[slot, pk]), dest])
                 fl_tag[slot, dest] = key
                 pk_key[slot, pk] = key
             elif policy == PF:
                 key = max(vtime[dest], fl_tag[slot, dest]
-                          + service[pk_type[slot, pk], dest] / fl_queue[slot, dest])
+                          + service[_U(pk_type[slot, pk]), dest] / fl_queue[slot, dest])
                 fl_tag[slot, dest] = key
                 pk_key[slot, pk] = key
             elif policy == DRFQ_DOVETAIL:
@@ -331,7 +336,7 @@ def run_kernel(policy, debug, budget,
             pos = fifo_head[slot, dest] + n
             if pos >= window:
                 pos -= window
-            fifo[slot, dest, pos] = pk
+            fifo[slot, dest, _U(pos)] = pk
             fifo_len[slot, dest] = n + 1
             if n == 0:
                 _heap_push(hkey, hseq, hslot, hsize, dest, pk_key[slot, pk], seq, slot)
@@ -340,9 +345,9 @@ def run_kernel(policy, debug, budget,
         for j in range(J):
             if busy[j] or hsize[j] == 0:
                 continue
-            sl = hslot[j, 0]
+            sl = _U(hslot[j, 0])
             head = fifo_head[sl, j]
-            p = fifo[sl, j, head]
+            p = _U(fifo[sl, j, _U(head)])
             head += 1
             if head == window:
                 head = 0
@@ -350,7 +355,7 @@ def run_kernel(policy, debug, budget,
             remaining = fifo_len[sl, j] - 1
             fifo_len[sl, j] = remaining
             if remaining > 0:  # the flow's next packet replaces it at the top
-                q = fifo[sl, j, head]
+                q = _U(fifo[sl, j, _U(head)])
                 _sift_down(hkey, hseq, hslot, hsize[j], j, pk_key[sl, q], pk_seq[sl, q], sl)
             else:
                 _heap_pop(hkey, hseq, hslot, hsize, j)
@@ -363,7 +368,7 @@ def run_kernel(policy, debug, budget,
                     vtime[j] = pk_vtag[sl, p]
             else:
                 vtime[j] = key
-            s = service[pk_type[sl, p], j]
+            s = service[_U(pk_type[sl, p]), j]
             busy[j] = True
             done_time[j] = t + s
             serv_slot[j] = sl
