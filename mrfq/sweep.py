@@ -153,10 +153,11 @@ def run_sweep(scenario_path: str | Path, results_dir: str | Path, jobs: int | No
     if copy.exists() and load_scenario(copy).content_hash != scenario.content_hash:
         raise InputError("holds results of a different scenario; choose another directory",
                          None, str(results))
-    shutil.copyfile(scenario_path, copy)
-    todo = [p for p in sweep_points(scenario, fluid, packet)
-            if not (points_dir / p.filename(scenario)).exists()]
-    total = len(sweep_points(scenario, fluid, packet))
+    if not (copy.exists() and copy.samefile(scenario_path)):
+        shutil.copyfile(scenario_path, copy)
+    points = sweep_points(scenario, fluid, packet)
+    todo = [p for p in points if not (points_dir / p.filename(scenario)).exists()]
+    total = len(points)
     done = total - len(todo)
     if log:
         log(f"{total} points, {done} already done, {len(todo)} to compute")
