@@ -177,6 +177,8 @@ def _plot_results(results: Path, output: str | None) -> list[Path]:
     target = Path(output) if output else results / f"{scenario.name}.png"
     fluid = summary[summary["kind"] == "fluid"]
     packet = summary[summary["kind"] == "packet"]
+    order = {p: i for i, p in enumerate(scenario.packet.policies)}  # the paper's panel order
+    packet = packet.sort_values("policy", key=lambda s: s.map(order), kind="stable")
     written = []
     if not packet.empty:
         written += packet_vs_fluid(fluid, packet, target, scenario.description, xlabel)
@@ -201,14 +203,15 @@ def plot(sources, output, jobs):
     """
     import pandas as pd
 
-    from mrfq.fluid.markov import fluid_curves
+    from mrfq.fluid.markov import fluid_curves_many
     from mrfq.io import write_csv
     from mrfq.plots import fluid_comparison
 
     if not sources:
-        for number, name in ((1, "fig1_balanced"), (2, "fig2_unbalanced")):
-            sc = _load(SCENARIO_DIR / f"{name}.toml")
-            table = fluid_curves(sc, jobs=max(1, jobs), progress=Progress(f"fig{number}"))
+        scenarios = [_load(SCENARIO_DIR / f"{name}.toml")
+                     for name in ("fig1_balanced", "fig2_unbalanced")]
+        tables = fluid_curves_many(scenarios, jobs=max(1, jobs), progress=Progress("fluid"))
+        for number, (sc, table) in enumerate(zip(scenarios, tables, strict=True), 1):
             write_csv(table, PLOT_DIR / f"fig{number}_fluid.csv")
             xlabel = ("load of the most loaded resource" if sc.load_axis == "max"
                       else f"load of resource '{sc.load_axis}'")

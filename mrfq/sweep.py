@@ -200,9 +200,11 @@ def _execute(scenario_path: str, todo: list[Point], jobs: int | None, scheduler:
         for p in todo:
             yield p, compute_point(scenario_path, p)
         return
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
 
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    from mrfq.parallel import worker_pool
+
+    with worker_pool(jobs) as pool:
         pending = {pool.submit(compute_point, scenario_path, p): p for p in todo}
         try:
             while pending:

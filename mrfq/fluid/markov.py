@@ -352,6 +352,49 @@ def _curve_point(args: tuple) -> dict:
             "error": result.error_estimate, "level": result.level, "states": result.states}
 
 
+def fluid_curves_many(scenarios: list, jobs: int = 1, progress=None) -> list[pd.DataFrame]:
+    """:func:`fluid_curves` of several scenarios with one pool of workers, so the slow
+    high-load points of one scenario overlap with the others' points."""
+    from mrfq.parallel import worker_pool
+
+    plans = []
+    for sc in scenarios:
+        loads = list(sc.load_values)
+        points = [(p, load) for p in sc.fluid.policies for load in loads]
+        tasks = [(p, sc.requirements, sc.weights, sc.class_loads(load), sc.fluid.tolerance)
+                 for p, load in points]
+        plans.append((sc, points, tasks))
+    flat = [(i, j) for i, (_, points, _) in enumerate(plans) for j in range(len(points))]
+    # the costly (high-load) points first, so parallel workers finish together
+    flat.sort(key=lambda ij: -plans[ij[0]][1][ij[1]][1])
+    results: dict[tuple[int, int], dict] = {}
+    if jobs > 1 and len(flat) > 1:
+        with worker_pool(jobs) as pool:
+            futures = {ij: pool.submit(_curve_point, plans[ij[0]][2][ij[1]]) for ij in flat}
+            for done, ij in enumerate(flat, 1):
+                results[ij] = futures[ij].result()
+                if progress:
+                    progress(done, len(flat))
+    else:
+        for done, ij in enumerate(flat, 1):
+            results[ij] = _curve_point(plans[ij[0]][2][ij[1]])
+            if progress:
+                progress(done, len(flat))
+    tables = []
+    for i, (sc, points, tasks) in enumerate(plans):
+        rows = []
+        for j, (policy, load) in enumerate(points):
+            r = results[(i, j)]
+            rho = tasks[j][3]
+            for k, name in enumerate(sc.class_names):
+                rows.append({"policy": policy, "load": load, "class": name, "rho": rho[k],
+                             "gamma": r["gamma"][k], "mean_in_progress": r["mean"][k],
+                             "error_estimate": r["error"][k], "level": r["level"],
+                             "states": r["states"]})
+        tables.append(pd.DataFrame(rows))
+    return tables
+
+
 def fluid_curves(scenario, policies: list[str] | None = None, loads: list[float] | None = None,
                  jobs: int = 1, progress=None) -> pd.DataFrame:
     """Fluid γ_k for every (policy, load) of a scenario, as a tidy table.
@@ -361,37 +404,12 @@ def fluid_curves(scenario, policies: list[str] | None = None, loads: list[float]
     worker processes (results do not depend on it). ``progress(done, total)`` is called
     after each point.
     """
-    from concurrent.futures import ProcessPoolExecutor
+    from dataclasses import replace
 
-    policies = list(policies or scenario.fluid.policies)
     loads = list(loads or scenario.load_values)
     for load in loads:
         scenario.check_load(load)
-    points = [(p, load) for p in policies for load in loads]
-    tasks = [(p, scenario.requirements, scenario.weights, scenario.class_loads(load),
-              scenario.fluid.tolerance) for p, load in points]
-    # the costly (high-load) points first, so parallel workers finish together
-    order = sorted(range(len(tasks)), key=lambda i: -points[i][1])
-    results: dict[int, dict] = {}
-    if jobs > 1 and len(tasks) > 1:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = {i: pool.submit(_curve_point, tasks[i]) for i in order}
-            for done, i in enumerate(order, 1):
-                results[i] = futures[i].result()
-                if progress:
-                    progress(done, len(tasks))
-    else:
-        for done, i in enumerate(order, 1):
-            results[i] = _curve_point(tasks[i])
-            if progress:
-                progress(done, len(tasks))
-    rows = []
-    for i, (policy, load) in enumerate(points):
-        r = results[i]
-        rho = tasks[i][3]
-        for k, name in enumerate(scenario.class_names):
-            rows.append({"policy": policy, "load": load, "class": name, "rho": rho[k],
-                         "gamma": r["gamma"][k], "mean_in_progress": r["mean"][k],
-                         "error_estimate": r["error"][k], "level": r["level"],
-                         "states": r["states"]})
-    return pd.DataFrame(rows)
+    scenario = replace(scenario, load_values=tuple(loads),
+                       fluid=replace(scenario.fluid,
+                                     policies=tuple(policies or scenario.fluid.policies)))
+    return fluid_curves_many([scenario], jobs, progress)[0]
