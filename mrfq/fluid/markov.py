@@ -251,25 +251,35 @@ def tail_corrected_mean(pi: np.ndarray, states: np.ndarray, level: int
     return corrected, rate
 
 
-def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, guess_states=None):
+def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, previous_phi=None):
+    """Stationary solve on T(level); returns (π, states, E[n], φ per state).
+
+    States are in level order, so a smaller truncation is a prefix: its π is the initial
+    guess and its allocations ``previous_phi`` are reused (only new states are allocated).
+    """
     K = requirements.shape[0]
     states = _enumerate_states(level, K)
     if states.shape[0] > MAX_STATES:
         raise InputError(
             f"truncation needs more than {MAX_STATES} states (level {level}); "
             "relax the tolerance or lower the load", "tolerance")
-    phi = kernels.allocate_states(code, requirements, weights, states.astype(np.float64))
+    done = 0 if previous_phi is None else previous_phi.shape[0]
+    phi = np.empty((states.shape[0], K))
+    if done:
+        phi[:done] = previous_phi
+    phi[done:] = kernels.allocate_states(code, requirements, weights,
+                                         states[done:].astype(np.float64))
     if np.any(np.isnan(phi)):
         raise InputError("no BMF allocation found in some state", "requirements")
     indptr, indices, data, out_rate = _build_incoming(states, phi, rho, level)
     guess = None
     if guess_pi is not None:
         guess = np.zeros(states.shape[0])
-        guess[: guess_pi.shape[0]] = guess_pi  # level order: smaller truncation is a prefix
+        guess[: guess_pi.shape[0]] = guess_pi
         guess[guess_pi.shape[0]:] = guess_pi[-1] * 1e-3
     pi = _stationary(indptr, indices, data, out_rate, guess)
     mean = pi @ states
-    return pi, states, mean
+    return pi, states, mean, phi
 
 
 def service_rates(policy: str, requirements, loads, weights=None, tolerance: float = 1e-5,
@@ -296,7 +306,7 @@ def service_rates(policy: str, requirements, loads, weights=None, tolerance: flo
     level = max(16, math.ceil(0.5 * math.log(tolerance) / math.log(r0)))
     if max_level is not None:
         level = min(level, max_level)
-    pi, states, plain = _solve_truncation(code, a, w, rho, level)
+    pi, states, plain, phi = _solve_truncation(code, a, w, rho, level)
     mean, decay = tail_corrected_mean(pi, states, level)
     estimate = np.full(a.shape[0], np.inf)
     history: list[np.ndarray] = []
@@ -316,7 +326,7 @@ def service_rates(policy: str, requirements, loads, weights=None, tolerance: flo
             if step <= 0:
                 break
         previous = mean
-        pi, states, plain = _solve_truncation(code, a, w, rho, level + step, pi, states)
+        pi, states, plain, phi = _solve_truncation(code, a, w, rho, level + step, pi, phi)
         level += step
         mean, decay = tail_corrected_mean(pi, states, level)
         with np.errstate(divide="ignore", invalid="ignore"):
