@@ -34,6 +34,14 @@ def debug_enabled() -> bool:
     return os.environ.get("MRFQ_DEBUG", "") not in ("", "0")
 
 
+def _flat_model(model: PacketModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The model arrays in the kernel's flat layout: service and next_resource at
+    [p·J + j], and type_charge[p] = max_j service (memoryless DRFQ's charge, BR eq. 2)."""
+    return (np.ascontiguousarray(model.service).ravel(),
+            np.ascontiguousarray(model.next_resource).ravel(),
+            model.service.max(axis=1))
+
+
 class InvariantError(AssertionError):
     """Raised in debug mode when the engine breaks one of its invariants."""
 
@@ -56,60 +64,44 @@ class Replication:
 
 
 class _State:
-    """All arrays of the kernel state; flow-indexed arrays grow by doubling."""
+    """All arrays of the kernel state (layout in :mod:`mrfq.packet.kernel`); the flow-slot
+    arrays grow by doubling."""
 
-    def __init__(self, model: PacketModel, window: int, capacity: int, policy: int):
+    def __init__(self, model: PacketModel, window: int, capacity: int):
         J = model.service.shape[1]
         K = model.type_start.shape[0]
         self.window = window
         self.J, self.K = J, K
+        self.ni, self.nf = (int(x) for x in kernel.record_layout(J, window)[:2])
         self.istate = np.zeros(8, dtype=np.int64)
         self.fstate = np.zeros(2)
-        self.fstate[kernel.F_VGLOBAL] = 0.0
-        self.busy = np.zeros(J, dtype=np.bool_)
-        self.done_time = np.zeros(J)
-        self.serv_slot = np.zeros(J, dtype=np.int64)
-        self.serv_pk = np.zeros(J, dtype=np.int64)
-        self.vtime = np.zeros(J)
-        self.busy_time = np.zeros(J)
+        self.res_i = np.zeros(3 * J, dtype=np.int64)
+        self.res_f = np.zeros(3 * J)
+        self.res_f[:J] = np.inf  # idle
         self.pend_head = np.zeros(K, dtype=np.int64)
         self.pend_len = np.zeros(K, dtype=np.int64)
-        self.dovetail = policy == kernel.DRFQ_DOVETAIL
         self.capacity = 0
         self._allocate(capacity)
 
-    def _flow_arrays(self, C: int) -> dict[str, np.ndarray]:
-        J, W = self.J, self.window
-        i64 = np.int64
-        return {
-            "fl_class": np.zeros(C, i64), "fl_index": np.zeros(C, i64),
-            "fl_to_inject": np.zeros(C, i64), "fl_in_system": np.zeros(C, i64),
-            "fl_sent": np.zeros(C, i64), "fl_pending": np.zeros(C, i64),
-            "fl_tag": np.zeros((C, J)), "fl_queue": np.zeros((C, J), i64),
-            "fl_pfree": np.zeros((C, W), i64), "fl_pfree_n": np.zeros(C, i64),
-            "fifo": np.zeros((C, J, W), i64), "fifo_head": np.zeros((C, J), i64),
-            "fifo_len": np.zeros((C, J), i64),
-            "pk_type": np.zeros((C, W), i64), "pk_key": np.zeros((C, W)),
-            "pk_vtag": np.zeros((C, W)), "pk_seq": np.zeros((C, W), i64),
-            "pk_vtags": np.zeros((C if self.dovetail else 1, W, J)),
-            "last_key": np.zeros((C, J)), "in_use": np.zeros(C, np.bool_),
-        }
-
     def _allocate(self, C: int) -> None:
+        if C > kernel.MAX_SLOTS:
+            raise RuntimeError(f"more than {kernel.MAX_SLOTS} flows in progress at once")
         old = self.capacity
-        arrays = self._flow_arrays(C)
-        for name, fresh in arrays.items():
+
+        def grown(name: str, size: int, dtype) -> np.ndarray:
+            fresh = np.zeros(size, dtype)
             if old:
                 current = getattr(self, name)
                 fresh[: current.shape[0]] = current
-            setattr(self, name, fresh)
-        hkey, hseq, hslot = np.zeros((self.J, C)), np.zeros((self.J, C), np.int64), \
-            np.zeros((self.J, C), np.int64)
-        if old:
-            hkey[:, :old], hseq[:, :old], hslot[:, :old] = self.hkey, self.hseq, self.hslot
-        else:
-            self.hsize = np.zeros(self.J, np.int64)
-        self.hkey, self.hseq, self.hslot = hkey, hseq, hslot
+            return fresh
+
+        # slot records are contiguous and heap entry i of resource j is at i·J + j, so
+        # growing keeps every index valid
+        self.flow_i = grown("flow_i", C * self.ni, np.int64)
+        self.flow_f = grown("flow_f", C * self.nf, np.float64)
+        self.heap_key = grown("heap_key", C * self.J, np.float64)
+        self.heap_id = grown("heap_id", C * self.J, np.int64)
+        self.in_use = np.zeros(C, np.bool_)
         # free slot stack: previously free ones stay, new slots are pushed below them
         free = np.zeros(C, np.int64)
         top = self.istate[kernel.I_FREE_TOP]
@@ -119,15 +111,16 @@ class _State:
             free[len(new_slots): len(new_slots) + top] = self.free_slots[:top]
         self.free_slots = free
         self.istate[kernel.I_FREE_TOP] = top + len(new_slots)
-        # round-trip queues hold at most C * W packets; unroll the rings when growing
+        # round-trip rings (k·cap + position) hold at most C·W packets; unrolled on growth
         cap = C * self.window
-        pend_time = np.zeros((self.K, cap))
-        pend_slot = np.zeros((self.K, cap), np.int64)
+        pend_time = np.zeros(self.K * cap)
+        pend_slot = np.zeros(self.K * cap, np.int64)
         for k in range(self.K if old else 0):
             n = self.pend_len[k]
-            idx = (self.pend_head[k] + np.arange(n)) % self.pend_time.shape[1]
-            pend_time[k, :n] = self.pend_time[k, idx]
-            pend_slot[k, :n] = self.pend_slot[k, idx]
+            old_cap = old * self.window
+            idx = k * old_cap + (self.pend_head[k] + np.arange(n)) % old_cap
+            pend_time[k * cap: k * cap + n] = self.pend_time[idx]
+            pend_slot[k * cap: k * cap + n] = self.pend_slot[idx]
             self.pend_head[k] = 0
         self.pend_time, self.pend_slot = pend_time, pend_slot
         self.capacity = C
@@ -184,25 +177,24 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         extend()
     while n_arrivals < flows + 1:
         extend()
-    state = _State(model, window, INITIAL_CAPACITY, code)
+    state = _State(model, window, INITIAL_CAPACITY)
+    service, next_resource, type_charge = _flat_model(model)
     state.istate[kernel.I_OUTSTANDING] = flows
     completion = np.full(flows, np.nan)
     started = time.perf_counter()
     s = state
     while True:
+        if s.istate[kernel.I_SEQ] + CHUNK_EVENTS * (window + s.J) >= kernel.MAX_SEQ:
+            raise RuntimeError("more than 8.8e12 packet arrivals at resources in one "
+                               "replication")
         status = kernel.run_kernel(
             code, debug, CHUNK_EVENTS,
-            model.service, model.next_resource, model.first_resource, model.type_start,
-            model.type_count, model.type_cdf, model.class_cycle, model.class_rtt, window,
+            service, next_resource, model.first_resource, type_charge, model.type_cdf,
+            model.type_start, model.type_count, model.class_cycle, model.class_rtt, window,
             float(delta), hash_key,
             arr_time, arr_class, arr_size, n_arrivals, flows, completion,
             s.istate, s.fstate,
-            s.free_slots, s.fl_class, s.fl_index, s.fl_to_inject, s.fl_in_system, s.fl_sent,
-            s.fl_pending, s.fl_tag, s.fl_queue, s.fl_pfree, s.fl_pfree_n,
-            s.fifo, s.fifo_head, s.fifo_len,
-            s.pk_type, s.pk_key, s.pk_vtag, s.pk_seq, s.pk_vtags,
-            s.busy, s.done_time, s.serv_slot, s.serv_pk, s.vtime, s.busy_time, s.last_key,
-            s.hkey, s.hseq, s.hslot, s.hsize,
+            s.free_slots, s.flow_i, s.flow_f, s.res_i, s.res_f, s.heap_key, s.heap_id,
             s.pend_time, s.pend_slot, s.pend_head, s.pend_len, s.in_use)
         if status == kernel.DONE:
             break

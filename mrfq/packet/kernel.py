@@ -1,8 +1,8 @@
 """Numba event loop for J router resources in tandem, one start-time fair queue each.
 
 Plain arrays in, plain arrays out (STUMPY-style kernel; the wrapper is
-:mod:`mrfq.packet.engine`). All state lives in the arrays of :class:`EngineState` so the
-loop can stop after a budget of events and resume exactly where it was.
+:mod:`mrfq.packet.engine`). All state lives in arrays so the loop can stop after a budget
+of events and resume exactly where it was.
 
 Model (SPEC §3). Event order at equal times: completions by resource index, then
 round-trip injections by class index, then the flow arrival (SimPy-style (time, priority)).
@@ -26,6 +26,19 @@ Tags (S^{k-1} = same flow's previous packet; −∞ for a flow's first packet):
   DRFQ S = max(V, S^{k-1} + max_j s_j) at injection       (BR eq. 2, memoryless)
   DRFQ-dovetail S_j = max(V_j, F_j), F_j = S_j + s_j, key = max over used j of S_j;
        then F_j ← max(F_j, max_r F_r − Δ)                   (Ghodsi et al. SIGCOMM'12)
+
+Memory layout (why it looks like this: every separate array is a base pointer and a
+stride the loop must keep in a register or reload from the stack; with ~50 arrays the
+loop spent most of its instructions on spills). State is a handful of flat arrays:
+
+* a flow slot's integers are one record of ``ni`` int64 in ``flow_i`` (offset slot·ni) and
+  its floats one record of ``nf`` float64 in ``flow_f``; :func:`record_layout` gives the
+  offsets of the per-resource and per-packet parts;
+* resource j's heap of flow heads is entries i·J + j of ``heap_key`` (the head's tag) and
+  ``heap_id`` (its arrival number and slot packed as seq·2^SLOT_BITS + slot, so comparing
+  ids compares arrival numbers);
+* ``res_f`` = [completion time (∞ when idle), V_j, busy time], ``res_i`` = [slot and
+  packet in service, heap size], each J long.
 """
 
 from __future__ import annotations
@@ -49,10 +62,45 @@ I_NEXT_ARRIVAL, I_OUTSTANDING, I_SEQ, I_SERVICES, I_EVENTS, I_ACTIVE, I_FREE_TOP
 # indices into the float64 scalar state
 F_TIME, F_VGLOBAL = range(2)
 
+#: heap ids pack (arrival number, slot); at most 2^SLOT_BITS flows in progress at once and
+#: 2^(63 - SLOT_BITS) ≈ 8.8e12 packet arrivals at resources per replication
+SLOT_BITS = 20
+MAX_SLOTS = 1 << SLOT_BITS
+MAX_SEQ = 1 << (63 - SLOT_BITS)
+_SLOT_MASK = np.int64(MAX_SLOTS - 1)
+
+# fields at the start of a flow's int record; per-resource triples follow at FI_RES
+(FI_CLASS, FI_INDEX, FI_TO_INJECT, FI_IN_SYSTEM, FI_SENT, FI_PENDING, FI_FREE_N, FI_TYPE0,
+ FI_NTYPES) = range(9)
+FI_RES = 9  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
+
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
-#: indices loaded from arrays are cast to unsigned where used: Numba then skips its
-#: negative-index wraparound code, which was a large share of the loop's instructions
+#: indices are cast to unsigned where used: Numba then skips its negative-index
+#: wraparound code, which was a large share of the loop's instructions
 _U = np.uint64
+
+
+@njit(cache=True)
+def record_layout(J, W):
+    """Sizes and offsets of a flow slot's records for J resources and window W.
+
+    Int record: FI_* fields, per-resource triples, then free packet numbers [W], packet
+    type [W], packet heap id [W], FIFO of packet numbers per resource [J·W].
+    Float record: tag S_j [J], last served order per resource (debug) [J], packet key [W],
+    packet's virtual start at its current resource (dovetail) [W], dovetail virtual
+    starts per packet and resource [W·J].
+    Returns (ni, nf, o_free, o_type, o_id, o_fifo, o_key, o_vtag, o_vtags).
+    """
+    o_free = FI_RES + 3 * J
+    o_type = o_free + W
+    o_id = o_type + W
+    o_fifo = o_id + W
+    ni = o_fifo + J * W
+    o_key = 2 * J
+    o_vtag = o_key + W
+    o_vtags = o_vtag + W
+    nf = o_vtags + W * J
+    return ni, nf, o_free, o_type, o_id, o_fifo, o_key, o_vtag, o_vtags
 
 
 @njit(cache=True, inline="always")
@@ -72,63 +120,51 @@ def packet_uniform(key, flow_index, packet_number):
     return float(x >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True, inline="always")
-def _before(key_a, seq_a, key_b, seq_b):
-    return key_a < key_b or (key_a == key_b and seq_a < seq_b)
-
-
 @njit(cache=True, inline="always", _nrt=False)
-def _heap_push(hkey, hseq, hslot, hsize, j, key, seq, slot):
-    i = hsize[j]
-    hsize[j] = i + 1
+def _heap_push(heap_key, heap_id, n, J, j, key, hid):
+    """Insert (key, hid) into heap j of size n (entries i·J + j)."""
+    i = n
     while i > 0:
         parent = (i - 1) >> 1
-        if _before(key, seq, hkey[_U(j), _U(parent)], hseq[_U(j), _U(parent)]):
-            hkey[_U(j), _U(i)] = hkey[_U(j), _U(parent)]
-            hseq[_U(j), _U(i)] = hseq[_U(j), _U(parent)]
-            hslot[_U(j), _U(i)] = hslot[_U(j), _U(parent)]
+        at = _U(parent * J + j)
+        pkey = heap_key[at]
+        if key < pkey or (key == pkey and hid < heap_id[at]):
+            heap_key[_U(i * J + j)] = pkey
+            heap_id[_U(i * J + j)] = heap_id[at]
             i = parent
         else:
             break
-    hkey[_U(j), _U(i)] = key
-    hseq[_U(j), _U(i)] = seq
-    hslot[_U(j), _U(i)] = slot
+    heap_key[_U(i * J + j)] = key
+    heap_id[_U(i * J + j)] = hid
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _sift_down(hkey, hseq, hslot, n, j, key, seq, slot):
-    """Place (key, seq, slot) at the root of heap j (size n) and restore the order."""
+def _sift_down(heap_key, heap_id, n, J, j, key, hid):
+    """Place (key, hid) at the root of heap j (size n) and restore the order."""
     i = 0
     while True:
         child = 2 * i + 1
         if child >= n:
             break
-        if child + 1 < n and _before(hkey[_U(j), _U(child + 1)], hseq[_U(j), _U(child + 1)],
-                                     hkey[_U(j), _U(child)], hseq[_U(j), _U(child)]):
-            child += 1
-        if _before(hkey[_U(j), _U(child)], hseq[_U(j), _U(child)], key, seq):
-            hkey[_U(j), _U(i)] = hkey[_U(j), _U(child)]
-            hseq[_U(j), _U(i)] = hseq[_U(j), _U(child)]
-            hslot[_U(j), _U(i)] = hslot[_U(j), _U(child)]
+        at = _U(child * J + j)
+        ckey = heap_key[at]
+        cid = heap_id[at]
+        if child + 1 < n:
+            at2 = _U(at + _U(J))
+            key2 = heap_key[at2]
+            id2 = heap_id[at2]
+            if key2 < ckey or (key2 == ckey and id2 < cid):
+                child += 1
+                ckey = key2
+                cid = id2
+        if ckey < key or (ckey == key and cid < hid):
+            heap_key[_U(i * J + j)] = ckey
+            heap_id[_U(i * J + j)] = cid
             i = child
         else:
             break
-    hkey[_U(j), _U(i)] = key
-    hseq[_U(j), _U(i)] = seq
-    hslot[_U(j), _U(i)] = slot
-
-
-@njit(cache=True, inline="always", _nrt=False)
-def _heap_pop(hkey, hseq, hslot, hsize, j):
-    """Remove and return the slot at the top of heap j."""
-    top = hslot[_U(j), _U(0)]
-    n = hsize[j] - 1
-    hsize[j] = n
-    if n > 0:
-        last = _U(n)
-        _sift_down(hkey, hseq, hslot, n, j, hkey[_U(j), last], hseq[_U(j), last],
-                   hslot[_U(j), last])
-    return top
+    heap_key[_U(i * J + j)] = key
+    heap_id[_U(i * J + j)] = hid
 
 
 # No array is allocated inside the loop, so it runs without Numba's reference counting
@@ -136,295 +172,334 @@ def _heap_pop(hkey, hseq, hslot, hsize, j):
 @njit(cache=True, _nrt=False, error_model="numpy")
 def run_kernel(policy, debug, budget,
                # model constants
-               service, next_resource, first_resource, type_start, type_count, type_cdf,
-               class_cycle, class_rtt, window, delta, hash_key,
+               service, next_resource, first_resource, type_charge, type_cdf,
+               class_type0, class_ntypes, class_cycle, class_rtt, window, delta, hash_key,
                # arrivals (pre-generated) and per-flow records
                arr_time, arr_class, arr_size, n_arrivals, flows, completion,
                # scalar state
                istate, fstate,
-               # flows (slot-indexed)
-               free_slots, fl_class, fl_index, fl_to_inject, fl_in_system, fl_sent,
-               fl_pending, fl_tag, fl_queue, fl_pfree, fl_pfree_n,
-               fifo, fifo_head, fifo_len,
-               pk_type, pk_key, pk_vtag, pk_seq, pk_vtags,
-               # resources
-               busy, done_time, serv_slot, serv_pk, vtime, busy_time, last_key,
-               hkey, hseq, hslot, hsize,
-               # round-trip injection queues, one FIFO per class
+               # flow slots, resources, heaps
+               free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
+               # round-trip injection queues, one ring per class (k·cap + position)
                pend_time, pend_slot, pend_head, pend_len,
                # scratch space for the debug checks
                in_use):
     """Advance the simulation by at most ``budget`` events; return a status code.
 
-    ``service[p, j]``: processing time of packet type p at resource j (0 = skip);
-    ``next_resource[p, j]``: the next resource after j with s > 0 (−1 = leave);
-    ``first_resource[p]``. Completion times of flows with index < ``flows`` are written
-    to ``completion``; the run is DONE when all of them have completed.
+    ``service[p·J + j]``: processing time of packet type p at resource j (0 = skip);
+    ``next_resource[p·J + j]``: the next resource after j with s > 0 (−1 = leave);
+    ``first_resource[p]``; ``type_charge[p]`` = max_j service (the DRFQ charge).
+    Completion times of flows with index < ``flows`` are written to ``completion``; the
+    run is DONE when all of them have completed.
     """
-    J = service.shape[1]
-    K = type_start.shape[0]
-    pend_cap = pend_time.shape[1]
+    J = res_i.shape[0] // 3
+    K = class_rtt.shape[0]
+    W = window
+    pend_cap = pend_time.shape[0] // K
+    ni, nf, o_free, o_type, o_id, o_fifo, o_key, o_vtag, o_vtags = record_layout(J, W)
     has_rtt = False
     for k in range(K):
         if class_rtt[k] > 0.0:
             has_rtt = True
     t = fstate[F_TIME]
     vglobal = fstate[F_VGLOBAL]
+    nxt = istate[I_NEXT_ARRIVAL]
+    outstanding = istate[I_OUTSTANDING]
     seq = istate[I_SEQ]
     services = istate[I_SERVICES]
+    active = istate[I_ACTIVE]
+    free_top = istate[I_FREE_TOP]
+    t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
     events = 0
     status = BUDGET
     while events < budget:
-        if istate[I_OUTSTANDING] == 0:
+        if outstanding == 0:
             status = DONE
             break
-        nxt = istate[I_NEXT_ARRIVAL]
         if nxt >= n_arrivals:
             status = NEED_ARRIVALS
             break
         # ---- next event: (time, priority) lexicographic; strict < keeps the lower priority
-        best_t = arr_time[_U(nxt)]
+        best_t = t_arrival
         kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
-        which = -1
+        which = 0
         for j in range(J):
-            if busy[j] and done_time[j] <= best_t:
-                if done_time[j] < best_t or kind == 2:
-                    best_t = done_time[j]
-                    kind = 0
-                    which = j
+            d = res_f[j]  # ∞ when idle
+            if d < best_t or (d == best_t and kind == 2):
+                best_t = d
+                kind = 0
+                which = j
         if has_rtt:
             for k in range(K):
                 if pend_len[k] > 0:
-                    when = pend_time[k, pend_head[k]]
+                    when = pend_time[_U(k * pend_cap + pend_head[k])]
                     if when < best_t or (when == best_t and kind == 2):
                         best_t = when
                         kind = 1
                         which = k
-        if kind == 2 and istate[I_FREE_TOP] == 0:
+        if best_t == np.inf:  # nothing left to happen: an explicit trace ran out
+            status = NEED_ARRIVALS
+            break
+        if kind == 2 and free_top == 0:
             status = NEED_CAPACITY
             break
         t = best_t
         events += 1
         # ---- event bookkeeping; then n_ops packet movements (inject and/or arrive)
-        slot = _U(0)
-        pk = _U(0)
+        slot = 0
+        pk = 0
+        ptype = 0
         target = -1  # resource a moving packet arrives at
         n_inject = 0
         if kind == 0:
-            done = _U(which)
-            slot = _U(serv_slot[done])
-            pk = _U(serv_pk[done])
-            busy[done] = False
+            done = which
+            slot = res_i[_U(done)]
+            pk = res_i[_U(J + done)]
+            res_f[_U(done)] = np.inf
             services += 1
-            fl_queue[slot, done] -= 1
-            target = next_resource[_U(pk_type[slot, pk]), done]
+            b = _U(slot * ni)
+            flow_i[b + _U(FI_RES + 3 * done)] -= 1
+            ptype = flow_i[b + _U(o_type + pk)]
+            target = next_resource[_U(ptype * J + done)]
             if target < 0:  # the packet leaves the router
-                fl_in_system[slot] -= 1
-                fl_pfree[slot, fl_pfree_n[slot]] = pk
-                fl_pfree_n[slot] += 1
-                if fl_to_inject[slot] > fl_pending[slot]:  # pending ones are reserved
-                    k = fl_class[slot]
-                    if class_rtt[k] > 0.0:
+                flow_i[b + _U(FI_IN_SYSTEM)] -= 1
+                n_free = flow_i[b + _U(FI_FREE_N)]
+                flow_i[b + _U(o_free + n_free)] = pk
+                flow_i[b + _U(FI_FREE_N)] = n_free + 1
+                if flow_i[b + _U(FI_TO_INJECT)] > flow_i[b + _U(FI_PENDING)]:
+                    # pending injections are already reserved
+                    k = flow_i[b + _U(FI_CLASS)]
+                    if has_rtt and class_rtt[_U(k)] > 0.0:
                         pos = (pend_head[k] + pend_len[k]) % pend_cap
-                        pend_time[k, pos] = t + class_rtt[k]
-                        pend_slot[k, pos] = slot
+                        pend_time[_U(k * pend_cap + pos)] = t + class_rtt[_U(k)]
+                        pend_slot[_U(k * pend_cap + pos)] = slot
                         pend_len[k] += 1
-                        fl_pending[slot] += 1
+                        flow_i[b + _U(FI_PENDING)] += 1
                     else:
                         n_inject = 1
-                elif fl_in_system[slot] == 0 and fl_pending[slot] == 0:
-                    index = fl_index[slot]
+                elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and flow_i[b + _U(FI_PENDING)] == 0:
+                    index = flow_i[b + _U(FI_INDEX)]
                     if index < flows:
-                        completion[index] = t
-                        istate[I_OUTSTANDING] -= 1
-                    free_slots[istate[I_FREE_TOP]] = slot
-                    istate[I_FREE_TOP] += 1
-                    istate[I_ACTIVE] -= 1
+                        completion[_U(index)] = t
+                        outstanding -= 1
+                    free_slots[_U(free_top)] = slot
+                    free_top += 1
+                    active -= 1
         elif kind == 1:
             k = which
-            slot = _U(pend_slot[k, pend_head[k]])
+            slot = pend_slot[_U(k * pend_cap + pend_head[k])]
             pend_head[k] = (pend_head[k] + 1) % pend_cap
             pend_len[k] -= 1
-            fl_pending[slot] -= 1
+            flow_i[_U(slot * ni + FI_PENDING)] -= 1
             n_inject = 1
         else:
-            top = istate[I_FREE_TOP] - 1
-            istate[I_FREE_TOP] = top
-            slot = _U(free_slots[top])
-            istate[I_NEXT_ARRIVAL] = nxt + 1
-            istate[I_ACTIVE] += 1
-            fl_class[slot] = arr_class[_U(nxt)]
-            fl_index[slot] = nxt
-            fl_to_inject[slot] = arr_size[_U(nxt)]
-            fl_in_system[slot] = 0
-            fl_sent[slot] = 0
-            fl_pending[slot] = 0
-            fl_pfree_n[slot] = window
-            for p in range(window):
-                fl_pfree[slot, p] = window - 1 - p
+            free_top -= 1
+            slot = free_slots[_U(free_top)]
+            active += 1
+            k = arr_class[_U(nxt)]
+            size = arr_size[_U(nxt)]
+            b = _U(slot * ni)
+            bf = _U(slot * nf)
+            flow_i[b + _U(FI_CLASS)] = k
+            flow_i[b + _U(FI_INDEX)] = nxt
+            flow_i[b + _U(FI_TO_INJECT)] = size
+            flow_i[b + _U(FI_IN_SYSTEM)] = 0
+            flow_i[b + _U(FI_SENT)] = 0
+            flow_i[b + _U(FI_PENDING)] = 0
+            flow_i[b + _U(FI_FREE_N)] = W
+            flow_i[b + _U(FI_TYPE0)] = class_type0[_U(k)]
+            flow_i[b + _U(FI_NTYPES)] = class_ntypes[_U(k)]
+            for p in range(W):
+                flow_i[b + _U(o_free + p)] = W - 1 - p
             for j in range(J):
-                fl_tag[slot, j] = -np.inf
-                fl_queue[slot, j] = 0
-                fifo_head[slot, j] = 0
-                fifo_len[slot, j] = 0
-                last_key[slot, j] = -np.inf
-            n_inject = min(window, arr_size[nxt])
+                flow_i[b + _U(FI_RES + 3 * j)] = 0
+                flow_i[b + _U(FI_RES + 3 * j + 1)] = 0
+                flow_i[b + _U(FI_RES + 3 * j + 2)] = 0
+                flow_f[bf + _U(j)] = -np.inf
+                flow_f[bf + _U(J + j)] = -np.inf
+            n_inject = min(W, size)
+            nxt += 1
+            t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
+        b = _U(slot * ni)
+        bf = _U(slot * nf)
         n_ops = n_inject if target < 0 else 1
         for _op in range(n_ops):
             if target < 0:
                 # ---- inject the flow's next packet: draw its type, DRFQ tags
-                k = fl_class[slot]
-                number = fl_sent[slot]
-                fl_sent[slot] = number + 1
-                fl_to_inject[slot] -= 1
-                fl_in_system[slot] += 1
-                count = type_count[k]
-                ptype = type_start[k]
+                number = flow_i[b + _U(FI_SENT)]
+                flow_i[b + _U(FI_SENT)] = number + 1
+                flow_i[b + _U(FI_TO_INJECT)] -= 1
+                flow_i[b + _U(FI_IN_SYSTEM)] += 1
+                ptype = flow_i[b + _U(FI_TYPE0)]
+                count = flow_i[b + _U(FI_NTYPES)]
                 if count > 1:
-                    if class_cycle[k]:
+                    if class_cycle[_U(flow_i[b + _U(FI_CLASS)])]:
                         ptype += number % count
                     else:
-                        u = packet_uniform(hash_key, fl_index[slot], number)
+                        u = packet_uniform(hash_key, flow_i[b + _U(FI_INDEX)], number)
                         c = 0
-                        while c < count - 1 and type_cdf[ptype + c] <= u:
+                        while c < count - 1 and type_cdf[_U(ptype + c)] <= u:
                             c += 1
                         ptype += c
-                top = fl_pfree_n[slot] - 1
-                fl_pfree_n[slot] = top
-                pk = _U(fl_pfree[slot, top])
-                pk_type[slot, pk] = ptype
+                n_free = flow_i[b + _U(FI_FREE_N)] - 1
+                flow_i[b + _U(FI_FREE_N)] = n_free
+                pk = flow_i[b + _U(o_free + n_free)]
+                flow_i[b + _U(o_type + pk)] = ptype
                 if policy == DRFQ:
-                    charge = 0.0
-                    for j in range(J):
-                        charge = max(charge, service[ptype, j])
-                    key = max(vglobal, fl_tag[slot, 0] + charge)
-                    fl_tag[slot, 0] = key
-                    pk_key[slot, pk] = key
+                    key = max(vglobal, flow_f[bf] + type_charge[_U(ptype)])
+                    flow_f[bf] = key
+                    flow_f[bf + _U(o_key + pk)] = key
                 elif policy == DRFQ_DOVETAIL:
                     key = -np.inf
                     top_finish = -np.inf
                     for j in range(J):
-                        s = service[ptype, j]
+                        s = service[_U(ptype * J + j)]
                         if s > 0.0:
-                            begin = max(vtime[j], fl_tag[slot, j])
-                            pk_vtags[slot, pk, j] = begin
-                            fl_tag[slot, j] = begin + s
+                            begin = max(res_f[_U(J + j)], flow_f[bf + _U(j)])
+                            flow_f[bf + _U(o_vtags + pk * J + j)] = begin
+                            flow_f[bf + _U(j)] = begin + s
                             key = max(key, begin)
-                        top_finish = max(top_finish, fl_tag[slot, j])
+                        top_finish = max(top_finish, flow_f[bf + _U(j)])
                     if delta < np.inf:
                         for j in range(J):
-                            fl_tag[slot, j] = max(fl_tag[slot, j], top_finish - delta)
-                    pk_key[slot, pk] = key
-                dest = _U(first_resource[ptype])
+                            flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - delta)
+                    flow_f[bf + _U(o_key + pk)] = key
+                dest = first_resource[_U(ptype)]
             else:
-                dest = _U(target)
+                dest = target
             # ---- the packet arrives at resource dest: PF/BMF tag, enqueue
-            fl_queue[slot, dest] += 1
+            at = b + _U(FI_RES + 3 * dest)
+            queued = flow_i[at] + 1
+            flow_i[at] = queued
             if policy == BMF:
-                key = max(vtime[dest], fl_tag[slot, dest] + service[_U(pk_type[slot, pk]), dest])
-                fl_tag[slot, dest] = key
-                pk_key[slot, pk] = key
+                key = max(res_f[_U(J + dest)],
+                          flow_f[bf + _U(dest)] + service[_U(ptype * J + dest)])
+                flow_f[bf + _U(dest)] = key
+                flow_f[bf + _U(o_key + pk)] = key
             elif policy == PF:
-                key = max(vtime[dest], fl_tag[slot, dest]
-                          + service[_U(pk_type[slot, pk]), dest] / fl_queue[slot, dest])
-                fl_tag[slot, dest] = key
-                pk_key[slot, pk] = key
-            elif policy == DRFQ_DOVETAIL:
-                pk_vtag[slot, pk] = pk_vtags[slot, pk, dest]
-            pk_seq[slot, pk] = seq
-            n = fifo_len[slot, dest]
-            pos = fifo_head[slot, dest] + n
-            if pos >= window:
-                pos -= window
-            fifo[slot, dest, _U(pos)] = pk
-            fifo_len[slot, dest] = n + 1
+                key = max(res_f[_U(J + dest)],
+                          flow_f[bf + _U(dest)] + service[_U(ptype * J + dest)] / queued)
+                flow_f[bf + _U(dest)] = key
+                flow_f[bf + _U(o_key + pk)] = key
+            else:
+                key = flow_f[bf + _U(o_key + pk)]
+                if policy == DRFQ_DOVETAIL:
+                    flow_f[bf + _U(o_vtag + pk)] = flow_f[bf + _U(o_vtags + pk * J + dest)]
+            hid = (seq << SLOT_BITS) | slot
+            flow_i[b + _U(o_id + pk)] = hid
+            n = flow_i[at + _U(2)]
+            pos = flow_i[at + _U(1)] + n
+            if pos >= W:
+                pos -= W
+            flow_i[b + _U(o_fifo + dest * W + pos)] = pk
+            flow_i[at + _U(2)] = n + 1
             if n == 0:
-                _heap_push(hkey, hseq, hslot, hsize, dest, pk_key[slot, pk], seq, slot)
+                size_at = res_i[_U(2 * J + dest)]
+                _heap_push(heap_key, heap_id, size_at, J, dest, key, hid)
+                res_i[_U(2 * J + dest)] = size_at + 1
             seq += 1
         # ---- every idle resource with waiting packets starts the smallest (key, seq)
         for j in range(J):
-            if busy[j] or hsize[j] == 0:
+            n_heap = res_i[_U(2 * J + j)]
+            if res_f[_U(j)] < np.inf or n_heap == 0:
                 continue
-            sl = _U(hslot[j, 0])
-            head = fifo_head[sl, j]
-            p = _U(fifo[sl, j, _U(head)])
+            sl = heap_id[_U(j)] & _SLOT_MASK
+            sb = _U(sl * ni)
+            sbf = _U(sl * nf)
+            at = sb + _U(FI_RES + 3 * j)
+            head = flow_i[at + _U(1)]
+            fifo_at = sb + _U(o_fifo + j * W)
+            p = flow_i[fifo_at + _U(head)]
             head += 1
-            if head == window:
+            if head == W:
                 head = 0
-            fifo_head[sl, j] = head
-            remaining = fifo_len[sl, j] - 1
-            fifo_len[sl, j] = remaining
+            flow_i[at + _U(1)] = head
+            remaining = flow_i[at + _U(2)] - 1
+            flow_i[at + _U(2)] = remaining
             if remaining > 0:  # the flow's next packet replaces it at the top
-                q = _U(fifo[sl, j, _U(head)])
-                _sift_down(hkey, hseq, hslot, hsize[j], j, pk_key[sl, q], pk_seq[sl, q], sl)
+                q = flow_i[fifo_at + _U(head)]
+                _sift_down(heap_key, heap_id, n_heap, J, j, flow_f[sbf + _U(o_key + q)],
+                           flow_i[sb + _U(o_id + q)])
             else:
-                _heap_pop(hkey, hseq, hslot, hsize, j)
-            key = pk_key[sl, p]
+                n_heap -= 1
+                res_i[_U(2 * J + j)] = n_heap
+                if n_heap > 0:
+                    last = _U(n_heap * J + j)
+                    _sift_down(heap_key, heap_id, n_heap, J, j, heap_key[last], heap_id[last])
+            key = flow_f[sbf + _U(o_key + p)]
             if policy == DRFQ:
                 if key > vglobal:
                     vglobal = key
             elif policy == DRFQ_DOVETAIL:
-                if pk_vtag[sl, p] > vtime[j]:
-                    vtime[j] = pk_vtag[sl, p]
+                vtag = flow_f[sbf + _U(o_vtag + p)]
+                if vtag > res_f[_U(J + j)]:
+                    res_f[_U(J + j)] = vtag
             else:
-                vtime[j] = key
-            s = service[_U(pk_type[sl, p]), j]
-            busy[j] = True
-            done_time[j] = t + s
-            serv_slot[j] = sl
-            serv_pk[j] = p
+                res_f[_U(J + j)] = key
+            s = service[_U(flow_i[sb + _U(o_type + p)] * J + j)]
+            res_f[_U(j)] = t + s
+            res_i[_U(j)] = sl
+            res_i[_U(J + j)] = p
             if debug:
-                busy_time[j] += s
+                res_f[_U(2 * J + j)] += s
                 # per flow and resource: PF/BMF tags never decrease; every policy serves a
                 # flow's packets in arrival order (DRFQ tags, given at injection, may
                 # arrive out of order when packet types skip resources)
-                order = key if (policy == PF or policy == BMF) else float(pk_seq[sl, p])
-                if order < last_key[sl, j]:
+                order = key if (policy == PF or policy == BMF) else float(
+                    flow_i[sb + _U(o_id + p)] >> SLOT_BITS)
+                if order < flow_f[sbf + _U(J + j)]:
                     istate[I_VIOLATION] = BAD_TAG_ORDER
-                last_key[sl, j] = order
+                flow_f[sbf + _U(J + j)] = order
         if debug:
-            code = _check_invariants(t, window, fl_in_system, fl_pending, fl_to_inject,
-                                     fl_queue, fifo_len, busy, done_time, hsize, busy_time,
-                                     free_slots, istate, in_use)
+            code = _check_invariants(t, W, ni, free_top, flow_i, res_i, res_f, free_slots,
+                                     istate, in_use)
             if code != 0:
                 status = code
                 break
     fstate[F_TIME] = t
     fstate[F_VGLOBAL] = vglobal
+    istate[I_NEXT_ARRIVAL] = nxt
+    istate[I_OUTSTANDING] = outstanding
     istate[I_SEQ] = seq
     istate[I_SERVICES] = services
     istate[I_EVENTS] += events
+    istate[I_ACTIVE] = active
+    istate[I_FREE_TOP] = free_top
     return status
 
 
 @njit(cache=True, _nrt=False)
-def _check_invariants(t, window, fl_in_system, fl_pending, fl_to_inject, fl_queue, fifo_len,
-                      busy, done_time, hsize, busy_time, free_slots, istate, in_use):
+def _check_invariants(t, window, ni, free_top, flow_i, res_i, res_f, free_slots, istate,
+                      in_use):
     """Debug mode: conservation, window, work conservation and utilisation after an event."""
-    J = busy.shape[0]
+    J = res_i.shape[0] // 3
     if istate[I_VIOLATION] != 0:
         return istate[I_VIOLATION]
     capacity = in_use.shape[0]
     in_use[:] = True
-    for p in range(istate[I_FREE_TOP]):
+    for p in range(free_top):
         in_use[free_slots[p]] = False
     for slot in range(capacity):
         if not in_use[slot]:
             continue
+        b = slot * ni
         total = 0
         for j in range(J):
-            if fl_queue[slot, j] < 0 or fifo_len[slot, j] > fl_queue[slot, j]:
+            queued = flow_i[b + FI_RES + 3 * j]
+            if queued < 0 or flow_i[b + FI_RES + 3 * j + 2] > queued:
                 return BAD_CONSERVATION
-            total += fl_queue[slot, j]
-        if total != fl_in_system[slot]:
+            total += queued
+        if total != flow_i[b + FI_IN_SYSTEM]:
             return BAD_CONSERVATION
-        if fl_in_system[slot] + fl_pending[slot] > window or fl_to_inject[slot] < 0:
+        if (flow_i[b + FI_IN_SYSTEM] + flow_i[b + FI_PENDING] > window
+                or flow_i[b + FI_TO_INJECT] < 0):
             return BAD_WINDOW
     for j in range(J):
-        if not busy[j] and hsize[j] > 0:
+        busy = res_f[j] < np.inf
+        if not busy and res_i[2 * J + j] > 0:
             return BAD_IDLE
         # total work started at j never exceeds the time elapsed (+ the one in service)
-        horizon = done_time[j] if busy[j] else t
-        if busy_time[j] > horizon * (1.0 + 1e-12) + 1e-12:
+        horizon = res_f[j] if busy else t
+        if res_f[2 * J + j] > horizon * (1.0 + 1e-12) + 1e-12:
             return BAD_UTILISATION
     return 0
