@@ -75,8 +75,8 @@ class _State:
         self.ni, self.nf = (int(x) for x in kernel.record_layout(J, window)[:2])
         self.istate = np.zeros(8, dtype=np.int64)
         self.fstate = np.zeros(2)
-        self.res_i = np.zeros(3 * J, dtype=np.int64)
-        self.res_f = np.zeros(3 * J)
+        self.res_i = np.zeros(4 * J, dtype=np.int64)
+        self.res_f = np.zeros(4 * J)
         self.res_f[:J] = np.inf  # idle
         self.pend_head = np.zeros(K, dtype=np.int64)
         self.pend_len = np.zeros(K, dtype=np.int64)
@@ -179,6 +179,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         extend()
     state = _State(model, window, INITIAL_CAPACITY)
     service, next_resource, type_charge = _flat_model(model)
+    constants = (service, next_resource, model.first_resource, type_charge, model.type_cdf,
+                 model.type_start, model.type_count, model.class_cycle, model.class_rtt,
+                 window, float(delta), hash_key)
     state.istate[kernel.I_OUTSTANDING] = flows
     completion = np.full(flows, np.nan)
     started = time.perf_counter()
@@ -188,14 +191,11 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
             raise RuntimeError("more than 8.8e12 packet arrivals at resources in one "
                                "replication")
         status = kernel.run_kernel(
-            code, debug, CHUNK_EVENTS,
-            service, next_resource, model.first_resource, type_charge, model.type_cdf,
-            model.type_start, model.type_count, model.class_cycle, model.class_rtt, window,
-            float(delta), hash_key,
-            arr_time, arr_class, arr_size, n_arrivals, flows, completion,
-            s.istate, s.fstate,
-            s.free_slots, s.flow_i, s.flow_f, s.res_i, s.res_f, s.heap_key, s.heap_id,
-            s.pend_time, s.pend_slot, s.pend_head, s.pend_len, s.in_use)
+            code, debug, CHUNK_EVENTS, constants,
+            (arr_time, arr_class, arr_size, n_arrivals, flows, completion),
+            (s.istate, s.fstate, s.free_slots, s.flow_i, s.flow_f, s.res_i, s.res_f,
+             s.heap_key, s.heap_id, s.pend_time, s.pend_slot, s.pend_head, s.pend_len,
+             s.in_use))
         if status == kernel.DONE:
             break
         if status == kernel.NEED_ARRIVALS:
