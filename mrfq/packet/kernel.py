@@ -173,6 +173,92 @@ def _sift_down(heap_key, heap_id, n, J, j, key, hid):
     heap_id[_U(i * J + j)] = hid
 
 
+@njit(cache=True, inline="always", _nrt=False)
+def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
+    """Inject the next packet of the flow whose records start at b / bf: draw its type,
+    take a free packet number, give the DRFQ tags. Returns (packet, first resource, its
+    service time there)."""
+    (service, next_resource, first_resource, type_charge, type_cdf, class_type0,
+     class_ntypes, class_cycle, class_rtt, window, delta, hash_key) = model
+    o_free, o_type, o_key, o_vtags = layout[2], layout[3], layout[6], layout[7]
+    number = flow_i[b + _U(FI_SENT)]
+    flow_i[b + _U(FI_SENT)] = number + 1
+    flow_i[b + _U(FI_TO_INJECT)] -= 1
+    flow_i[b + _U(FI_IN_SYSTEM)] += 1
+    ptype = flow_i[b + _U(FI_TYPE0)]
+    count = flow_i[b + _U(FI_NTYPES)]
+    if count > 1:
+        if class_cycle[_U(flow_i[b + _U(FI_CLASS)])]:
+            ptype += number % count
+        else:
+            u = packet_uniform(hash_key, flow_i[b + _U(FI_INDEX)], number)
+            c = 0
+            while c < count - 1 and type_cdf[_U(ptype + c)] <= u:
+                c += 1
+            ptype += c
+    n_free = flow_i[b + _U(FI_FREE_N)] - 1
+    flow_i[b + _U(FI_FREE_N)] = n_free
+    pk = flow_i[b + _U(o_free + n_free)]
+    flow_i[b + _U(o_type + pk)] = ptype
+    if policy == DRFQ:
+        key = max(vglobal, flow_f[bf] + type_charge[_U(ptype)])
+        flow_f[bf] = key
+        flow_f[bf + _U(o_key + pk)] = key
+    elif policy == DRFQ_DOVETAIL:
+        key = -np.inf
+        top_finish = -np.inf
+        for j in range(J):
+            s = service[_U(ptype * J + j)]
+            if s > 0.0:
+                begin = max(res_f[_U(J + j)], flow_f[bf + _U(j)])
+                flow_f[bf + _U(o_vtags + pk * J + j)] = begin
+                flow_f[bf + _U(j)] = begin + s
+                key = max(key, begin)
+            top_finish = max(top_finish, flow_f[bf + _U(j)])
+        if delta < np.inf:
+            for j in range(J):
+                flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - delta)
+        flow_f[bf + _U(o_key + pk)] = key
+    dest = first_resource[_U(ptype)]
+    return pk, dest, service[_U(ptype * J + dest)]
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layout, slot, b,
+            bf, pk, dest, s, seq):
+    """Packet ``pk`` (service time s there) of the flow in ``slot`` arrives at resource
+    ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7), enqueue, and push the
+    flow into dest's heap if it was not backlogged there."""
+    o_key, o_fifo_pk, o_fifo_id, o_fifo_key, o_fifo_s = (layout[6], layout[4], layout[5],
+                                                         layout[8], layout[9])
+    at = b + _U(FI_RES + 3 * dest)
+    queued = flow_i[at] + 1
+    flow_i[at] = queued
+    if policy == BMF:
+        key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)] + s)
+        flow_f[bf + _U(dest)] = key
+    elif policy == PF:
+        key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)] + s / queued)
+        flow_f[bf + _U(dest)] = key
+    else:
+        key = flow_f[bf + _U(o_key + pk)]
+    hid = (seq << SLOT_BITS) | slot
+    n = flow_i[at + _U(2)]
+    pos = flow_i[at + _U(1)] + n
+    if pos >= W:
+        pos -= W
+    entry = _U(dest * W + pos)
+    flow_i[b + _U(o_fifo_pk) + entry] = pk
+    flow_i[b + _U(o_fifo_id) + entry] = hid
+    flow_f[bf + _U(o_fifo_key) + entry] = key
+    flow_f[bf + _U(o_fifo_s) + entry] = s
+    flow_i[at + _U(2)] = n + 1
+    if n == 0:
+        size_at = res_i[_U(3 * J + dest)]
+        _heap_push(heap_key, heap_id, size_at, J, dest, key, hid)
+        res_i[_U(3 * J + dest)] = size_at + 1
+
+
 # No array is allocated inside the loop, so it runs without Numba's reference counting
 # (NRT): the atomic incref/decref pairs around array temporaries cost ~40% of the time.
 @njit(inline="always", _nrt=False, error_model="numpy")
@@ -200,8 +286,8 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
     K = class_rtt.shape[0]
     W = window
     pend_cap = pend_time.shape[0] // K
-    (ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
-     o_fifo_s) = record_layout(J, W)
+    layout = record_layout(J, W)
+    ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key, o_fifo_s = layout
     has_rtt = False
     for k in range(K):
         if class_rtt[k] > 0.0:
@@ -250,12 +336,7 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
             break
         t = best_t
         events += 1
-        # ---- event bookkeeping; then n_ops packet movements (inject and/or arrive)
-        slot = 0
-        pk = 0
-        s = 0.0
-        target = -1  # resource a moving packet arrives at
-        n_inject = 0
+        # ---- event bookkeeping and packet movements (inject and/or arrive)
         if kind == 0:
             done = which
             slot = res_i[_U(done)]
@@ -265,8 +346,13 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
             res_f[_U(done)] = np.inf
             services += 1
             b = _U(slot * ni)
+            bf = _U(slot * nf)
             flow_i[b + _U(FI_RES + 3 * done)] -= 1
-            if target < 0:  # the packet leaves the router
+            if target >= 0:  # on to the next resource
+                _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layout,
+                        slot, b, bf, pk, target, s, seq)
+                seq += 1
+            else:  # the packet leaves the router
                 flow_i[b + _U(FI_IN_SYSTEM)] -= 1
                 n_free = flow_i[b + _U(FI_FREE_N)]
                 flow_i[b + _U(o_free + n_free)] = pk
@@ -281,7 +367,11 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
                         pend_len[k] += 1
                         flow_i[b + _U(FI_PENDING)] += 1
                     else:
-                        n_inject = 1
+                        pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model,
+                                              b, bf, vglobal)
+                        _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W,
+                                layout, slot, b, bf, pk, dest, s, seq)
+                        seq += 1
                 elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and flow_i[b + _U(FI_PENDING)] == 0:
                     index = flow_i[b + _U(FI_INDEX)]
                     if index < flows:
@@ -295,8 +385,14 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
             slot = pend_slot[_U(k * pend_cap + pend_head[k])]
             pend_head[k] = (pend_head[k] + 1) % pend_cap
             pend_len[k] -= 1
-            flow_i[_U(slot * ni + FI_PENDING)] -= 1
-            n_inject = 1
+            b = _U(slot * ni)
+            bf = _U(slot * nf)
+            flow_i[b + _U(FI_PENDING)] -= 1
+            pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
+                                  vglobal)
+            _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layout,
+                    slot, b, bf, pk, dest, s, seq)
+            seq += 1
         else:
             free_top -= 1
             slot = free_slots[_U(free_top)]
@@ -322,85 +418,14 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
                 flow_i[b + _U(FI_RES + 3 * j + 2)] = 0
                 flow_f[bf + _U(j)] = -np.inf
                 flow_f[bf + _U(J + j)] = -np.inf
-            n_inject = min(W, size)
+            for _ in range(min(W, size)):
+                pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
+                                      vglobal)
+                _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layout,
+                        slot, b, bf, pk, dest, s, seq)
+                seq += 1
             nxt += 1
             t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
-        b = _U(slot * ni)
-        bf = _U(slot * nf)
-        n_ops = n_inject if target < 0 else 1
-        for _op in range(n_ops):
-            if target < 0:
-                # ---- inject the flow's next packet: draw its type, DRFQ tags
-                number = flow_i[b + _U(FI_SENT)]
-                flow_i[b + _U(FI_SENT)] = number + 1
-                flow_i[b + _U(FI_TO_INJECT)] -= 1
-                flow_i[b + _U(FI_IN_SYSTEM)] += 1
-                ptype = flow_i[b + _U(FI_TYPE0)]
-                count = flow_i[b + _U(FI_NTYPES)]
-                if count > 1:
-                    if class_cycle[_U(flow_i[b + _U(FI_CLASS)])]:
-                        ptype += number % count
-                    else:
-                        u = packet_uniform(hash_key, flow_i[b + _U(FI_INDEX)], number)
-                        c = 0
-                        while c < count - 1 and type_cdf[_U(ptype + c)] <= u:
-                            c += 1
-                        ptype += c
-                n_free = flow_i[b + _U(FI_FREE_N)] - 1
-                flow_i[b + _U(FI_FREE_N)] = n_free
-                pk = flow_i[b + _U(o_free + n_free)]
-                flow_i[b + _U(o_type + pk)] = ptype
-                if policy == DRFQ:
-                    key = max(vglobal, flow_f[bf] + type_charge[_U(ptype)])
-                    flow_f[bf] = key
-                    flow_f[bf + _U(o_key + pk)] = key
-                elif policy == DRFQ_DOVETAIL:
-                    key = -np.inf
-                    top_finish = -np.inf
-                    for j in range(J):
-                        s = service[_U(ptype * J + j)]
-                        if s > 0.0:
-                            begin = max(res_f[_U(J + j)], flow_f[bf + _U(j)])
-                            flow_f[bf + _U(o_vtags + pk * J + j)] = begin
-                            flow_f[bf + _U(j)] = begin + s
-                            key = max(key, begin)
-                        top_finish = max(top_finish, flow_f[bf + _U(j)])
-                    if delta < np.inf:
-                        for j in range(J):
-                            flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - delta)
-                    flow_f[bf + _U(o_key + pk)] = key
-                dest = first_resource[_U(ptype)]
-                s = service[_U(ptype * J + dest)]
-            else:
-                dest = target
-            # ---- the packet arrives at resource dest: PF/BMF tag, enqueue
-            at = b + _U(FI_RES + 3 * dest)
-            queued = flow_i[at] + 1
-            flow_i[at] = queued
-            if policy == BMF:
-                key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)] + s)
-                flow_f[bf + _U(dest)] = key
-            elif policy == PF:
-                key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)] + s / queued)
-                flow_f[bf + _U(dest)] = key
-            else:
-                key = flow_f[bf + _U(o_key + pk)]
-            hid = (seq << SLOT_BITS) | slot
-            n = flow_i[at + _U(2)]
-            pos = flow_i[at + _U(1)] + n
-            if pos >= W:
-                pos -= W
-            entry = _U(dest * W + pos)
-            flow_i[b + _U(o_fifo_pk) + entry] = pk
-            flow_i[b + _U(o_fifo_id) + entry] = hid
-            flow_f[bf + _U(o_fifo_key) + entry] = key
-            flow_f[bf + _U(o_fifo_s) + entry] = s
-            flow_i[at + _U(2)] = n + 1
-            if n == 0:
-                size_at = res_i[_U(3 * J + dest)]
-                _heap_push(heap_key, heap_id, size_at, J, dest, key, hid)
-                res_i[_U(3 * J + dest)] = size_at + 1
-            seq += 1
         # ---- every idle resource with waiting packets starts the smallest (key, seq)
         for j in range(J):
             n_heap = res_i[_U(3 * J + j)]
