@@ -118,8 +118,9 @@ def _store(directory: Path, name: str, record: dict) -> None:
         tmp.write_text(json.dumps(record, default=float))
 
 
-def _warm_up() -> None:
-    """Compile (or load from cache) the kernels once, before fanning out to workers."""
+def _warm_up(policies: set[str]) -> None:
+    """Compile (or load from cache) the kernels of these packet policies (one compiled
+    loop each) and the fluid kernels once, before fanning out to workers."""
     from mrfq.packet.engine import run_replication
     from mrfq.packet.model import PacketModel
     from mrfq.scenario import scenario_from_dict
@@ -127,7 +128,7 @@ def _warm_up() -> None:
     tiny = scenario_from_dict({"resources": ["a", "b"], "classes": [
         {"requirements": [1, 0.5], "load_share": 1}], "load": {"values": [0.5]}})
     model = PacketModel.from_scenario(tiny)
-    for policy in ("drfq", "drfq-dovetail", "pf", "bmf"):
+    for policy in sorted(policies):
         run_replication(model, policy, tiny.class_loads(0.5), np.random.SeedSequence(0),
                         flows=3, mean_size=3, window=2)
     from mrfq.fluid.markov import service_rates
@@ -166,7 +167,7 @@ def run_sweep(scenario_path: str | Path, results_dir: str | Path, jobs: int | No
     # the expensive points first so the workers finish together
     todo.sort(key=lambda p: (p.kind != "packet", -p.load))
     if todo:
-        _warm_up()
+        _warm_up({p.policy for p in todo if p.kind == "packet"})
         for record_point, record in _execute(str(copy), todo, jobs, scheduler):
             _store(points_dir, record_point.filename(scenario), record)
             done += 1
