@@ -37,7 +37,7 @@ from mrfq.fluid import kernels
 from mrfq.fluid.allocators import as_problem, policy_code
 
 #: bump when the solver's results change; part of every stored fluid point's key
-SOLVER_VERSION = "2"
+SOLVER_VERSION = "3"
 #: largest truncated state space we attempt (states); beyond it we raise, not guess
 MAX_STATES = 5_000_000
 

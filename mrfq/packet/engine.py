@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mrfq.errors import InputError
 from mrfq.packet import kernel
 from mrfq.packet.model import ArrivalStream, PacketModel
 
@@ -85,7 +86,8 @@ class _State:
 
     def _allocate(self, C: int) -> None:
         if C > kernel.MAX_SLOTS:
-            raise RuntimeError(f"more than {kernel.MAX_SLOTS} flows in progress at once")
+            raise InputError(f"more than {kernel.MAX_SLOTS} flows in progress at once (the "
+                             "engine's limit): the load is too close to 1 for this run", "load")
         old = self.capacity
 
         def grown(name: str, size: int, dtype) -> np.ndarray:
@@ -188,8 +190,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     s = state
     while True:
         if s.istate[kernel.I_SEQ] + CHUNK_EVENTS * (window + s.J) >= kernel.MAX_SEQ:
-            raise RuntimeError("more than 8.8e12 packet arrivals at resources in one "
-                               "replication")
+            raise InputError("more than 8.8e12 packet arrivals at resources in one "
+                             "replication (the engine's limit): fewer flows or a smaller "
+                             "mean size", "flows")
         status = kernel.run_kernel(
             code, debug, CHUNK_EVENTS, constants,
             (arr_time, arr_class, arr_size, n_arrivals, flows, completion),
