@@ -83,3 +83,21 @@ def test_kernel_matches_reference_random(seed, policy, load, window):
     case = dict(classes=FIG3_CLASSES, axis="link", load=load, window=window)
     fast, slow = _both(case, policy, seed=seed, flows=60)
     np.testing.assert_array_equal(fast.completion, slow)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("name", ["fig3-0.95", "three-resources-zeros", "packet-mix", "rtt"])
+def test_production_loop_matches_the_checked_debug_loop(name, policy):
+    """Each policy has its own compiled loop without the checks; the debug loop is the one
+    compared with the reference above. Both must give the same completion times."""
+    spec = dict(CASES[name])
+    load = spec.pop("load")
+    scenario = make_scenario(**spec)
+    model = PacketModel.from_scenario(scenario)
+    runs = [run_replication(model, policy, scenario.class_loads(load),
+                            np.random.SeedSequence(11), flows=300,
+                            mean_size=scenario.packet.mean_size,
+                            window=scenario.packet.window, debug=debug)
+            for debug in (True, False)]
+    np.testing.assert_array_equal(runs[0].completion, runs[1].completion)
+    assert runs[0].services == runs[1].services
