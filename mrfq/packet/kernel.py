@@ -277,8 +277,9 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
     heap_id, pend_time, pend_slot, pend_head, pend_len, in_use): the layout above; the
     round-trip rings are k·cap + position; ``in_use`` is scratch space for debug checks.
     """
-    (service, next_resource, first_resource, type_charge, type_cdf, class_type0,
-     class_ntypes, class_cycle, class_rtt, window, delta, hash_key) = model
+    # the rest of the model is used by _inject, which takes the whole tuple
+    service, next_resource, class_type0, class_ntypes, class_rtt, window = (
+        model[0], model[1], model[5], model[6], model[8], model[9])
     arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
      pend_slot, pend_head, pend_len, in_use) = state
@@ -287,7 +288,7 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
     W = window
     pend_cap = pend_time.shape[0] // K
     layout = record_layout(J, W)
-    ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key, o_fifo_s = layout
+    ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, _, o_vtags, o_fifo_key, o_fifo_s = layout
     has_rtt = False
     for k in range(K):
         if class_rtt[k] > 0.0:
