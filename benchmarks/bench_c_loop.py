@@ -1,0 +1,136 @@
+"""How far is the Numba event loop from the same loop in C? (issue 4's 15-minute target)
+
+The issue estimates that a hand-written C loop of the model would run the paper-scale
+Figure 3 sweep in about 15 minutes on 2 cores. This script measures that yardstick instead
+of assuming it: ``benchmarks/c_loop/event_loop.c`` is a line-by-line C port of
+``mrfq.packet.kernel._event_loop`` (PF and BMF; no round-trip times, one packet type per
+class), compiled here with the system C compiler (default ``cc -O3 -march=native``). Both loops
+run on the same state arrays from the same driver (``run_replication``), interleaved in
+one process; the script checks that their completion times are identical bit for bit,
+then reports M packet-resource services per CPU-second and the ratio C / Numba.
+
+Usage: python benchmarks/bench_c_loop.py [--loads 0.3,0.8,0.9] [--policies bmf,pf]
+       [--services 5e7] [--repeat 3] [--cflags "-O3 -march=native"]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mrfq.packet import engine, kernel
+from mrfq.packet.model import PacketModel
+from mrfq.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE = Path(__file__).resolve().parent / "c_loop" / "event_loop.c"
+_ARGS = ([ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64] + [ctypes.c_void_p] * 3
+         + [ctypes.c_int64] * 2 + [ctypes.c_void_p] * 10 + [ctypes.c_int64, ctypes.c_void_p])
+
+
+def build(directory: Path, flags: list[str]) -> ctypes.CDLL:
+    """Compile the C loop into ``directory`` with optimisation ``flags`` and load it."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        sys.exit("bench_c_loop: needs a C compiler (cc or gcc on PATH, or CC)")
+    library = directory / "event_loop.so"
+    subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(library), str(SOURCE)],
+                   check=True)
+    lib = ctypes.CDLL(str(library))
+    for name in ("mrfq_loop_bmf", "mrfq_loop_pf"):
+        getattr(lib, name).argtypes = _ARGS
+        getattr(lib, name).restype = ctypes.c_int
+    return lib
+
+
+def c_run_kernel(lib: ctypes.CDLL):
+    """A drop-in for :func:`mrfq.packet.kernel.run_kernel` that runs the C loop."""
+    loops = {kernel.BMF: lib.mrfq_loop_bmf, kernel.PF: lib.mrfq_loop_pf}
+
+    def run(policy, debug, budget, model, arrivals, state):
+        (service, next_resource, first_resource, _, _, class_type0, class_ntypes, _,
+         class_rtt, window, _, _) = model
+        if policy not in loops or debug or class_rtt.any() or (class_ntypes != 1).any():
+            raise ValueError("the C loop covers PF and BMF without debug checks, round-trip "
+                             "times or several packet types per class")
+        arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
+        (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
+         *_) = state
+        J = res_i.shape[0] // 4
+        layout = np.array(kernel.record_layout(J, window), dtype=np.int64)
+        ptr = [a.ctypes.data for a in (service, next_resource, first_resource, class_type0,
+                                       class_ntypes)]
+        return loops[policy](budget, *ptr, window, arr_time.ctypes.data,
+                             arr_class.ctypes.data, arr_size.ctypes.data, n_arrivals, flows,
+                             *[a.ctypes.data for a in (completion, istate, fstate, free_slots,
+                                                       flow_i, flow_f, res_i, res_f, heap_key,
+                                                       heap_id)], J, layout.ctypes.data)
+    return run
+
+
+def timed(policy: str, load: float, services: float, seed: int):
+    """One run of the Figure 3 scenario (m = 2000, W = 30); (M services/CPU-s, result)."""
+    scenario = load_scenario(ROOT / "scenarios" / "fig3_packet.toml")
+    model = PacketModel.from_scenario(scenario)
+    flows = int(services / 4000) + 1
+    started = time.process_time()
+    run = engine.run_replication(model, policy, scenario.class_loads(load),
+                                 np.random.SeedSequence(seed), flows=flows, mean_size=2000.0,
+                                 window=30, debug=False)
+    return run.services / (time.process_time() - started) / 1e6, run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--loads", default="0.3,0.8,0.9")
+    parser.add_argument("--policies", default="bmf,pf")
+    parser.add_argument("--services", type=float, default=5e7)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--cflags", default="-O3 -march=native",
+                        help="C compiler optimisation flags")
+    args = parser.parse_args()
+    numba_run_kernel = kernel.run_kernel
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python "
+          f"{platform.python_version()}")
+    with tempfile.TemporaryDirectory() as tmp:
+        c_kernel = c_run_kernel(build(Path(tmp), args.cflags.split()))
+        print(f"C loop compiled with {args.cflags}")
+        for policy in args.policies.split(","):
+            timed(policy, 0.5, 1e5, 0)  # compile (or load) the Numba loop outside the timing
+            for load in (float(x) for x in args.loads.split(",")):
+                rates = {"numba": [], "c": []}
+                for _ in range(args.repeat):  # interleaved, so drifts in machine speed cancel
+                    results = {}
+                    for name, runner in (("numba", numba_run_kernel), ("c", c_kernel)):
+                        kernel.run_kernel = runner
+                        try:
+                            rate, results[name] = timed(policy, load, args.services, 1)
+                        finally:
+                            kernel.run_kernel = numba_run_kernel
+                        rates[name].append(rate)
+                    same = (np.array_equal(results["numba"].completion,
+                                           results["c"].completion)
+                            and results["numba"].services == results["c"].services)
+                    if not same:
+                        sys.exit(f"bench_c_loop: {policy} load {load}: the C loop's completion "
+                                 "times differ from the Numba kernel's")
+                numba, c = np.median(rates["numba"]), np.median(rates["c"])
+                print(f"{policy} load {load}: {results['c'].services:.3e} services, identical "
+                      f"completion times; M services/CPU-s median of {args.repeat}: Numba "
+                      f"{numba:.1f} [{min(rates['numba']):.1f}-{max(rates['numba']):.1f}], "
+                      f"C {c:.1f} [{min(rates['c']):.1f}-{max(rates['c']):.1f}], "
+                      f"C/Numba {c / numba:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""The C yardstick of benchmarks/bench_c_loop.py runs the same algorithm as the Numba
+kernel: identical completion times, so its speed ratio compares like with like."""
+
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mrfq.packet import kernel
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+import bench_c_loop  # noqa: E402
+
+needs_compiler = pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None,
+                                    reason="no C compiler")
+
+
+@needs_compiler
+@pytest.mark.parametrize("policy", ["bmf", "pf"])
+@pytest.mark.parametrize("load", [0.3, 0.9])
+def test_c_loop_matches_the_numba_kernel(tmp_path, monkeypatch, policy, load):
+    c_kernel = bench_c_loop.c_run_kernel(bench_c_loop.build(tmp_path, ["-O2"]))
+    _, numba_run = bench_c_loop.timed(policy, load, 2e5, 7)
+    monkeypatch.setattr(kernel, "run_kernel", c_kernel)
+    _, c_run = bench_c_loop.timed(policy, load, 2e5, 7)
+    assert c_run.services == numba_run.services > 2e5
+    assert np.array_equal(c_run.completion, numba_run.completion)
+    assert np.isfinite(c_run.completion).all()
+
+
+@needs_compiler
+def test_c_loop_differs_when_the_algorithm_does(tmp_path, monkeypatch):
+    """The comparison can fail: PF's loop on a BMF run gives other completion times."""
+    lib = bench_c_loop.build(tmp_path, ["-O2"])
+    _, numba_run = bench_c_loop.timed("bmf", 0.9, 2e5, 7)
+    wrong = bench_c_loop.c_run_kernel(lib)
+    monkeypatch.setattr(kernel, "run_kernel",
+                        lambda policy, *args: wrong(kernel.PF, *args))
+    _, c_run = bench_c_loop.timed("bmf", 0.9, 2e5, 7)
+    assert not np.array_equal(c_run.completion, numba_run.completion)
+
+
+@needs_compiler
+def test_c_loop_refuses_what_it_does_not_cover(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernel, "run_kernel",
+                        bench_c_loop.c_run_kernel(bench_c_loop.build(tmp_path, ["-O2"])))
+    with pytest.raises(ValueError, match="covers PF and BMF"):
+        bench_c_loop.timed("drfq", 0.5, 1e4, 7)
