@@ -508,6 +508,9 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
 # One compiled loop per policy: with the policy a constant (and debug off), the code of
 # the other policies and of the checks is removed and the loop keeps more of its state in
 # registers (46 against 41 M services/CPU-s). Debug runs use one loop for all policies.
+# Written out rather than made by a factory: Numba's disk cache keys a function by its
+# name and line, and factory-made cached closures have replayed the wrong specialisation
+# (numba/numba#6093).
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_drfq(budget, model, arrivals, state):
     return _event_loop(DRFQ, False, budget, model, arrivals, state)
