@@ -19,6 +19,11 @@ One event is processed in two phases:
    resources (memoryless DRFQ).
 
 Each resource keeps one FIFO per flow and serves the flow heads in (key, seq) order.
+A packet that arrives at an idle resource with nothing waiting starts at once, without
+passing through the FIFO and the heap: phase 2 would start exactly that packet (at most one
+packet arrives at a resource per event, except a flow's first window, whose tags increase),
+and starting it in phase 1 changes no tag, because the packets that arrive after it in the
+same event are the same flow's, whose tags are at least its key anyway.
 
 Tags (S^{k-1} = same flow's previous packet; −∞ for a flow's first packet):
   BMF  S = max(V_j, S^{k-1}_j + s_j)                       (BR eq. 7)
@@ -224,11 +229,48 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layout, slot, b,
-            bf, pk, dest, s, seq):
+def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
+                   next_resource, J, layout, j, t, slot, sb, sbf, pk, s, key, hid, vglobal):
+    """Resource j (idle) starts packet ``pk`` of the flow in ``slot`` (records at sb / sbf)
+    with tag ``key`` and heap id ``hid``: completion at t + s, the virtual time (V_j = key
+    for PF/BMF, V_j = max(V_j, S_ij) dovetailing, V = max(V, key) memoryless), and the
+    packet's next resource with its service time there. Returns the global virtual time."""
+    res_f[_U(j)] = t + s
+    res_i[_U(j)] = slot
+    res_i[_U(J + j)] = pk
+    if policy == DRFQ:
+        if key > vglobal:
+            vglobal = key
+    elif policy == DRFQ_DOVETAIL:
+        vtag = flow_f[sbf + _U(layout[7] + pk * J + j)]
+        if vtag > res_f[_U(J + j)]:
+            res_f[_U(J + j)] = vtag
+    else:
+        res_f[_U(J + j)] = key
+    ptype = flow_i[sb + _U(layout[3]) + _U(pk)]
+    nxt_res = next_resource[_U(ptype * J + j)]
+    res_i[_U(2 * J + j)] = nxt_res
+    if nxt_res >= 0:
+        res_f[_U(3 * J + j)] = service[_U(ptype * J + nxt_res)]
+    if debug:
+        res_f[_U(2 * J + j)] += s
+        # per flow and resource: PF/BMF tags never decrease; every policy serves a flow's
+        # packets in arrival order (DRFQ tags, given at injection, may arrive out of order
+        # when packet types skip resources)
+        order = key if (policy == PF or policy == BMF) else float(hid >> SLOT_BITS)
+        if order < flow_f[sbf + _U(J + j)]:
+            istate[I_VIOLATION] = BAD_TAG_ORDER
+        flow_f[sbf + _U(J + j)] = order
+    return vglobal
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, service,
+            next_resource, J, W, layout, slot, b, bf, pk, dest, s, seq, t, vglobal):
     """Packet ``pk`` (service time s there) of the flow in ``slot`` arrives at resource
-    ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7), enqueue, and push the
-    flow into dest's heap if it was not backlogged there."""
+    ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7), then either start it
+    (dest idle, nothing waiting) or enqueue it and push the flow into dest's heap if it was
+    not backlogged there. Returns the global virtual time."""
     o_key, o_fifo_pk, o_fifo_id, o_fifo_key, o_fifo_s = (layout[6], layout[4], layout[5],
                                                          layout[8], layout[9])
     at = b + _U(FI_RES + 3 * dest)
@@ -243,6 +285,10 @@ def _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layou
     else:
         key = flow_f[bf + _U(o_key + pk)]
     hid = (seq << SLOT_BITS) | slot
+    if res_f[_U(dest)] == np.inf and res_i[_U(3 * J + dest)] == 0:
+        return _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
+                              next_resource, J, layout, dest, t, slot, b, bf, pk, s, key,
+                              hid, vglobal)
     n = flow_i[at + _U(2)]
     pos = flow_i[at + _U(1)] + n
     if pos >= W:
@@ -257,6 +303,7 @@ def _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layou
         size_at = res_i[_U(3 * J + dest)]
         _heap_push(heap_key, heap_id, size_at, J, dest, key, hid)
         res_i[_U(3 * J + dest)] = size_at + 1
+    return vglobal
 
 
 # No array is allocated inside the loop, so it runs without Numba's reference counting
@@ -288,7 +335,7 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
     W = window
     pend_cap = pend_time.shape[0] // K
     layout = record_layout(J, W)
-    ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, _, o_vtags, o_fifo_key, o_fifo_s = layout
+    ni, nf, o_free, _, o_fifo_pk, o_fifo_id, _, _, o_fifo_key, o_fifo_s = layout
     has_rtt = False
     for k in range(K):
         if class_rtt[k] > 0.0:
@@ -350,8 +397,9 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
             bf = _U(slot * nf)
             flow_i[b + _U(FI_RES + 3 * done)] -= 1
             if target >= 0:  # on to the next resource
-                _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layout,
-                        slot, b, bf, pk, target, s, seq)
+                vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                                  heap_id, istate, service, next_resource, J, W, layout,
+                                  slot, b, bf, pk, target, s, seq, t, vglobal)
                 seq += 1
             else:  # the packet leaves the router
                 flow_i[b + _U(FI_IN_SYSTEM)] -= 1
@@ -370,8 +418,9 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
                     else:
                         pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model,
                                               b, bf, vglobal)
-                        _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W,
-                                layout, slot, b, bf, pk, dest, s, seq)
+                        vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                                          heap_id, istate, service, next_resource, J, W, layout,
+                                          slot, b, bf, pk, dest, s, seq, t, vglobal)
                         seq += 1
                 elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and flow_i[b + _U(FI_PENDING)] == 0:
                     index = flow_i[b + _U(FI_INDEX)]
@@ -391,8 +440,9 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
             flow_i[b + _U(FI_PENDING)] -= 1
             pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
                                   vglobal)
-            _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layout,
-                    slot, b, bf, pk, dest, s, seq)
+            vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                              heap_id, istate, service, next_resource, J, W, layout,
+                              slot, b, bf, pk, dest, s, seq, t, vglobal)
             seq += 1
         else:
             free_top -= 1
@@ -422,8 +472,9 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
             for _ in range(min(W, size)):
                 pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
                                       vglobal)
-                _arrive(policy, flow_i, flow_f, res_i, res_f, heap_key, heap_id, J, W, layout,
-                        slot, b, bf, pk, dest, s, seq)
+                vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                                  heap_id, istate, service, next_resource, J, W, layout,
+                                  slot, b, bf, pk, dest, s, seq, t, vglobal)
                 seq += 1
             nxt += 1
             t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
@@ -442,19 +493,9 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
             entry = _U(j * W + head)
             p = flow_i[sb + _U(o_fifo_pk) + entry]
             s = flow_f[sbf + _U(o_fifo_s) + entry]
-            # the completion time first: the next event waits for it, the heap does not
-            res_f[_U(j)] = t + s
-            res_i[_U(j)] = sl
-            res_i[_U(J + j)] = p
-            if policy == DRFQ:
-                if key > vglobal:
-                    vglobal = key
-            elif policy == DRFQ_DOVETAIL:
-                vtag = flow_f[sbf + _U(o_vtags + p * J + j)]
-                if vtag > res_f[_U(J + j)]:
-                    res_f[_U(J + j)] = vtag
-            else:
-                res_f[_U(J + j)] = key
+            vglobal = _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate,
+                                     service, next_resource, J, layout, j, t, sl, sb, sbf, p,
+                                     s, key, top_id, vglobal)
             head += 1
             if head == W:
                 head = 0
@@ -472,21 +513,6 @@ def _event_loop(policy, debug, budget, model, arrivals, state):
                 if n_heap > 0:
                     last = _U(n_heap * J + j)
                     _sift_down(heap_key, heap_id, n_heap, J, j, heap_key[last], heap_id[last])
-            ptype = flow_i[sb + _U(o_type) + _U(p)]
-            nxt_res = next_resource[_U(ptype * J + j)]
-            res_i[_U(2 * J + j)] = nxt_res
-            if nxt_res >= 0:
-                res_f[_U(3 * J + j)] = service[_U(ptype * J + nxt_res)]
-            if debug:
-                res_f[_U(2 * J + j)] += s
-                # per flow and resource: PF/BMF tags never decrease; every policy serves a
-                # flow's packets in arrival order (DRFQ tags, given at injection, may
-                # arrive out of order when packet types skip resources)
-                order = key if (policy == PF or policy == BMF) else float(
-                    top_id >> SLOT_BITS)
-                if order < flow_f[sbf + _U(J + j)]:
-                    istate[I_VIOLATION] = BAD_TAG_ORDER
-                flow_f[sbf + _U(J + j)] = order
         if debug:
             code = _check_invariants(t, W, ni, free_top, flow_i, res_i, res_f, free_slots,
                                      istate, in_use)
