@@ -91,9 +91,26 @@ static inline i64 inject(i64 *fi, const layout_t *L, const double *service,
     return pk;
 }
 
-static inline void arrive(int policy, i64 *fi, double *ff, i64 *res_i, const double *res_f,
-                          double *hk, i64 *hid_, i64 J, i64 W, const layout_t *L, i64 slot,
-                          i64 pk, i64 dest, double s, i64 seq)
+/* resource j (idle) starts packet pk of the flow whose int record is fi, with tag key */
+static inline void begin_service(const i64 *fi, i64 *res_i, double *res_f,
+                                 const double *service, const i64 *next_resource, i64 J,
+                                 const layout_t *L, i64 j, double t, i64 slot, i64 pk,
+                                 double s, double key)
+{
+    res_f[j] = t + s;
+    res_i[j] = slot;
+    res_i[J + j] = pk;
+    res_f[J + j] = key;
+    i64 ptype = fi[L->o_type + pk];
+    i64 nxt_res = next_resource[ptype * J + j];
+    res_i[2 * J + j] = nxt_res;
+    if (nxt_res >= 0) res_f[3 * J + j] = service[ptype * J + nxt_res];
+}
+
+static inline void arrive(int policy, i64 *fi, double *ff, i64 *res_i, double *res_f,
+                          double *hk, i64 *hid_, const double *service,
+                          const i64 *next_resource, i64 J, i64 W, const layout_t *L,
+                          i64 slot, i64 pk, i64 dest, double s, i64 seq, double t)
 {
     i64 *at = fi + FI_RES + 3 * dest;
     i64 queued = at[0] + 1;
@@ -105,6 +122,12 @@ static inline void arrive(int policy, i64 *fi, double *ff, i64 *res_i, const dou
         key = pymax(res_f[J + dest], ff[dest] + s / (double)queued);
     ff[dest] = key;
     i64 hid = (seq << SLOT_BITS) | slot;
+    if (res_f[dest] == INFINITY && res_i[3 * J + dest] == 0) {
+        /* idle with nothing waiting: phase 2 would start this packet */
+        begin_service(fi, res_i, res_f, service, next_resource, J, L, dest, t, slot, pk, s,
+                      key);
+        return;
+    }
     i64 n = at[2];
     i64 pos = at[1] + n;
     if (pos >= W) pos -= W;
@@ -168,8 +191,8 @@ static inline int event_loop(int policy, i64 budget, const double *service,
             double *ff = flow_f + slot * nf;
             fi[FI_RES + 3 * done] -= 1;
             if (target >= 0) {
-                arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, J, W, &L, slot, pk,
-                       target, s, seq);
+                arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, service, next_resource, J,
+                       W, &L, slot, pk, target, s, seq, t);
                 seq += 1;
             } else {
                 fi[FI_IN_SYSTEM] -= 1;
@@ -179,8 +202,8 @@ static inline int event_loop(int policy, i64 budget, const double *service,
                 if (fi[FI_TO_INJECT] > fi[FI_PENDING]) {
                     i64 dest;
                     pk = inject(fi, &L, service, first_resource, J, &dest, &s);
-                    arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, J, W, &L, slot,
-                           pk, dest, s, seq);
+                    arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, service,
+                           next_resource, J, W, &L, slot, pk, dest, s, seq, t);
                     seq += 1;
                 } else if (fi[FI_IN_SYSTEM] == 0 && fi[FI_PENDING] == 0) {
                     i64 index = fi[FI_INDEX];
@@ -222,8 +245,8 @@ static inline int event_loop(int policy, i64 budget, const double *service,
                 i64 dest;
                 double s;
                 i64 pk = inject(fi, &L, service, first_resource, J, &dest, &s);
-                arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, J, W, &L, slot, pk,
-                       dest, s, seq);
+                arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, service,
+                       next_resource, J, W, &L, slot, pk, dest, s, seq, t);
                 seq += 1;
             }
             nxt += 1;
@@ -242,10 +265,7 @@ static inline int event_loop(int policy, i64 budget, const double *service,
             i64 entry = j * W + head;
             i64 p = fi[L.o_fifo_pk + entry];
             double s = ff[L.o_fifo_s + entry];
-            res_f[j] = t + s;
-            res_i[j] = sl;
-            res_i[J + j] = p;
-            res_f[J + j] = key;
+            begin_service(fi, res_i, res_f, service, next_resource, J, &L, j, t, sl, p, s, key);
             head += 1;
             if (head == W) head = 0;
             at[1] = head;
@@ -263,10 +283,6 @@ static inline int event_loop(int policy, i64 budget, const double *service,
                     sift_down(heap_key, heap_id, n_heap, J, j, heap_key[last], heap_id[last]);
                 }
             }
-            i64 ptype = fi[L.o_type + p];
-            i64 nxt_res = next_resource[ptype * J + j];
-            res_i[2 * J + j] = nxt_res;
-            if (nxt_res >= 0) res_f[3 * J + j] = service[ptype * J + nxt_res];
         }
     }
     fstate[F_TIME] = t;
