@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_sim import simulate_reference
 
+from mrfq.packet import kernel
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel
 
@@ -59,6 +60,11 @@ def _both(case, policy, seed=3, flows=150, delta=np.inf):
                            window=cfg.window, delta=delta, debug=True)
     slow = simulate_reference(model, policy, rho, seed_seq, flows=flows,
                               mean_size=cfg.mean_size, window=cfg.window, delta=delta)
+    # the production loop (with its lone-flow loop) must give the same times as well
+    production = run_replication(model, policy, rho, seed_seq, flows=flows,
+                                 mean_size=cfg.mean_size, window=cfg.window, delta=delta,
+                                 debug=False)
+    np.testing.assert_array_equal(production.completion, fast.completion)
     return fast, slow
 
 
@@ -101,3 +107,83 @@ def test_production_loop_matches_the_checked_debug_loop(name, policy):
             for debug in (True, False)]
     np.testing.assert_array_equal(runs[0].completion, runs[1].completion)
     assert runs[0].services == runs[1].services
+
+
+STATE_NAMES = ("istate", "fstate", "free_slots", "flow_i", "flow_f", "res_i", "res_f",
+               "heap_key", "heap_id")
+
+
+def _assert_same_final_state(run):
+    """``run(lone_flow)`` with and without the lone-flow loop: the kernel's whole final
+    state must be the same (heaps compared over their live entries; the loop does not
+    copy stale roots), not only the completion times. Returns both runs."""
+    captured, results = [], []
+    real = kernel.run_kernel
+
+    def capture(*args, **kwargs):
+        captured.append(args[5])
+        return real(*args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernel, "run_kernel", capture)
+        for lone in (True, False):
+            results.append(run(lone))
+    states = (dict(zip(STATE_NAMES, captured[0], strict=False)),
+              dict(zip(STATE_NAMES, captured[-1], strict=False)))
+    for name in STATE_NAMES[:7]:
+        np.testing.assert_array_equal(states[0][name], states[1][name], err_msg=name)
+    res_i = states[0]["res_i"]
+    J = res_i.shape[0] // 4
+    for j in range(J):
+        live = np.arange(res_i[3 * J + j]) * J + j
+        for name in ("heap_key", "heap_id"):
+            np.testing.assert_array_equal(states[0][name][live], states[1][name][live])
+    np.testing.assert_array_equal(results[0].completion, results[1].completion)
+    assert (results[0].services, results[0].events) == (results[1].services, results[1].events)
+    return results
+
+
+def _lone_flow_runs(scenario, policy, arrivals, window):
+    model = PacketModel.from_scenario(scenario)
+    rho = scenario.class_loads(0.5)
+    return _assert_same_final_state(lambda lone: run_replication(
+        model, policy, rho, np.random.SeedSequence(2), flows=len(arrivals[0]), mean_size=10.0,
+        window=window, debug=False, lone_flow=lone, arrivals=arrivals))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("load", [0.3, 0.7, 0.95])
+def test_lone_flow_loop_leaves_the_same_state(policy, load):
+    scenario = make_scenario(classes=FIG3_CLASSES, axis="link")
+    model = PacketModel.from_scenario(scenario)
+    _assert_same_final_state(lambda lone: run_replication(
+        model, policy, scenario.class_loads(load), np.random.SeedSequence(4), flows=300,
+        mean_size=20, window=5, debug=False, lone_flow=lone))
+
+
+@settings(max_examples=60, deadline=None)
+@given(policy=st.sampled_from(POLICIES), window=st.integers(1, 6),
+       requirements=st.lists(st.sampled_from([[0.5, 1.0], [1.0, 0.5], [1.0, 1.0], [0.0, 1.0],
+                                              [1.0, 0.25]]), min_size=1, max_size=3),
+       flows=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 2), st.integers(1, 30)),
+                      min_size=1, max_size=12))
+def test_lone_flow_loop_changes_nothing(policy, window, requirements, flows):
+    """Integer arrival times and dyadic service times: completions often fall exactly on
+    an arrival, so the lone-flow loop's hand-over at equal times is exercised."""
+    classes = [{"name": str(k), "requirements": r, "load_share": 1}
+               for k, r in enumerate(requirements)]
+    scenario = make_scenario(classes=classes)
+    arrivals = ([float(t) for t, _, _ in flows], [c % len(classes) for _, c, _ in flows],
+                [n for _, _, n in flows])
+    _lone_flow_runs(scenario, policy, arrivals, window)
+
+
+def test_lone_flow_loop_hands_over_at_an_arrival_that_ties_with_a_completion():
+    """Flow 0 alone (sizes in whole packets, service times 0.5 and 1): its completions
+    fall on whole times, where the other flows arrive."""
+    scenario = make_scenario(classes=[{"name": "a", "requirements": [0.5, 1.0],
+                                       "load_share": 1}])
+    arrivals = ([0.0, 3.0, 3.0, 7.5], [0, 0, 0, 0], [6, 2, 3, 1])
+    for policy in POLICIES:
+        lone, _ = _lone_flow_runs(scenario, policy, arrivals, 2)
+        assert np.all(np.isfinite(lone.completion))

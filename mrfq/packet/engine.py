@@ -134,6 +134,7 @@ class _State:
 def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
                     window: int, delta: float = np.inf, debug: bool | None = None,
+                    lone_flow: bool = True,
                     progress: Callable[[int, int], None] | None = None,
                     arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                     ) -> Replication:
@@ -141,7 +142,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
 
     ``arrivals`` = (times, class indices, sizes in packets) replaces the Poisson stream by
     an explicit trace (no arrivals after it). ``progress(completed, flows)`` is called
-    between kernel chunks.
+    between kernel chunks. ``lone_flow=False`` runs every event through the general loop
+    (the lone-flow loop of :mod:`mrfq.packet.kernel` gives the same results faster; the
+    switch is for tests and benchmarks).
     """
     code = kernel.POLICY_CODES[policy]
     debug = debug_enabled() if debug is None else debug
@@ -198,7 +201,7 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
             (arr_time, arr_class, arr_size, n_arrivals, flows, completion),
             (s.istate, s.fstate, s.free_slots, s.flow_i, s.flow_f, s.res_i, s.res_f,
              s.heap_key, s.heap_id, s.pend_time, s.pend_slot, s.pend_head, s.pend_len,
-             s.in_use))
+             s.in_use), lone_flow)
         if status == kernel.DONE:
             break
         if status == kernel.NEED_ARRIVALS:
