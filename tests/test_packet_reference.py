@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference_sim import simulate_reference
 
-from mrfq.packet import kernel
+from mrfq.packet import engine, kernel
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel
 
@@ -187,3 +187,25 @@ def test_lone_flow_loop_hands_over_at_an_arrival_that_ties_with_a_completion():
     for policy in POLICIES:
         lone, _ = _lone_flow_runs(scenario, policy, arrivals, 2)
         assert np.all(np.isfinite(lone.completion))
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("load", [0.3, 0.9])
+def test_results_do_not_depend_on_where_the_kernel_stops(policy, load):
+    """The kernel returns to Python every CHUNK_EVENTS events, often in the middle of a
+    lone-flow period; resuming from the written-back state must give the same run."""
+    scenario = make_scenario(classes=FIG3_CLASSES, axis="link")
+    model = PacketModel.from_scenario(scenario)
+
+    def run(lone_flow):
+        return run_replication(model, policy, scenario.class_loads(load),
+                               np.random.SeedSequence(8), flows=200, mean_size=20, window=5,
+                               debug=False, lone_flow=lone_flow)
+
+    whole = run(True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine, "CHUNK_EVENTS", 7)
+        pieces = [run(True), run(False)]
+    for other in pieces:
+        np.testing.assert_array_equal(other.completion, whole.completion)
+        assert (other.services, other.events) == (whole.services, whole.events)
