@@ -552,7 +552,10 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
 
 # The lone-flow loop is called, not inlined: inlined into the event loop it cost the
 # general path 9% at load 0.9 (register allocation of the larger loop), and it is entered
-# once per lone-flow period, not once per event.
+# once per lone-flow period, not once per event. One written-out function per policy, for
+# the reasons given at the per-policy loops below (policy a compile-time constant; no
+# cached factories). A single function with the policy as a run-time argument compiles
+# 10 s faster and ran within noise of these (BENCHMARKS.md); these are what was timed.
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_drfq(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
                     free_slots, completion, flows, J, W, layout, slot, t_arrival, t,
