@@ -96,16 +96,14 @@ def fluid(scenario, output, policies, loads, tolerance, jobs):
     """Fluid service rates γ_k of SCENARIO (Markov model, BR §4.1) into a tidy CSV."""
     from dataclasses import replace
 
+    from mrfq import policies as registry
     from mrfq.fluid.markov import fluid_curves
     from mrfq.io import write_csv
-    from mrfq.scenario import FLUID_POLICIES
 
     sc = _load(scenario)
     names = _split_names(policies)
     for name in names or []:
-        if name.lower() not in FLUID_POLICIES:
-            raise InputError(f"unknown policy '{name}' (choose from drf, pf, bmf)",
-                             "--policies")
+        registry.get(registry.FLUID, name, "--policies")
     values = _split_floats(loads, "--loads")
     if values:
         for value in values:

@@ -16,12 +16,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mrfq.io import atomic_path  # noqa: E402
-from mrfq.scenario import PACKET_TO_FLUID  # noqa: E402
+from mrfq.policies import FLUID, REGISTRY, fluid_counterpart, label  # noqa: E402
 
 CLASS_COLOURS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
-POLICY_STYLES = {"bmf": "-", "drf": "--", "pf": ":"}
-POLICY_LABELS = {"bmf": "BMF", "drf": "DRF", "pf": "PF", "drfq": "DRFQ",
-                 "drfq-dovetail": "DRFQ (dovetail)"}
 
 
 def _colour(index: int) -> str:
@@ -55,9 +52,9 @@ def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
                 rows = part[part["class"] == name].sort_values("load")
                 if rows.empty:
                     continue
-                ax.plot(rows["load"], rows["gamma"], POLICY_STYLES.get(policy, "-"),
-                        color=_colour(i), label=f"{POLICY_LABELS[policy]} class {name}")
-        ax.set_title(f"BMF v {POLICY_LABELS[other]}")
+                ax.plot(rows["load"], rows["gamma"], REGISTRY[(FLUID, policy)].style,
+                        color=_colour(i), label=f"{label(policy)} class {name}")
+        ax.set_title(f"BMF v {label(other)}")
         ax.set_xlabel(xlabel)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
@@ -77,7 +74,7 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
     fig, axes = plt.subplots(1, len(policies), figsize=(4.2 * len(policies), 4), sharey=True,
                              squeeze=False)
     for ax, policy in zip(axes[0], policies, strict=True):
-        fluid_policy = PACKET_TO_FLUID[policy]
+        fluid_policy = fluid_counterpart(policy)
         for i, name in enumerate(classes):
             line = fluid[(fluid["policy"] == fluid_policy) & (fluid["class"] == name)]
             line = line.sort_values("load")
@@ -89,7 +86,7 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
             err = [pts["gamma"] - pts["ci_low"], pts["ci_high"] - pts["gamma"]]
             ax.errorbar(pts["load"], pts["gamma"], yerr=err, fmt="x", color=_colour(i),
                         capsize=2, label=f"packet class {name}")
-        ax.set_title(POLICY_LABELS.get(policy, policy))
+        ax.set_title(label(policy))
         ax.set_xlabel(xlabel)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)

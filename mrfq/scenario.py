@@ -16,12 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from mrfq import fields, policies
 from mrfq.errors import InputError
-
-FLUID_POLICIES = ("drf", "pf", "bmf")
-PACKET_POLICIES = ("drfq", "drfq-dovetail", "pf", "bmf")
-#: packet policy -> fluid policy whose allocation it is meant to realise
-PACKET_TO_FLUID = {"drfq": "drf", "drfq-dovetail": "drf", "pf": "pf", "bmf": "bmf"}
 
 _TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet"}
 _CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order"}
@@ -56,7 +52,7 @@ class TrafficClass:
 
 @dataclass(frozen=True)
 class FluidConfig:
-    policies: tuple[str, ...] = FLUID_POLICIES
+    policies: tuple[str, ...] = ("drf", "pf", "bmf")
     tolerance: float = 1e-5
 
 
@@ -143,88 +139,27 @@ class Scenario:
 
 
 # ---------------------------------------------------------------------------------------
-# parsing helpers
+# parsing helpers (the field checks are shared with problem files: mrfq.fields)
 
 
 def _fail(problem: str, field_name: str, source: str) -> InputError:
     return InputError(problem, field_name, source)
 
 
-def _check_keys(table: Any, allowed: set[str], where: str, source: str) -> dict:
-    if not isinstance(table, dict):
-        raise _fail("must be a table", where or "<top>", source)
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        known = ", ".join(sorted(allowed))
-        name = f"{where}.{unknown[0]}" if where else unknown[0]
-        raise _fail(f"unknown key (known keys: {known})", name, source)
-    return table
-
-
-def _number(value: Any, field_name: str, source: str, *, positive: bool = False,
-            nonnegative: bool = False, allow_inf: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail(f"must be a number, got {value!r}", field_name, source)
-    value = float(value)
-    if math.isnan(value) or (math.isinf(value) and not allow_inf):
-        raise _fail(f"must be finite, got {value}", field_name, source)
-    if positive and value <= 0:
-        raise _fail(f"must be positive, got {value:g}", field_name, source)
-    if nonnegative and value < 0:
-        raise _fail(f"must be non-negative, got {value:g}", field_name, source)
-    return value
-
-
-def _integer(value: Any, field_name: str, source: str, minimum: int) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(f"must be an integer, got {value!r}", field_name, source)
-    if value < minimum:
-        raise _fail(f"must be >= {minimum}, got {value}", field_name, source)
-    return value
-
-
-def _vector(value: Any, length: int, field_name: str, source: str) -> np.ndarray:
-    if not isinstance(value, list):
-        raise _fail(f"must be a list of {length} numbers", field_name, source)
-    if len(value) != length:
-        raise _fail(f"has {len(value)} entries, expected {length} (one per resource)",
-                    field_name, source)
-    out = np.array([_number(v, f"{field_name}[{i}]", source) for i, v in enumerate(value)])
-    negative = np.flatnonzero(out < 0)
-    if negative.size:
-        raise _fail(f"negative entry {out[negative[0]]:g}", field_name, source)
-    if not np.any(out > 0):
-        raise _fail("all entries are zero", field_name, source)
-    return out
-
-
-def _policies(value: Any, allowed: tuple[str, ...], field_name: str, source: str) -> tuple:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value:
-        raise _fail("must be a non-empty list of policy names", field_name, source)
-    out = []
-    for item in value:
-        name = str(item).lower()
-        if name not in allowed:
-            raise _fail(f"unknown policy '{item}' (choose from {', '.join(allowed)})",
-                        field_name, source)
-        if name not in out:
-            out.append(name)
-    return tuple(out)
+def _policies(value: Any, kind: str, field_name: str, source: str | None) -> tuple:
+    return fields.name_list(value, field_name, source, allowed=policies.names(kind),
+                            what="policy", lower=True)
 
 
 def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
     where = f"classes[{index}]"
-    raw = _check_keys(raw, _CLASS_KEYS, where, source)
+    raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
     name = str(raw.get("name", str(index + 1)))
     if "load_share" not in raw:
         raise _fail("missing (relative load of the class)", f"{where}.load_share", source)
-    load_share = _number(raw["load_share"], f"{where}.load_share", source, nonnegative=True)
-    weight = _number(raw.get("weight", 1.0), f"{where}.weight", source, positive=True)
-    rtt = _number(raw.get("rtt", 0.0), f"{where}.rtt", source, nonnegative=True)
+    load_share = fields.number(raw["load_share"], f"{where}.load_share", source, nonnegative=True)
+    weight = fields.number(raw.get("weight", 1.0), f"{where}.weight", source, positive=True)
+    rtt = fields.number(raw.get("rtt", 0.0), f"{where}.rtt", source, nonnegative=True)
     order = raw.get("packet_order", "random")
     if order not in ("random", "cycle"):
         raise _fail(f"must be 'random' or 'cycle', got {order!r}", f"{where}.packet_order",
@@ -233,7 +168,7 @@ def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traff
     if has_req == has_mix:
         raise _fail("give exactly one of 'requirements' or 'packets'", where, source)
     if has_req:
-        vectors = _vector(raw["requirements"], num_resources, f"{where}.requirements",
+        vectors = fields.vector(raw["requirements"], num_resources, f"{where}.requirements",
                           source)[None, :]
         probabilities = np.ones(1)
     else:
@@ -244,13 +179,13 @@ def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traff
         rows, probs = [], []
         for p, entry in enumerate(mix):
             entry_where = f"{where}.packets[{p}]"
-            entry = _check_keys(entry, _MIX_KEYS, entry_where, source)
+            entry = fields.check_keys(entry, _MIX_KEYS, entry_where, source)
             if "requirements" not in entry:
                 raise _fail("missing", f"{entry_where}.requirements", source)
-            rows.append(_vector(entry["requirements"], num_resources,
+            rows.append(fields.vector(entry["requirements"], num_resources,
                                 f"{entry_where}.requirements", source))
             default_p = 1.0 / len(mix)
-            probs.append(_number(entry.get("probability", default_p),
+            probs.append(fields.number(entry.get("probability", default_p),
                                  f"{entry_where}.probability", source, positive=True))
         vectors = np.array(rows)
         probabilities = np.array(probs)
@@ -278,25 +213,30 @@ def _field(where: str, key: str) -> str:
 
 
 def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig:
-    raw = _check_keys(raw, _PACKET_KEYS, where, source)
+    raw = fields.check_keys(raw, _PACKET_KEYS, where, source)
     defaults = PacketConfig()
     get = raw.get
     if where == "option":  # overrides from the command line: name the option itself
         source = None
+    def value(key):
+        return get(key, getattr(defaults, key))
+
+    def integer(key, minimum):
+        return fields.integer(value(key), _field(where, key), source, minimum)
+
     packet = PacketConfig(
-        policies=_policies(get("policies", list(defaults.policies)), PACKET_POLICIES,
-                           _field(where, "policies"), source),
-        mean_size=_number(get("mean_size", defaults.mean_size), _field(where, "mean_size"), source),
-        window=_integer(get("window", defaults.window), _field(where, "window"), source, 1),
-        flows=_integer(get("flows", defaults.flows), _field(where, "flows"), source, 1),
-        warmup=_number(get("warmup", defaults.warmup), _field(where, "warmup"), source,
-                       nonnegative=True),
-        replications=_integer(get("replications", defaults.replications),
-                              _field(where, "replications"), source, 1),
-        seed=_integer(get("seed", defaults.seed), _field(where, "seed"), source, 0),
-        delta=_number(get("delta", defaults.delta), _field(where, "delta"), source,
-                      nonnegative=True, allow_inf=True),
-        batches=_integer(get("batches", defaults.batches), _field(where, "batches"), source, 2),
+        policies=_policies(list(value("policies")), policies.PACKET, _field(where, "policies"),
+                           source),
+        mean_size=fields.number(value("mean_size"), _field(where, "mean_size"), source),
+        window=integer("window", 1),
+        flows=integer("flows", 1),
+        warmup=fields.number(value("warmup"), _field(where, "warmup"), source,
+                             nonnegative=True),
+        replications=integer("replications", 1),
+        seed=integer("seed", 0),
+        delta=fields.number(value("delta"), _field(where, "delta"), source, nonnegative=True,
+                            allow_inf=True),
+        batches=integer("batches", 2),
     )
     if packet.mean_size < 1:
         raise _fail(f"must be >= 1 packet, got {packet.mean_size:g}", _field(where, "mean_size"),
@@ -312,7 +252,7 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
 
 def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     """Validate a scenario given as a plain dict (the parsed TOML) and fill defaults."""
-    raw = _check_keys(raw, _TOP_KEYS, "", source)
+    raw = fields.check_keys(raw, _TOP_KEYS, "", source)
     resources = raw.get("resources")
     if not isinstance(resources, list) or not resources:
         raise _fail("must be a non-empty list of resource names", "resources", source)
@@ -332,7 +272,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     if not any(c.load_share > 0 for c in classes):
         raise _fail("at least one class needs a positive load_share", "classes", source)
 
-    load = _check_keys(raw.get("load", {}), _LOAD_KEYS, "load", source)
+    load = fields.check_keys(raw.get("load", {}), _LOAD_KEYS, "load", source)
     axis = str(load.get("axis", "max"))
     if axis != "max" and axis not in resources:
         raise _fail(f"unknown resource '{axis}' (choose from max, {', '.join(resources)})",
@@ -340,14 +280,14 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     values = load.get("values", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
     if not isinstance(values, list) or not values:
         raise _fail("must be a non-empty list of numbers", "load.values", source)
-    values = tuple(_number(v, f"load.values[{i}]", source, positive=True)
+    values = tuple(fields.number(v, f"load.values[{i}]", source, positive=True)
                    for i, v in enumerate(values))
 
-    fluid_raw = _check_keys(raw.get("fluid", {}), _FLUID_KEYS, "fluid", source)
+    fluid_raw = fields.check_keys(raw.get("fluid", {}), _FLUID_KEYS, "fluid", source)
     fluid = FluidConfig(
-        policies=_policies(fluid_raw.get("policies", list(FLUID_POLICIES)), FLUID_POLICIES,
+        policies=_policies(fluid_raw.get("policies", list(FluidConfig.policies)), policies.FLUID,
                            "fluid.policies", source),
-        tolerance=_number(fluid_raw.get("tolerance", 1e-5), "fluid.tolerance", source,
+        tolerance=fields.number(fluid_raw.get("tolerance", 1e-5), "fluid.tolerance", source,
                           positive=True),
     )
     packet = _parse_packet(raw.get("packet", {}), source)

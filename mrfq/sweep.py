@@ -60,15 +60,16 @@ class Point:
 def sweep_points(scenario: Scenario, fluid: bool = True, packet: bool = True) -> list[Point]:
     """All points of a scenario: fluid curves for the fluid policies and the fluid
     counterparts of the packet policies, packet points for every replication."""
-    from mrfq.scenario import PACKET_TO_FLUID
+    from mrfq.policies import fluid_counterpart
 
     points = []
     if fluid:
         policies = list(scenario.fluid.policies)
         if packet:
             for p in scenario.packet.policies:
-                if PACKET_TO_FLUID[p] not in policies:
-                    policies.append(PACKET_TO_FLUID[p])
+                target = fluid_counterpart(p)
+                if target is not None and target not in policies:
+                    policies.append(target)
         points += [Point("fluid", p, load) for p in policies for load in scenario.load_values]
     if packet:
         points += [Point("packet", p, load, r) for p in scenario.packet.policies

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mrfq.scenario import PACKET_TO_FLUID
+from mrfq.policies import fluid_counterpart
 
 
 def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
@@ -15,7 +15,7 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05) -> pd.DataF
     fluid = summary[summary["kind"] == "fluid"].set_index(["policy", "load", "class"])["gamma"]
     rows = []
     for _, row in summary[summary["kind"] == "packet"].iterrows():
-        key = (PACKET_TO_FLUID[row["policy"]], row["load"], row["class"])
+        key = (fluid_counterpart(row["policy"]), row["load"], row["class"])
         target = float(fluid.get(key, np.nan))
         relative = (row["gamma"] - target) / target if target > 0 else np.nan
         inside = bool(row["ci_low"] <= target <= row["ci_high"])

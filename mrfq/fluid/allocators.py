@@ -11,19 +11,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.fluid import kernels
-
-POLICY_CODES = {"drf": kernels.DRF, "pf": kernels.PF, "bmf": kernels.BMF}
 
 
 def policy_code(policy: str) -> int:
     """Kernel code of a fluid policy name; InputError naming the choices otherwise."""
-    try:
-        return POLICY_CODES[policy.lower()]
-    except (KeyError, AttributeError):
-        raise InputError(f"unknown policy '{policy}' (choose from drf, pf, bmf)",
-                         "policy") from None
+    return policies.get(policies.FLUID, policy).code
 
 
 def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarray | None = None,

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.packet import kernel
 from mrfq.packet.model import ArrivalStream, PacketModel
@@ -146,7 +147,7 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     (the lone-flow loop of :mod:`mrfq.packet.kernel` gives the same results faster; the
     switch is for tests and benchmarks).
     """
-    code = kernel.POLICY_CODES[policy]
+    code = policies.get(policies.PACKET, policy).code
     debug = debug_enabled() if debug is None else debug
     stream = ArrivalStream(seed_seq, class_loads, mean_size)
     hash_key = np.uint64(seed_seq.generate_state(1, np.uint64)[0])

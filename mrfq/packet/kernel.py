@@ -64,7 +64,6 @@ from numba import njit
 DRFQ, DRFQ_DOVETAIL, PF, BMF = 0, 1, 2, 3
 #: bump when the model or the kernel changes results; part of every stored point's key
 ENGINE_VERSION = "1"
-POLICY_CODES = {"drfq": DRFQ, "drfq-dovetail": DRFQ_DOVETAIL, "pf": PF, "bmf": BMF}
 
 # return codes of run_kernel
 DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY = 0, 1, 2, 3

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mrfq.errors import InputError
+from mrfq import policies
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel
-from mrfq.scenario import PACKET_POLICIES, Scenario
+from mrfq.scenario import Scenario
 from mrfq.stats import combine_replications, replication_table
 
 
@@ -44,10 +44,7 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
     Keyword overrides replace the scenario's ``[packet]`` values (validated alike).
     γ_k = m / E[T_k] in work units per time unit, comparable with the fluid γ_k.
     """
-    if str(policy).lower() not in PACKET_POLICIES:
-        raise InputError(f"unknown policy '{policy}' (choose from "
-                         f"{', '.join(PACKET_POLICIES)})", "policy")
-    policy = str(policy).lower()
+    policy = policies.get(policies.PACKET, policy).name
     scenario = scenario.with_overrides(flows=flows, mean_size=mean_size, window=window,
                                        replications=replications, warmup=warmup,
                                        delta=delta, seed=seed)

@@ -1,0 +1,98 @@
+"""Field checks shared by every input file (scenarios, problem files) and CLI option.
+
+Each check takes the raw value, the field's dotted name (``classes[2].requirements``) and
+the source file, and either returns the clean value or raises :class:`InputError`, which
+the CLI prints as the one line ``error: <file>: <field>: <problem>`` (exit code 2).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from mrfq.errors import InputError
+
+
+def check_keys(table: Any, allowed: set[str], where: str, source: str | None) -> dict:
+    """``table`` must be a TOML table whose keys are all in ``allowed``."""
+    if not isinstance(table, dict):
+        raise InputError("must be a table", where or "<top>", source)
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        known = ", ".join(sorted(allowed))
+        name = f"{where}.{unknown[0]}" if where else unknown[0]
+        raise InputError(f"unknown key (known keys: {known})", name, source)
+    return table
+
+
+def number(value: Any, field: str, source: str | None, *, positive: bool = False,
+           nonnegative: bool = False, allow_inf: bool = False) -> float:
+    """A real number (not a bool, not NaN; ∞ only with ``allow_inf``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InputError(f"must be a number, got {value!r}", field, source)
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise InputError(f"must be finite, got {value}", field, source)
+    if positive and value <= 0:
+        raise InputError(f"must be positive, got {value:g}", field, source)
+    if nonnegative and value < 0:
+        raise InputError(f"must be non-negative, got {value:g}", field, source)
+    return value
+
+
+def integer(value: Any, field: str, source: str | None, minimum: int) -> int:
+    """An integer ≥ ``minimum`` (a float with an integral value is accepted)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"must be an integer, got {value!r}", field, source)
+    if value < minimum:
+        raise InputError(f"must be >= {minimum}, got {value}", field, source)
+    return value
+
+
+def vector(value: Any, length: int, field: str, source: str | None,
+           what: str = "one per resource") -> np.ndarray:
+    """``length`` finite non-negative numbers, not all zero."""
+    if not isinstance(value, list):
+        raise InputError(f"must be a list of {length} numbers", field, source)
+    if len(value) != length:
+        raise InputError(f"has {len(value)} entries, expected {length} ({what})", field,
+                         source)
+    out = np.array([number(v, f"{field}[{i}]", source) for i, v in enumerate(value)])
+    negative = np.flatnonzero(out < 0)
+    if negative.size:
+        raise InputError(f"negative entry {out[negative[0]]:g}", field, source)
+    if not np.any(out > 0):
+        raise InputError("all entries are zero", field, source)
+    return out
+
+
+def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str, ...] = (),
+              what: str = "name", lower: bool = False) -> tuple[str, ...]:
+    """A non-empty list of distinct strings (a lone string is a one-element list), each
+    in ``allowed`` when that is given."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value:
+        raise InputError(f"must be a non-empty list of {what}s", field, source)
+    out: list[str] = []
+    for item in value:
+        if not isinstance(item, str):
+            raise InputError(f"must be a list of {what}s, got {item!r}", field, source)
+        name = item.lower() if lower else item
+        if allowed and name not in allowed:
+            raise InputError(f"unknown {what} '{item}' (choose from {', '.join(allowed)})",
+                             field, source)
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def text(value: Any, field: str, source: str | None) -> str:
+    """A string (names, descriptions)."""
+    if not isinstance(value, str):
+        raise InputError(f"must be a string, got {value!r}", field, source)
+    return value
