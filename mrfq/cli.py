@@ -1,7 +1,10 @@
-"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate``.
+"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate | allocate``.
 
-Every user-fixable problem prints one line ``error: <file>: <field>: <problem>`` on stderr
-and exits with code 2; outputs are written atomically, so a failed run leaves no file.
+The CLI only wires: every verb is a function of :mod:`mrfq.pipeline` (or
+:func:`mrfq.simulate`, :mod:`mrfq.allocation`) plus argument parsing and printing. Every
+user-fixable problem prints one line ``error: <file>: <field>: <problem>`` on stderr and
+exits with code 2; outputs are written atomically, so a failed run leaves no file.
+Exit codes: 0 success, 1 validation failed, 2 bad input, 130 interrupted.
 """
 
 from __future__ import annotations
@@ -14,9 +17,6 @@ from pathlib import Path
 import click
 
 from mrfq.errors import InputError
-
-SCENARIO_DIR = Path(__file__).resolve().parent.parent / "scenarios"
-PLOT_DIR = Path("plots")
 
 
 def _fail(message: str) -> None:
@@ -34,18 +34,19 @@ def user_errors(func):
         except InputError as exc:
             _fail(exc.message)
         except KeyboardInterrupt:
-            click.echo("\ninterrupted", err=True)
+            click.echo("\ninterrupted (finished points are kept; run again to resume)",
+                       err=True)
             sys.exit(130)
 
     return wrapper
 
 
 class Progress:
-    """A one-line progress display on stderr: done/total, rate and ETA."""
+    """A one-line progress display on stderr: done/total, elapsed time and ETA."""
 
-    def __init__(self, label: str, enabled: bool = True):
+    def __init__(self, label: str, always: bool = False):
         self.label = label
-        self.enabled = enabled and sys.stderr.isatty()
+        self.enabled = always or sys.stderr.isatty()
         self.started = time.perf_counter()
 
     def __call__(self, done: int, total: int) -> None:
@@ -57,12 +58,6 @@ class Progress:
                    f"elapsed {elapsed:6.1f}s eta {eta:6.1f}s", err=True, nl=False)
         if done >= total:
             click.echo("", err=True)
-
-
-def _load(path: str):
-    from mrfq.scenario import load_scenario
-
-    return load_scenario(path)
 
 
 def _split_floats(text: str | None, field: str) -> list[float] | None:
@@ -78,10 +73,27 @@ def _split_names(text: str | None) -> list[str] | None:
     return [v for v in text.replace(",", " ").split()] if text else None
 
 
+def _check_jobs(jobs: int | None) -> None:
+    if jobs is not None and jobs < 1:
+        raise InputError("must be >= 1", "--jobs")
+
+
+def _log(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _show(table, columns, digits: int = 5) -> None:
+    click.echo(table[columns].to_string(index=False, float_format=lambda v: f"{v:.{digits}g}"))
+
+
 @click.group()
 @click.version_option(package_name="mrfq")
 def main() -> None:
-    """mrfq — multi-resource fair queueing: fluid model and packet simulator."""
+    """mrfq — multi-resource fair queueing: fluid model and packet simulator.
+
+    SCENARIO arguments are TOML files or the names of the packaged scenarios
+    (fig1_balanced, fig2_unbalanced, fig3_packet, fig3_quick, ...).
+    """
 
 
 @main.command()
@@ -90,39 +102,29 @@ def main() -> None:
 @click.option("--policies", help="Override the fluid policies, e.g. 'drf,pf'.")
 @click.option("--loads", help="Override the load values, e.g. '0.5,0.9'.")
 @click.option("--tolerance", type=float, help="Relative truncation error target.")
+@click.option("--results", help="Results directory caching the points "
+              "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
 @user_errors
-def fluid(scenario, output, policies, loads, tolerance, jobs):
-    """Fluid service rates γ_k of SCENARIO (Markov model, BR §4.1) into a tidy CSV."""
-    from dataclasses import replace
+def fluid(scenario, output, policies, loads, tolerance, results, jobs):
+    """Fluid service rates γ_k of SCENARIO (Markov model, BR §4.1) into a tidy CSV.
 
-    from mrfq import policies as registry
-    from mrfq.fluid.markov import fluid_curves
+    The points go through the cached sweep: a second call reuses them."""
+    from mrfq import pipeline
     from mrfq.io import write_csv
 
-    sc = _load(scenario)
-    names = _split_names(policies)
-    for name in names or []:
-        registry.get(registry.FLUID, name, "--policies")
-    values = _split_floats(loads, "--loads")
-    if values:
-        for value in values:
-            sc.check_load(value, "--loads")
-    if tolerance is not None:
-        if not tolerance > 0:
-            raise InputError("must be positive", "--tolerance")
-        sc = replace(sc, fluid=replace(sc.fluid, tolerance=tolerance))
-    table = fluid_curves(sc, [n.lower() for n in names] if names else None, values,
-                         jobs=max(1, jobs), progress=Progress("fluid"))
+    _check_jobs(jobs)
+    table = pipeline.fluid(scenario, results, policies=_split_names(policies),
+                           loads=_split_floats(loads, "--loads"), tolerance=tolerance,
+                           jobs=jobs, progress=Progress("fluid"))
     write_csv(table, output)
-    click.echo(table[["policy", "load", "class", "gamma", "error_estimate"]]
-               .to_string(index=False, float_format=lambda v: f"{v:.6g}"))
-    click.echo(f"wrote {output}", err=True)
+    _show(table, ["policy", "load", "class", "gamma", "error_estimate"], 6)
+    _log(f"wrote {output}")
 
 
 @main.command()
 @click.argument("scenario")
-@click.option("--policy", required=True, help="drfq, drfq-dovetail, pf or bmf.")
+@click.option("--policy", required=True, help="A packet policy (drfq, drfq-dovetail, pf, bmf).")
 @click.option("--load", "load", required=True, type=float, help="Value on the load axis.")
 @click.option("--seed", type=int, help="Override the scenario's seed.")
 @click.option("-o", "--output", help="CSV file for the per-class table.")
@@ -137,63 +139,37 @@ def fluid(scenario, output, policies, loads, tolerance, jobs):
 @user_errors
 def simulate(scenario, policy, load, seed, output, flows, mean_size, window, replications,
              warmup, delta, flows_out, debug):
-    """Packet simulation of SCENARIO at one load (SPEC §3)."""
+    """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
+    function for every replication, combined as in a sweep."""
     from mrfq.io import write_csv
-    from mrfq.packet import simulate as run
+    from mrfq.points import simulate as run_points
+    from mrfq.scenario import load_scenario
 
-    sc = _load(scenario)
-    result = run(sc, policy, load, seed, flows=flows, mean_size=mean_size, window=window,
-                 replications=replications, warmup=warmup, delta=delta,
-                 debug=debug or None, progress=Progress(f"simulate {policy}"))
+    result = run_points(load_scenario(scenario), policy, load, seed, flows=flows,
+                        mean_size=mean_size, window=window, replications=replications,
+                        warmup=warmup, delta=delta, debug=debug or None,
+                        progress=Progress(f"simulate {policy}"))
     if output:
         write_csv(result.classes, output)
     if flows_out:
         write_csv(result.flows, flows_out)
-    cols = ["policy", "load", "class", "gamma", "ci_low", "ci_high", "flows_measured",
-            "ratio_estimate", "little_gamma"]
-    click.echo(result.classes[cols].to_string(index=False,
-                                              float_format=lambda v: f"{v:.5g}"))
+    _show(result.classes, ["policy", "load", "class", "gamma", "ci_low", "ci_high",
+                           "flows_measured", "ratio_estimate", "little_gamma"])
     services = int(result.classes["services"].iloc[0])
     wall = float(result.classes["wall_s"].iloc[0])
-    click.echo(f"{services} packet-resource services in {wall:.2f}s "
-               f"({services / max(wall, 1e-9) / 1e6:.1f} M/s)", err=True)
-
-
-def _plot_results(results: Path, output: str | None) -> list[Path]:
-    """Figure 3 layout (packet vs fluid) and the Figure 1/2 panels from a results dir."""
-    import pandas as pd
-
-    from mrfq.plots import fluid_comparison, packet_vs_fluid
-    from mrfq.sweep import load_records, summarize
-
-    scenario, records = load_records(results)
-    summary = summarize(scenario, records)
-    if summary.empty:
-        raise InputError("holds no finished points yet", None, str(results))
-    xlabel = ("load of the most loaded resource" if scenario.load_axis == "max"
-              else f"load of resource '{scenario.load_axis}'")
-    target = Path(output) if output else results / f"{scenario.name}.png"
-    fluid = summary[summary["kind"] == "fluid"]
-    packet = summary[summary["kind"] == "packet"]
-    order = {p: i for i, p in enumerate(scenario.packet.policies)}  # the paper's panel order
-    packet = packet.sort_values("policy", key=lambda s: s.map(order), kind="stable")
-    written = []
-    if not packet.empty:
-        written += packet_vs_fluid(fluid, packet, target, scenario.description, xlabel)
-    if {"bmf", "drf", "pf"} <= set(fluid["policy"]):
-        comparison = target.with_name(target.stem + "_fluid.png")
-        written += fluid_comparison(pd.DataFrame(fluid), comparison, scenario.description,
-                                    xlabel)
-    return written
+    _log(f"{services} packet-resource services in {wall:.2f}s "
+         f"({services / max(wall, 1e-9) / 1e6:.1f} M/s)")
 
 
 @main.command()
 @click.argument("sources", nargs=-1)
 @click.option("-o", "--output", help="Output figure (PNG; a PDF is written beside it).")
-@click.option("--jobs", type=int, default=2, show_default=True)
+@click.option("--jobs", type=int, default=2, show_default=True,
+              help="Worker processes for the fluid curves (no SOURCES).")
 @user_errors
 def plot(sources, output, jobs):
-    """Draw figures. With no SOURCES: BR Figures 1–2 (fluid) into plots/fig1.png, fig2.png.
+    """Draw figures. With no SOURCES: BR Figures 1–2 (fluid) into plots/fig1.png, fig2.png
+    (the curves are swept, cached, into results/fig1_balanced and results/fig2_unbalanced).
 
     A SOURCE may be a results directory of ``mrfq sweep`` (Figure 3 layout: one panel per
     packet policy, fluid lines, packet points with CIs; plus the Figure 1/2 panels) or a
@@ -201,56 +177,48 @@ def plot(sources, output, jobs):
     """
     import pandas as pd
 
-    from mrfq.fluid.markov import fluid_curves_many
-    from mrfq.io import write_csv
+    from mrfq import pipeline
     from mrfq.plots import fluid_comparison
 
+    _check_jobs(jobs)
     if not sources:
-        scenarios = [_load(SCENARIO_DIR / f"{name}.toml")
-                     for name in ("fig1_balanced", "fig2_unbalanced")]
-        tables = fluid_curves_many(scenarios, jobs=max(1, jobs), progress=Progress("fluid"))
-        for number, (sc, table) in enumerate(zip(scenarios, tables, strict=True), 1):
-            write_csv(table, PLOT_DIR / f"fig{number}_fluid.csv")
-            xlabel = ("load of the most loaded resource" if sc.load_axis == "max"
-                      else f"load of resource '{sc.load_axis}'")
-            for path in fluid_comparison(table, PLOT_DIR / f"fig{number}.png",
-                                         sc.description, xlabel):
-                click.echo(f"wrote {path}")
+        for path in pipeline.paper_fluid_figures(jobs=jobs, progress=Progress("fluid")):
+            click.echo(f"wrote {path}")
         return
     for source in sources:
         path = Path(source)
         if path.is_dir():
-            for written in _plot_results(path, output):
-                click.echo(f"wrote {written}")
-            continue
-        if not path.is_file():
-            raise InputError("no such file", None, source)
-        table = pd.read_csv(path)
-        missing = {"policy", "load", "class", "gamma"} - set(table.columns)
-        if missing:
-            raise InputError(f"missing columns {sorted(missing)}", None, source)
-        target = Path(output) if output else path.with_suffix(".png")
-        for written in fluid_comparison(table, target):
-            click.echo(f"wrote {written}")
+            written = pipeline.plot(path, output)
+        elif path.is_file():
+            table = pd.read_csv(path, dtype={"class": str, "policy": str})
+            missing = {"policy", "load", "class", "gamma"} - set(table.columns)
+            if missing:
+                raise InputError(f"missing columns {sorted(missing)}", None, source)
+            written = fluid_comparison(table, Path(output) if output
+                                       else path.with_suffix(".png"))
+        else:
+            raise InputError("no such file or directory", None, source)
+        for item in written:
+            click.echo(f"wrote {item}")
 
 
-def _sweep(scenario: str, results: str, jobs: int | None, scheduler: str | None):
-    from mrfq.sweep import run_sweep
+def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str | None):
+    from mrfq import pipeline
+    from mrfq.scenario import load_scenario
 
-    if jobs is not None and jobs < 1:
-        raise InputError("must be >= 1", "--jobs")
-    _load(scenario)  # validate before creating anything
-    bar = Progress("sweep")
-    bar.enabled = True
-    summary = run_sweep(scenario, results, jobs=jobs, scheduler=scheduler, progress=bar,
-                        log=lambda m: click.echo(m, err=True))
-    click.echo(f"wrote {Path(results) / 'summary.csv'} ({len(summary)} rows)", err=True)
-    return summary
+    _check_jobs(jobs)
+    sc = load_scenario(scenario)  # validate before creating anything
+    results = Path(results) if results else pipeline.default_results_dir(sc)
+    summary = pipeline.sweep(sc, results, jobs=jobs, scheduler=scheduler,
+                             progress=Progress("sweep", always=True), log=_log)
+    _log(f"wrote {results / 'summary.csv'} ({len(summary)} rows)")
+    return results
 
 
 @main.command()
 @click.argument("scenario")
-@click.option("-o", "--output", "results", required=True, help="Results directory.")
+@click.option("-o", "--output", "results", help="Results directory "
+              "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
 @user_errors
@@ -262,29 +230,17 @@ def sweep(scenario, results, jobs, scheduler):
     _sweep(scenario, results, jobs, scheduler)
 
 
-def _validation_table(results: Path, tolerance: float) -> tuple[bool, Path]:
-    from mrfq.io import write_csv
-    from mrfq.sweep import load_records, summarize
-    from mrfq.validate import validate_summary
-
-    if not tolerance >= 0:
-        raise InputError("must be >= 0", "--tolerance")
-    scenario, records = load_records(results)
-    table = validate_summary(summarize(scenario, records), tolerance)
-    if table.empty:
-        raise InputError("holds no packet points to validate", None, str(results))
-    out = results / "validation.csv"
-    write_csv(table, out)
+def _print_validation(table, tolerance: float) -> bool:
     shown = table.assign(ci=[f"[{a:.4f}, {b:.4f}]" for a, b in
                              zip(table["ci_low"], table["ci_high"], strict=True)],
                          status=["pass" if p else "FAIL" for p in table["passed"]])
-    click.echo(shown[["policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
-                      "relative_difference", "status"]].to_string(
-        index=False, float_format=lambda v: f"{v:.4f}"))
+    _show(shown, ["policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
+                  "relative_difference", "status", "verdict"], 4)
     failed = int((~table["passed"]).sum())
-    click.echo(f"{len(table) - failed}/{len(table)} points pass "
-               f"(fluid in 95% CI or within {tolerance:.0%})")
-    return failed == 0, out
+    inside = int(table["fluid_in_ci"].sum())
+    click.echo(f"{len(table) - failed}/{len(table)} points pass ({inside} with the fluid "
+               f"value in the 95% CI, {len(table) - failed - inside} within {tolerance:.0%})")
+    return failed == 0
 
 
 @main.command()
@@ -293,9 +249,13 @@ def _validation_table(results: Path, tolerance: float) -> tuple[bool, Path]:
               help="Relative difference that passes even outside the CI.")
 @user_errors
 def validate(results, tolerance):
-    """Packet γ (95% CI) against fluid γ for every packet point; exit 1 if any fails."""
-    ok, out = _validation_table(Path(results), tolerance)
-    click.echo(f"wrote {out}", err=True)
+    """Packet γ (95% CI) against fluid γ for every packet point of a results directory
+    (from its summary.csv); writes validation.csv; exit 1 if any point fails."""
+    from mrfq import pipeline
+
+    table = pipeline.validate(results, tolerance)
+    ok = _print_validation(table, tolerance)
+    _log(f"wrote {Path(results) / pipeline.VALIDATION_FILE}")
     sys.exit(0 if ok else 1)
 
 
@@ -304,20 +264,28 @@ def validate(results, tolerance):
 @click.option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
+@click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
 @click.option("--tolerance", type=float, default=0.05, show_default=True)
 @user_errors
-def run(scenario, results, jobs, tolerance):
+def run(scenario, results, jobs, scheduler, tolerance):
     """The main job: fluid curves, packet sweep, validation and plots for SCENARIO
-    (default: scenarios/fig3_quick.toml, the Figure 3 scenario at reduced scale)."""
-    scenario = scenario or str(SCENARIO_DIR / "fig3_quick.toml")
-    sc = _load(scenario)
-    results = Path(results or Path("results") / sc.name)
-    _sweep(scenario, str(results), jobs, None)
-    ok, out = _validation_table(results, tolerance)
-    for written in _plot_results(results, None):
+    (default: fig3_quick, the Figure 3 scenario at reduced scale). Exit 0 when every
+    packet point validates, 1 otherwise."""
+    from mrfq import pipeline
+
+    if not tolerance >= 0:
+        raise InputError("must be >= 0", "--tolerance")
+    results = _sweep(scenario or pipeline.DEFAULT_SCENARIO, results, jobs, scheduler)
+    table = pipeline.validate(results, tolerance)
+    ok = _print_validation(table, tolerance)
+    for written in pipeline.plot(results):
         click.echo(f"wrote {written}")
-    click.echo(f"wrote {out}")
+    click.echo(f"wrote {results / pipeline.VALIDATION_FILE}")
     click.echo(f"results in {results}/ (summary.csv, validation.csv, plots)")
+    if not ok:
+        click.echo("validation failed: some packet points do not match the fluid model",
+                   err=True)
+    sys.exit(0 if ok else 1)
 
 
 @main.command()

@@ -3,20 +3,20 @@
 Figures 1–2: two panels, "BMF v DRF" and "BMF v PF", one line style per policy and one
 colour per class. Figure 3: one panel per packet policy, fluid lines and packet points
 with confidence-interval error bars.
+
+Figures are drawn on :class:`matplotlib.figure.Figure` objects, not through pyplot, so
+importing or using this module never changes the matplotlib backend of a notebook.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import pandas as pd
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from mrfq.io import atomic_path  # noqa: E402
-from mrfq.policies import FLUID, REGISTRY, fluid_counterpart, label  # noqa: E402
+from mrfq.io import atomic_path
+from mrfq.policies import FLUID, REGISTRY, fluid_counterpart, label
 
 CLASS_COLOURS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
 
@@ -36,7 +36,6 @@ def _save(fig, path: str | Path) -> list[Path]:
         with atomic_path(target) as tmp:
             fig.savefig(tmp, format=target.suffix.lstrip("."), dpi=130, bbox_inches="tight")
         written.append(target)
-    plt.close(fig)
     return written
 
 
@@ -44,7 +43,8 @@ def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
                      xlabel: str = "load") -> list[Path]:
     """BR Figures 1–2: panels "BMF v DRF" and "BMF v PF" from a fluid results table."""
     classes = list(dict.fromkeys(fluid["class"]))
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    fig = Figure(figsize=(10, 4))
+    axes = fig.subplots(1, 2, sharey=True)
     for ax, other in zip(axes, ("drf", "pf"), strict=True):
         for policy in ("bmf", other):
             part = fluid[fluid["policy"] == policy]
@@ -71,8 +71,8 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
     """BR Figure 3: one panel per packet policy; fluid lines, packet points with CIs."""
     policies = list(dict.fromkeys(packet["policy"]))
     classes = list(dict.fromkeys(packet["class"]))
-    fig, axes = plt.subplots(1, len(policies), figsize=(4.2 * len(policies), 4), sharey=True,
-                             squeeze=False)
+    fig = Figure(figsize=(4.2 * len(policies), 4))
+    axes = fig.subplots(1, len(policies), sharey=True, squeeze=False)
     for ax, policy in zip(axes[0], policies, strict=True):
         fluid_policy = fluid_counterpart(policy)
         for i, name in enumerate(classes):

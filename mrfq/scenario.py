@@ -8,7 +8,6 @@ the field, e.g. ``classes[2].requirements: negative entry -0.5``.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -82,7 +81,6 @@ class Scenario:
     fluid: FluidConfig
     packet: PacketConfig
     source: str = "<scenario>"
-    content_hash: str = ""
 
     @property
     def requirements(self) -> np.ndarray:
@@ -126,6 +124,30 @@ class Scenario:
                 raise InputError(
                     f"load {load:g} puts resource '{name}' at {value:.4g} >= 1 (unstable)",
                     field_name, self.source)
+
+    def to_dict(self) -> dict:
+        """The scenario as the plain dict :func:`scenario_from_dict` reads (every default
+        filled in, packet mixes written out), so ``scenario_from_dict(s.to_dict())``
+        rebuilds ``s``. Results directories store it."""
+        classes = []
+        for c in self.classes:
+            entry = {"name": c.name, "load_share": c.load_share, "weight": c.weight,
+                     "rtt": c.rtt, "packet_order": c.packet_order}
+            if len(c.packet_requirements) == 1:
+                entry["requirements"] = c.packet_requirements[0].tolist()
+            else:
+                entry["packets"] = [{"requirements": r.tolist(), "probability": float(p)}
+                                    for r, p in zip(c.packet_requirements,
+                                                    c.packet_probabilities, strict=True)]
+            classes.append(entry)
+        return {
+            "name": self.name, "description": self.description,
+            "resources": list(self.resources), "classes": classes,
+            "load": {"axis": self.load_axis, "values": list(self.load_values)},
+            "fluid": {"policies": list(self.fluid.policies),
+                      "tolerance": self.fluid.tolerance},
+            "packet": {**self.packet.__dict__, "policies": list(self.packet.policies)},
+        }
 
     def with_overrides(self, **changes: Any) -> Scenario:
         """A copy with packet-section fields replaced (validated like the file's)."""
@@ -302,27 +324,38 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         fluid=fluid,
         packet=packet,
         source=source,
-        content_hash=_hash_dict(raw),
     )
     for i, value in enumerate(values):
         scenario.check_load(value, f"load.values[{i}]")
     return scenario
 
 
-def _hash_dict(raw: dict) -> str:
-    return hashlib.sha256(repr(_canonical(raw)).encode()).hexdigest()[:16]
+#: the scenarios shipped with the package (``mrfq run fig3_quick`` finds them by name)
+PACKAGED_SCENARIOS = Path(__file__).resolve().parent / "scenarios"
 
 
-def _canonical(value: Any) -> Any:
-    if isinstance(value, dict):
-        return tuple(sorted((k, _canonical(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return tuple(_canonical(v) for v in value)
-    return value
+def scenario_path(name_or_path: str | Path) -> Path:
+    """The file a scenario argument names: an existing path as given, otherwise a
+    scenario shipped with mrfq (``fig3_quick`` or ``fig3_quick.toml``); the given path
+    when neither exists (reading it then reports "no such file")."""
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    packaged = PACKAGED_SCENARIOS / path.with_suffix(".toml").name
+    if path.parent == Path(".") and packaged.is_file():
+        return packaged
+    return path
+
+
+def packaged_scenarios() -> list[str]:
+    """Names of the scenarios shipped with mrfq."""
+    return sorted(p.stem for p in PACKAGED_SCENARIOS.glob("*.toml"))
 
 
 def load_scenario(path: str | Path) -> Scenario:
-    """Read and validate a TOML scenario file; raise InputError on any problem."""
+    """Read and validate a TOML scenario file (or a packaged scenario by name, see
+    :func:`scenario_path`); raise InputError on any problem."""
     from mrfq.io import read_toml
 
+    path = scenario_path(path)
     return scenario_from_dict(read_toml(path), str(path))

@@ -9,9 +9,9 @@ import pytest
 GOOD = Path(__file__).resolve().parent.parent / "scenarios" / "fig2_unbalanced.toml"
 
 
-def _run(*args):
+def _run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "mrfq.cli", *args], capture_output=True,
-                          text=True)
+                          text=True, cwd=cwd)
 
 
 def _scenario(tmp_path, text):
@@ -44,19 +44,20 @@ def test_bad_scenarios(tmp_path, case):
     extra, field = BAD[case]
     path = _scenario(tmp_path, _text(case, extra))
     out = tmp_path / "out.csv"
-    result = _run("fluid", str(path), "-o", str(out))
+    result = _run("fluid", str(path), "-o", str(out), cwd=tmp_path)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: {path}: {field}:"), lines
     assert "Traceback" not in result.stderr
-    assert not out.exists()
+    assert not out.exists() and not (tmp_path / "results").exists()
 
 
 def test_missing_file_and_syntax_error(tmp_path):
-    result = _run("fluid", str(tmp_path / "nope.toml"), "-o", str(tmp_path / "o.csv"))
+    result = _run("fluid", str(tmp_path / "nope.toml"), "-o", str(tmp_path / "o.csv"),
+                  cwd=tmp_path)
     assert result.returncode == 2 and "no such file" in result.stderr
     path = _scenario(tmp_path, "resources = [\n")
-    result = _run("fluid", str(path), "-o", str(tmp_path / "o.csv"))
+    result = _run("fluid", str(path), "-o", str(tmp_path / "o.csv"), cwd=tmp_path)
     assert result.returncode == 2 and "TOML syntax error" in result.stderr
     assert not (tmp_path / "o.csv").exists()
 
@@ -76,7 +77,8 @@ def test_simulate_bad_options(tmp_path, args):
 
 def test_fluid_and_simulate_write_tables(tmp_path):
     out = tmp_path / "fluid.csv"
-    result = _run("fluid", str(GOOD), "-o", str(out), "--loads", "0.3", "--policies", "pf")
+    result = _run("fluid", str(GOOD), "-o", str(out), "--loads", "0.3", "--policies", "pf",
+                  cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     header = out.read_text().splitlines()[0].split(",")
     assert {"policy", "load", "class", "gamma", "mean_in_progress",
@@ -84,7 +86,8 @@ def test_fluid_and_simulate_write_tables(tmp_path):
     sim = tmp_path / "sim.csv"
     flows = tmp_path / "flows.csv"
     result = _run("simulate", str(GOOD), "--policy", "bmf", "--load", "0.5", "--flows",
-                  "300", "--mean-size", "20", "-o", str(sim), "--flows-out", str(flows))
+                  "300", "--mean-size", "20", "-o", str(sim), "--flows-out", str(flows),
+                  cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert {"gamma", "ci_low", "ci_high", "services", "wall_s"} <= set(
         sim.read_text().splitlines()[0].split(","))

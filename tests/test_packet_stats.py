@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from conftest import make_scenario
 
-from mrfq.packet import simulate
+from mrfq import simulate
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel
 
@@ -68,7 +68,7 @@ def test_same_seed_bit_identical_across_runs_and_processes():
     code = (
         "import sys; sys.path.insert(0, 'tests')\n"
         "from conftest import make_scenario\n"
-        "from mrfq.packet import simulate\n"
+        "from mrfq import simulate\n"
         "r = simulate(make_scenario(axis='link'), 'pf', 0.8, seed=9, flows=400)\n"
         "print(repr(r.flows['completion'].sum()))\n"
     )

@@ -32,6 +32,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from numba import njit
 
+from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid import kernels
 from mrfq.fluid.allocators import as_problem, policy_code
@@ -288,8 +289,18 @@ def service_rates(policy: str, requirements, loads, weights=None, tolerance: flo
 
     ``requirements`` K×J, ``loads`` ρ_k (K, work per unit time with μ_k = 1); must be stable
     (Σ_k ρ_k a_kj < 1, BR eq. 8). ``tolerance``: target relative truncation error of every
-    γ_k; InputError if it cannot be reached within :data:`MAX_STATES` states.
+    γ_k; InputError if it cannot be reached within :data:`MAX_STATES` states. The solver
+    runs with one BLAS thread wherever it is called (the parent, a local worker or a Dask
+    worker), so the result is bit-identical everywhere: BLAS sums in an order that depends
+    on its thread count.
     """
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1):
+        return _service_rates(policy, requirements, loads, weights, tolerance, max_level)
+
+
+def _service_rates(policy, requirements, loads, weights, tolerance, max_level) -> MarkovResult:
     code = policy_code(policy)
     a, _, w = as_problem(requirements, None, weights)
     rho = np.array(loads, dtype=np.float64).reshape(-1)
@@ -355,71 +366,58 @@ def service_rates(policy: str, requirements, loads, weights=None, tolerance: flo
                         gamma_truncated=truncated)
 
 
-def _curve_point(args: tuple) -> dict:
-    policy, requirements, weights, rho, tolerance = args
-    result = service_rates(policy, requirements, rho, weights, tolerance)
-    return {"gamma": result.gamma, "mean": result.mean_in_progress,
-            "error": result.error_estimate, "level": result.level, "states": result.states}
+def fluid_point(scenario, policy: str, load: float) -> dict:
+    """The fluid point function: γ_k = ρ_k / E[n_k] of one policy at one value on the
+    scenario's load axis, as a JSON-serialisable record ``{kind, policy, load,
+    replication, classes, level, states, wall_s}``; per class (scenario order) γ_k,
+    E[n_k] and the relative truncation-error estimate."""
+    import time
+
+    started = time.perf_counter()
+    result = service_rates(policy, scenario.requirements, scenario.class_loads(load),
+                           scenario.weights, scenario.fluid.tolerance)
+    classes = [{"gamma": float(result.gamma[k]),
+                "mean_in_progress": float(result.mean_in_progress[k]),
+                "error_estimate": float(result.error_estimate[k])}
+               for k in range(len(scenario.classes))]
+    return {"kind": "fluid", "policy": policy, "load": float(load), "replication": 0,
+            "classes": classes, "level": int(result.level), "states": int(result.states),
+            "wall_s": time.perf_counter() - started}
 
 
-def fluid_curves_many(scenarios: list, jobs: int = 1, progress=None) -> list[pd.DataFrame]:
-    """:func:`fluid_curves` of several scenarios with one pool of workers, so the slow
-    high-load points of one scenario overlap with the others' points."""
-    from mrfq.parallel import worker_pool
-
-    plans = []
-    for sc in scenarios:
-        loads = list(sc.load_values)
-        points = [(p, load) for p in sc.fluid.policies for load in loads]
-        tasks = [(p, sc.requirements, sc.weights, sc.class_loads(load), sc.fluid.tolerance)
-                 for p, load in points]
-        plans.append((sc, points, tasks))
-    flat = [(i, j) for i, (_, points, _) in enumerate(plans) for j in range(len(points))]
-    # the costly (high-load) points first, so parallel workers finish together
-    flat.sort(key=lambda ij: -plans[ij[0]][1][ij[1]][1])
-    results: dict[tuple[int, int], dict] = {}
-    if jobs > 1 and len(flat) > 1:
-        with worker_pool(jobs) as pool:
-            futures = {ij: pool.submit(_curve_point, plans[ij[0]][2][ij[1]]) for ij in flat}
-            for done, ij in enumerate(flat, 1):
-                results[ij] = futures[ij].result()
-                if progress:
-                    progress(done, len(flat))
-    else:
-        for done, ij in enumerate(flat, 1):
-            results[ij] = _curve_point(plans[ij[0]][2][ij[1]])
-            if progress:
-                progress(done, len(flat))
-    tables = []
-    for i, (sc, points, tasks) in enumerate(plans):
-        rows = []
-        for j, (policy, load) in enumerate(points):
-            r = results[(i, j)]
-            rho = tasks[j][3]
-            for k, name in enumerate(sc.class_names):
-                rows.append({"policy": policy, "load": load, "class": name, "rho": rho[k],
-                             "gamma": r["gamma"][k], "mean_in_progress": r["mean"][k],
-                             "error_estimate": r["error"][k], "level": r["level"],
-                             "states": r["states"]})
-        tables.append(pd.DataFrame(rows))
-    return tables
+def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
+    """Tidy table of fluid point records: policy, load, class, rho, gamma,
+    mean_in_progress, error_estimate (relative), level, states."""
+    rows = []
+    for record in records:
+        rho = scenario.class_loads(record["load"])
+        for k, name in enumerate(scenario.class_names):
+            c = record["classes"][k]
+            rows.append({"policy": record["policy"], "load": record["load"], "class": name,
+                         "rho": float(rho[k]), "gamma": c["gamma"],
+                         "mean_in_progress": c["mean_in_progress"],
+                         "error_estimate": c["error_estimate"], "level": record["level"],
+                         "states": record["states"]})
+    return pd.DataFrame(rows)
 
 
 def fluid_curves(scenario, policies: list[str] | None = None, loads: list[float] | None = None,
-                 jobs: int = 1, progress=None) -> pd.DataFrame:
-    """Fluid γ_k for every (policy, load) of a scenario, as a tidy table.
-
-    Columns: policy, load (value on the scenario's load axis), class, rho, gamma,
-    mean_in_progress, error_estimate (relative), level, states. ``jobs`` > 1 runs points in
-    worker processes (results do not depend on it). ``progress(done, total)`` is called
-    after each point.
+                 progress=None) -> pd.DataFrame:
+    """Fluid γ_k for every (policy, load) of a scenario, computed here one point after
+    the other, as a tidy table (:func:`fluid_table`). For parallel, cached and resumable
+    curves use :func:`mrfq.sweep` (``mrfq fluid``); the numbers are the same.
+    ``progress(done, total)`` is called after each point.
     """
-    from dataclasses import replace
-
     loads = list(loads or scenario.load_values)
     for load in loads:
         scenario.check_load(load)
-    scenario = replace(scenario, load_values=tuple(loads),
-                       fluid=replace(scenario.fluid,
-                                     policies=tuple(policies or scenario.fluid.policies)))
-    return fluid_curves_many([scenario], jobs, progress)[0]
+    chosen = [registry.get(registry.FLUID, p).name
+              for p in (policies or scenario.fluid.policies)]
+    records = []
+    total = len(chosen) * len(loads)
+    for policy in chosen:
+        for load in loads:
+            records.append(fluid_point(scenario, policy, load))
+            if progress:
+                progress(len(records), total)
+    return fluid_table(scenario, records)

@@ -1,0 +1,203 @@
+"""The pipeline as a Python API: ``sweep → validate → plot``, and ``run`` doing all three.
+
+Every CLI verb is one of these functions plus argument parsing, so a notebook gets exactly
+what the command line does::
+
+    import mrfq
+    result = mrfq.run("fig3_quick", "results/fig3_quick")   # sweep + validate + plots
+    result.passed, result.validation, result.figures
+
+Validation and plots read the summary the sweep produced (``summary.csv``); nothing
+re-reads the point files or re-summarises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pandas as pd
+
+from mrfq import policies as registry
+from mrfq.errors import InputError
+from mrfq.io import write_csv
+from mrfq.scenario import Scenario, load_scenario
+from mrfq.sweeps import KINDS, SUMMARY_FILE, run_sweep, stored_scenario
+
+DEFAULT_SCENARIO = "fig3_quick"
+VALIDATION_FILE = "validation.csv"
+Progress = Callable[[int, int], None]
+
+
+def _scenario(scenario: Scenario | str | Path | None) -> Scenario:
+    if isinstance(scenario, Scenario):
+        return scenario
+    return load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO)
+
+
+def default_results_dir(scenario: Scenario) -> Path:
+    """``results/<scenario name>`` under the current directory."""
+    return Path("results") / scenario.name
+
+
+def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
+          jobs: int | None = None, scheduler: str | None = None,
+          kinds: Iterable[str] = KINDS, progress: Progress | None = None,
+          log: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Compute every missing point of a scenario (a :class:`Scenario`, a file, or the name
+    of a packaged scenario) into ``results_dir`` and return its summary (also written as
+    ``summary.csv``). Resumable; results independent of ``jobs`` and ``scheduler``."""
+    scenario = _scenario(scenario)
+    results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
+    return run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, kinds=kinds,
+                     progress=progress, log=log)
+
+
+def read_summary(results_dir: str | Path) -> pd.DataFrame:
+    """The ``summary.csv`` a sweep wrote (class and policy names read as text)."""
+    path = Path(results_dir) / SUMMARY_FILE
+    if not path.is_file():
+        raise InputError("holds no summary.csv yet (run mrfq sweep first)", None,
+                         str(results_dir))
+    summary = pd.read_csv(path, dtype={"class": str, "policy": str, "kind": str,
+                                       "ci_problem": str, "ci_method": str})
+    if "ci_problem" in summary:
+        summary["ci_problem"] = summary["ci_problem"].fillna("")
+    return summary
+
+
+def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05) -> pd.DataFrame:
+    """Packet γ against fluid γ for every packet point (:mod:`mrfq.validation`).
+
+    ``source``: a summary table, or a results directory (its ``summary.csv`` is read and
+    ``validation.csv`` written beside it). Raises InputError when there is nothing to
+    validate."""
+    from mrfq.validation import validate_summary
+
+    if not tolerance >= 0:
+        raise InputError("must be >= 0", "--tolerance")
+    summary = source if isinstance(source, pd.DataFrame) else read_summary(source)
+    table = validate_summary(summary, tolerance)
+    if table.empty:
+        raise InputError("holds no packet points with a fluid counterpart to validate",
+                         None, None if isinstance(source, pd.DataFrame) else str(source))
+    if not isinstance(source, pd.DataFrame):
+        write_csv(table, Path(source) / VALIDATION_FILE)
+    return table
+
+
+def _xlabel(scenario: Scenario) -> str:
+    return ("load of the most loaded resource" if scenario.load_axis == "max"
+            else f"load of resource '{scenario.load_axis}'")
+
+
+def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path]:
+    """Figure 3 layout (one panel per packet policy: fluid lines, packet points with their
+    intervals) and the Figure 1/2 panels ("BMF v DRF", "BMF v PF") of a results directory,
+    from its summary. Returns the files written (PNG and PDF)."""
+    from mrfq.plots import fluid_comparison, packet_vs_fluid
+
+    results = Path(results_dir)
+    scenario = stored_scenario(results)
+    summary = read_summary(results)
+    target = Path(output) if output else results / f"{scenario.name}.png"
+    fluid = summary[summary["kind"] == registry.FLUID]
+    packet = summary[summary["kind"] == registry.PACKET]
+    order = {p: i for i, p in enumerate(scenario.packet.policies)}  # the paper's panel order
+    packet = packet.sort_values("policy", key=lambda s: s.map(order), kind="stable")
+    written = []
+    if not packet.empty:
+        written += packet_vs_fluid(fluid, packet, target, scenario.description,
+                                   _xlabel(scenario))
+    if {"bmf", "drf", "pf"} <= set(fluid["policy"]):
+        comparison = (target.with_name(target.stem + "_fluid.png") if not packet.empty
+                      else target)
+        written += fluid_comparison(fluid, comparison, scenario.description,
+                                    _xlabel(scenario))
+    return written
+
+
+def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
+          policies: Iterable[str] | None = None, loads: Iterable[float] | None = None,
+          tolerance: float | None = None, jobs: int | None = 1,
+          scheduler: str | None = None, progress: Progress | None = None) -> pd.DataFrame:
+    """Fluid γ_k for every (policy, load) of a scenario through the cached sweep: the
+    fluid points of ``results_dir`` (default ``results/<name>``) are reused and the
+    missing ones computed (the directory's scenario and summary are left as they are).
+    Returns the tidy table of :func:`mrfq.fluid.fluid_table` for the requested policies
+    and loads."""
+    from mrfq.fluid.markov import fluid_table
+    from mrfq.sweeps import load_records
+
+    scenario = _scenario(scenario)
+    chosen = tuple(registry.get(registry.FLUID, p, "--policies").name
+                   for p in (policies or scenario.fluid.policies))
+    values = tuple(loads or scenario.load_values)
+    for value in values:
+        scenario.check_load(value, "--loads")
+    if tolerance is not None and not tolerance > 0:
+        raise InputError("must be positive", "--tolerance")
+    scenario = replace(scenario, load_values=values, fluid=replace(
+        scenario.fluid, policies=chosen,
+        tolerance=scenario.fluid.tolerance if tolerance is None else tolerance))
+    results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
+    run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
+              kinds=(registry.FLUID,), progress=progress, record=False)
+    return fluid_table(scenario, load_records(scenario, results_dir, (registry.FLUID,)))
+
+
+#: the paper's fluid figures: (packaged scenario, figure file stem)
+PAPER_FLUID_FIGURES = (("fig1_balanced", "fig1"), ("fig2_unbalanced", "fig2"))
+
+
+def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Path = "results",
+                        jobs: int | None = 2, progress: Progress | None = None) -> list[Path]:
+    """BR Figures 1 and 2 (fluid): the sweeps of the packaged scenarios into
+    ``results_root/<name>`` (cached), their tables as ``figN_fluid.csv`` and the two-panel
+    figures ``figN.png``/``.pdf`` in ``output_dir``."""
+    from mrfq.plots import fluid_comparison
+
+    written = []
+    for name, stem in PAPER_FLUID_FIGURES:
+        scenario = load_scenario(name)
+        table = fluid(scenario, Path(results_root) / name, jobs=jobs, progress=progress)
+        csv = Path(output_dir) / f"{stem}_fluid.csv"
+        write_csv(table, csv)
+        written.append(csv)
+        written += fluid_comparison(table, Path(output_dir) / f"{stem}.png",
+                                    scenario.description, _xlabel(scenario))
+    return written
+
+
+@dataclass
+class RunResult:
+    """What :func:`run` produced: the summary, the validation table, the figures written
+    and where. ``passed``: every validated packet point passed."""
+
+    results_dir: Path
+    summary: pd.DataFrame
+    validation: pd.DataFrame
+    figures: list[Path] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.validation["passed"].all())
+
+
+def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path | None = None,
+        *, jobs: int | None = None, scheduler: str | None = None, tolerance: float = 0.05,
+        progress: Progress | None = None,
+        log: Callable[[str], None] | None = None) -> RunResult:
+    """The main job: sweep (fluid curves and packet points), validation and plots of a
+    scenario (default: the packaged ``fig3_quick``, Figure 3 at reduced scale) into
+    ``results_dir`` (default ``results/<name>``)."""
+    scenario = _scenario(scenario)
+    if not tolerance >= 0:
+        raise InputError("must be >= 0", "--tolerance")
+    results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
+    summary = sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, progress=progress,
+                    log=log)
+    validation = validate(results_dir, tolerance)
+    figures = plot(results_dir)
+    return RunResult(results_dir, summary, validation, figures)

@@ -1,0 +1,246 @@
+"""Sweeps: every fluid (policy, load) point and every packet (policy, load, replication)
+point of a scenario, one result file per point, resumable and parallel (the executor of
+:mod:`mrfq.executor`: local processes or Dask), and the summary table built from them.
+
+A point's file is named by a hash of exactly what determines its numbers
+(:func:`point_key`): the requirement vectors (packet mixes, weights, round-trip times),
+the class loads at that point, the kind's own configuration, the seed and replication,
+and the versions of the code that produced it (engine or solver, and the statistics).
+Editing a scenario's name, description or list of loads therefore leaves every finished
+point valid. Files are written atomically (temporary file + rename): an interrupted sweep
+— Ctrl-C or SIGKILL — restarted recomputes nothing that finished.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mrfq import policies
+from mrfq.errors import InputError
+from mrfq.io import atomic_path, write_csv
+from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
+
+POINTS_DIR = "points"
+SCENARIO_FILE = "scenario.json"
+SUMMARY_FILE = "summary.csv"
+#: bump when the per-class estimates stored with a packet point change
+STATS_VERSION = "1"
+KINDS = (policies.FLUID, policies.PACKET)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One unit of work: a fluid (policy, load) or a packet (policy, load, replication)."""
+
+    kind: str
+    policy: str
+    load: float
+    replication: int = 0
+
+
+def _floats(values) -> list:
+    return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
+
+
+def point_key(scenario: Scenario, point: Point) -> str:
+    """Hash of everything that determines a point's stored numbers (and nothing else)."""
+    rho = scenario.class_loads(point.load)
+    if point.kind == policies.FLUID:
+        from mrfq.fluid.markov import SOLVER_VERSION
+
+        parts = {"requirements": _floats(scenario.requirements),
+                 "shape": list(scenario.requirements.shape),
+                 "weights": _floats(scenario.weights), "rho": _floats(rho),
+                 "tolerance": scenario.fluid.tolerance, "solver": SOLVER_VERSION}
+    else:
+        from mrfq.packet.kernel import ENGINE_VERSION
+
+        cfg = scenario.packet
+        parts = {"resources": len(scenario.resources),
+                 "classes": [{"packets": _floats(c.packet_requirements),
+                              "probabilities": _floats(c.packet_probabilities),
+                              "order": c.packet_order, "weight": c.weight, "rtt": c.rtt}
+                             for c in scenario.classes],
+                 "rho": _floats(rho), "mean_size": cfg.mean_size, "window": cfg.window,
+                 "flows": cfg.flows, "delta": repr(cfg.delta), "seed": cfg.seed,
+                 "replication": point.replication, "engine": ENGINE_VERSION,
+                 "warmup": cfg.warmup, "batches": cfg.batches, "statistics": STATS_VERSION}
+    parts.update(kind=point.kind, policy=point.policy)
+    text = json.dumps(parts, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def point_filename(scenario: Scenario, point: Point) -> str:
+    rep = f"-r{point.replication}" if point.kind == policies.PACKET else ""
+    return (f"{point.kind}-{point.policy}-{point.load:g}{rep}-"
+            f"{point_key(scenario, point)}.json")
+
+
+def sweep_points(scenario: Scenario, kinds: Iterable[str] = KINDS) -> list[Point]:
+    """All points of a scenario: fluid curves for the fluid policies and for the fluid
+    counterparts of the packet policies (validation needs them), packet points for every
+    replication."""
+    kinds = set(kinds)
+    points = []
+    if policies.FLUID in kinds:
+        chosen = list(scenario.fluid.policies)
+        if policies.PACKET in kinds:
+            for p in scenario.packet.policies:
+                target = policies.fluid_counterpart(p)
+                if target is not None and target not in chosen:
+                    chosen.append(target)
+        points += [Point(policies.FLUID, p, load) for p in chosen
+                   for load in scenario.load_values]
+    if policies.PACKET in kinds:
+        points += [Point(policies.PACKET, p, load, r) for p in scenario.packet.policies
+                   for load in scenario.load_values
+                   for r in range(scenario.packet.replications)]
+    return points
+
+
+def compute_point(scenario: Scenario, point: Point) -> dict:
+    """Compute one point with its kind's point function (runs in a worker)."""
+    from mrfq.points import POINT_FUNCTIONS
+
+    if point.kind == policies.FLUID:
+        return POINT_FUNCTIONS[point.kind](scenario, point.policy, point.load)
+    return POINT_FUNCTIONS[point.kind](scenario, point.policy, point.load, point.replication)
+
+
+def _warm_up(packet_policies: set[str]) -> None:
+    """Compile (or load from the disk cache) the loops of these packet policies once,
+    before fanning out to workers, so the workers do not all compile at once."""
+    from mrfq.packet.engine import run_replication
+    from mrfq.packet.model import PacketModel
+
+    tiny = scenario_from_dict({"resources": ["a", "b"], "classes": [
+        {"requirements": [1, 0.5], "load_share": 1}], "load": {"values": [0.5]}})
+    model = PacketModel.from_scenario(tiny)
+    for policy in sorted(packet_policies):
+        run_replication(model, policy, tiny.class_loads(0.5), np.random.SeedSequence(0),
+                        flows=3, mean_size=3, window=2)
+
+
+def store_scenario(scenario: Scenario, results_dir: str | Path) -> None:
+    """Write the scenario a results directory holds (replacing an older version)."""
+    with atomic_path(Path(results_dir) / SCENARIO_FILE) as tmp:
+        tmp.write_text(json.dumps(scenario.to_dict(), indent=1))
+
+
+def stored_scenario(results_dir: str | Path) -> Scenario:
+    """The scenario of a results directory (InputError if it is not one)."""
+    results = Path(results_dir)
+    path = results / SCENARIO_FILE
+    if path.is_file():
+        return scenario_from_dict(json.loads(path.read_text()), str(path))
+    if (results / "scenario.toml").is_file():  # written by mrfq before 0.2
+        return load_scenario(results / "scenario.toml")
+    raise InputError("not a results directory (no scenario.json)", None, str(results))
+
+
+def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
+              jobs: int | None = None, scheduler: str | None = None,
+              kinds: Iterable[str] = KINDS,
+              progress: Callable[[int, int], None] | None = None,
+              log: Callable[[str], None] | None = None,
+              record: bool = True) -> pd.DataFrame:
+    """Compute every missing point of ``scenario`` into ``results_dir``; return (and write
+    as ``summary.csv``) the summary of all its points.
+
+    ``jobs``: local worker processes (default: one per core). ``scheduler``: address of a
+    Dask distributed scheduler (``tcp://host:8786``) instead of local processes; workers
+    receive the scenario object, so they need no access to its file. Results do not
+    depend on either. ``record=False`` computes and caches the points without making
+    this scenario the one the directory holds (no scenario.json, no summary.csv): for
+    partial sweeps such as ``mrfq fluid --loads``.
+    """
+    from mrfq.executor import execute
+
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    if jobs is not None and jobs < 1:
+        raise InputError("must be >= 1", "--jobs")
+    kinds = tuple(kinds)
+    results = Path(results_dir)
+    if results.exists() and not results.is_dir():
+        raise InputError("exists and is not a directory", None, str(results))
+    points_dir = results / POINTS_DIR
+    points_dir.mkdir(parents=True, exist_ok=True)
+    if record:
+        store_scenario(scenario, results)
+    points = sweep_points(scenario, kinds)
+    todo = [p for p in points if not (points_dir / point_filename(scenario, p)).exists()]
+    total, done = len(points), len(points) - len(todo)
+    if log:
+        log(f"{total} points, {done} already done, {len(todo)} to compute")
+    if progress:
+        progress(done, total)
+    # the expensive points first, so parallel workers finish together
+    todo.sort(key=lambda p: (p.kind != policies.PACKET, -p.load))
+    if todo:
+        if not scheduler:
+            _warm_up({p.policy for p in todo if p.kind == policies.PACKET})
+        for point, record in execute(compute_point, todo, arguments=(scenario,), jobs=jobs,
+                                     scheduler=scheduler):
+            with atomic_path(points_dir / point_filename(scenario, point)) as tmp:
+                tmp.write_text(json.dumps(record, default=float))
+            done += 1
+            if progress:
+                progress(done, total)
+    summary = summarize(scenario, load_records(scenario, results, kinds))
+    if record:
+        write_csv(summary, results / SUMMARY_FILE)
+    return summary
+
+
+def load_records(scenario: Scenario, results_dir: str | Path,
+                 kinds: Iterable[str] = KINDS) -> list[dict]:
+    """Every stored point record of ``scenario`` in a results directory (files of other
+    scenario versions are ignored)."""
+    records = []
+    for point in sweep_points(scenario, kinds):
+        path = Path(results_dir) / POINTS_DIR / point_filename(scenario, point)
+        if path.exists():
+            records.append(json.loads(path.read_text()))
+    return records
+
+
+def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
+    """Tidy summary, one row per (kind, policy, load, class): gamma, ci_low, ci_high,
+    replications, flows_measured, mean_in_progress, error_estimate (fluid), and the packet
+    estimators' columns (:func:`mrfq.points.combine_packet_records`)."""
+    from mrfq.points import combine_packet_records
+
+    rows = []
+    packets: dict[tuple[str, float], list[dict]] = {}
+    for record in records:
+        if record["kind"] == policies.FLUID:
+            for name, c in zip(scenario.class_names, record["classes"], strict=True):
+                rows.append({"kind": policies.FLUID, "policy": record["policy"],
+                             "load": record["load"], "class": name, "gamma": c["gamma"],
+                             "ci_low": np.nan, "ci_high": np.nan, "replications": 0,
+                             "flows_measured": 0,
+                             "mean_in_progress": c["mean_in_progress"],
+                             "error_estimate": c["error_estimate"]})
+        else:
+            packets.setdefault((record["policy"], record["load"]), []).append(record)
+    for (policy, load), group in packets.items():
+        combined = combine_packet_records(scenario, group)
+        combined = combined.drop(columns=["services", "mean_sojourn"], errors="ignore")
+        for row in combined.to_dict("records"):
+            rows.append({"kind": policies.PACKET, "policy": policy, "load": load, **row,
+                         "error_estimate": np.nan})
+    frame = pd.DataFrame(rows)
+    if frame.empty:
+        return frame
+    order = {name: i for i, name in enumerate(scenario.class_names)}
+    frame["_c"] = frame["class"].astype(str).map(order)
+    frame = frame.sort_values(["kind", "policy", "load", "_c"], kind="stable")
+    return frame.drop(columns="_c").reset_index(drop=True)
