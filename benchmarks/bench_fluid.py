@@ -10,21 +10,21 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import tempfile
 import time
-from pathlib import Path
 
-from mrfq.fluid.markov import fluid_curves, fluid_curves_many
+from mrfq import pipeline
+from mrfq.fluid.markov import fluid_curves
 from mrfq.scenario import load_scenario
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def run(jobs: int) -> tuple[float, float, int]:
-    scenarios = [load_scenario(ROOT / "scenarios" / f"{name}.toml")
-                 for name in ("fig1_balanced", "fig2_unbalanced")]
-    started = time.perf_counter()
-    tables = fluid_curves_many(scenarios, jobs=jobs)
-    wall = time.perf_counter() - started
+    """The fluid sweeps of `mrfq plot` (no arguments) into an empty results directory."""
+    with tempfile.TemporaryDirectory() as results:
+        started = time.perf_counter()
+        tables = [pipeline.fluid(name, f"{results}/{name}", jobs=jobs)
+                  for name, _ in pipeline.PAPER_FLUID_FIGURES]
+        wall = time.perf_counter() - started
     worst = max(float(t["error_estimate"].max()) for t in tables)
     biggest = max(int(t["states"].max()) for t in tables)
     return wall, worst, biggest
@@ -37,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
     # warm the Numba cache so compile time is not counted
-    fluid_curves(load_scenario(ROOT / "scenarios" / "fig2_unbalanced.toml"), loads=[0.1])
+    fluid_curves(load_scenario("fig2_unbalanced"), loads=[0.1])
     wall, worst, biggest = run(args.jobs)
     print(f"fluid Figures 1-2, 54 points, jobs={args.jobs}: {wall:.1f} s wall, "
           f"worst relative error estimate {worst:.2e}, largest truncation {biggest} states")
