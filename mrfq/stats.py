@@ -193,7 +193,11 @@ def ratio_interval(y: np.ndarray, x: np.ndarray, confidence: float = 0.95, *,
     se = √(Σe² / (n(n−1))) / x̄, and the interval R ± t_{n−1,(1+confidence)/2} · se is
     symmetric about R, so it always brackets the estimate it is reported with (standard
     ratio / "batch ratio" method, e.g. Cochran, *Sampling Techniques*, §6.4; Law,
-    *Simulation Modeling and Analysis*). Units: those of y/x.
+    *Simulation Modeling and Analysis*). Units: those of y/x. Fieller's interval (also
+    bracketing, asymmetric) covered less on right-skewed output — M/M/1 FCFS from empty,
+    20 batches, 400 seeds: ρ = 0.9 and 20 000 customers 88.7% against 90.5% here; 5 000
+    customers 76.5% against 82.9% — because a run without a long busy period has both a
+    low mean sojourn and a small spread, and the symmetric interval reaches further down.
 
     Flagged (NaN bounds, ``problem`` set): non-finite or mismatched input, fewer than two
     units, Σx ≤ 0 (then the estimate is NaN too) and, with ``require_positive``, an
@@ -233,7 +237,7 @@ def lag1_autocorrelation(values: np.ndarray | Sequence[np.ndarray],
 
     ``values`` is one series or a list of series (one per replication: products are taken
     within a series only, sums pooled over all). ``center`` defaults to the mean of all
-    values. NaN when there are fewer than 2 values in some series overall or Σe² = 0.
+    values. NaN when no series has two values, or when Σe² = 0.
     """
     series = _as_series_list(values)
     if center is None:
@@ -389,8 +393,12 @@ def warmup_cut(arrival: np.ndarray, completion: np.ndarray, flow_class: np.ndarr
     small class alone gives a noisy one. ``direction`` is passed to
     :func:`mser_truncation`: "low" (default) because runs start empty, so the transient
     has short sojourns; two-sided MSER-5 on sojourns selects against early long busy
-    periods (on the Figure 3 scenario, m = 1000, W = 30, load 0.9, 20 000 flows, 40 seeds,
-    BMF, it raised γ by 2–5% for classes 1 and 3 over a fixed 5% warm-up).
+    periods. Measured on the Figure 3 scenario (BMF, m = 1000, W = 30, link load 0.9,
+    20 000 flows, 40 seeds, paired with a fixed 5% warm-up): two-sided MSER-5 cut in 17
+    runs and raised γ by +6.1 ± 2.2% (class 1), +2.1 ± 0.8% (class 2), +6.3 ± 2.3%
+    (class 3); "low" cut in none and moved γ by +0.1 ± 0.3%. (The start-up transient there
+    lasts about 250 flows — ensemble mean of the first 250 sojourns 0.73 of the later
+    ones — too little to matter in 20 000 flows and too little for MSER to see in one run.)
     """
     flows = int(np.asarray(arrival).shape[0])
     if isinstance(warmup, str):
@@ -490,11 +498,6 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
     return pd.DataFrame(rows)
 
 
-def _field(row: pd.Series, name: str, default=None):
-    value = row.get(name, default)
-    return default if value is None else value
-
-
 def _replication_sums(row: pd.Series, mean_size: float) -> tuple[float, float]:
     """Σ N, Σ T of a replication's class row (derived for records from before these
     columns: Σ T = count · mean sojourn, Σ N = ratio estimate · Σ T)."""
@@ -573,7 +576,8 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
         ratio = total_N / total_T if total > 0 and total_T > 0 else np.nan
         problems = []
         for r, p in enumerate(per):
-            mine = str(_field(p, "ci_problem", "") or "")
+            mine = p.get("ci_problem")
+            mine = mine if isinstance(mine, str) else ""  # absent / NaN: older records
             if mine:
                 problems.append(f"replication {r}: {mine}" if len(per) > 1 else mine)
         if many:
