@@ -1,6 +1,29 @@
-"""Statistics of packet runs (SPEC §3 Measurement): per-class service rates and CIs."""
+"""Output analysis of packet runs (SPEC §3 Measurement): per-class service rates and CIs.
+
+Building blocks (pure functions, numpy/scipy):
+
+* :func:`t_interval` — Student-t interval of a mean of independent values.
+* :func:`mser_truncation` / :func:`mser5` — MSER-5 warm-up detection (White 1997;
+  Franklin & White, "Stationarity tests and MSER-5", WSC 2008).
+* :func:`lag1_autocorrelation`, :func:`merge_batches` — batch means with a correlation
+  check: adjacent batches are merged (20 → 10 → 5 …) until the lag-1 autocorrelation is
+  small, or a minimum number of batches is reached and the interval is flagged.
+* :func:`ratio_interval`, :func:`batch_ratio_interval`, :func:`batch_means_interval` —
+  the ratio estimator Σy/Σx with a delta-method Student-t interval over independent units
+  (replications, or batches after merging); a plain mean is the ratio with x = counts.
+
+:func:`replication_table` and :func:`combine_replications` apply them to flow records:
+γ_k = Σ N / Σ T (packets per time unit, i.e. work units per time unit with the SPEC §4
+time unit) is the primary estimate, with m / E[T_k] and Little's ρ_k / E[n_k] as columns.
+
+An interval that cannot be trusted is never returned as if it were one: its bounds are
+NaN and a ``problem`` / ``ci_problem`` string (empty when fine) says why.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -9,20 +32,340 @@ from scipy import stats as sps
 #: below this many replications the CI uses pooled batch means instead (a t interval
 #: from 2–3 replications is uselessly wide and its spread estimate unreliable)
 MIN_REPLICATIONS_FOR_T = 10
+#: batches are merged while the lag-1 autocorrelation of the batch means exceeds this
+MAX_LAG1 = 0.2
+#: merging stops here (per replication); still correlated → flagged interval
+MIN_BATCHES = 5
+#: MSER-5: observations per batch
+MSER_BATCH = 5
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
 
 
 def t_interval(values: np.ndarray, confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval of independent estimates."""
-    values = np.asarray(values, dtype=np.float64)
-    values = values[np.isfinite(values)]
+    """Mean and Student-t confidence interval of independent, identically distributed values.
+
+    Returns ``(mean, low, high)`` with ``mean ± t_{n-1, (1+confidence)/2} · s / √n`` (s the
+    sample standard deviation), in the units of ``values``. Non-finite values are not
+    dropped silently: any of them makes all three NaN. With one value the bounds are NaN;
+    with none, everything is NaN.
+    """
+    _check_confidence(confidence)
+    values = np.asarray(values, dtype=np.float64).ravel()
     n = values.size
-    if n == 0:
+    if n == 0 or not np.isfinite(values).all():
         return np.nan, np.nan, np.nan
     mean = float(values.mean())
     if n < 2:
         return mean, np.nan, np.nan
     half = float(sps.t.ppf(0.5 + confidence / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
     return mean, mean - half, mean + half
+
+
+# --------------------------------------------------------------------------- warm-up
+
+
+@dataclass(frozen=True)
+class Truncation:
+    """Result of MSER: ``discard`` observations (a multiple of the batch size) to drop from
+    the start; ``at_limit`` is True when the minimum lies at the largest truncation allowed
+    (the transient may be longer than the series allows: Franklin & White treat this as a
+    failure to detect stationarity)."""
+
+    discard: int
+    batches_discarded: int
+    at_limit: bool
+
+
+def mser_statistic(series: np.ndarray, batch_size: int = MSER_BATCH) -> np.ndarray:
+    """MSER(d) for d = 0 … b−1 batches truncated (White 1997).
+
+    The series is cut into b = ⌊n / batch_size⌋ non-overlapping batches (a trailing
+    remainder is ignored) with means Z_1 … Z_b, and
+    MSER(d) = Σ_{j>d} (Z_j − Z̄_d)² / (b − d)², Z̄_d the mean of Z_{d+1} … Z_b,
+    i.e. the (squared) standard error of the truncated mean, in squared series units.
+    """
+    x = np.asarray(series, dtype=np.float64).ravel()
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be ≥ 1, got {batch_size}")
+    if not np.isfinite(x).all():
+        raise ValueError("series has non-finite values")
+    b = x.size // batch_size
+    if b == 0:
+        return np.empty(0)
+    z = x[: b * batch_size].reshape(b, batch_size).mean(axis=1)
+    z = z - z.mean()  # centred: avoids cancellation in the sum of squares
+    remaining = np.arange(b, 0, -1, dtype=np.float64)  # b − d for d = 0 … b−1
+    s1 = np.cumsum(z[::-1])[::-1]
+    s2 = np.cumsum((z * z)[::-1])[::-1]
+    ss = np.maximum(s2 - s1 * s1 / remaining, 0.0)
+    return ss / (remaining * remaining)
+
+
+def mser_truncation(series: np.ndarray, batch_size: int = MSER_BATCH,
+                    max_fraction: float = 0.5, direction: str = "both") -> Truncation:
+    """MSER-5 truncation point (White 1997; Franklin & White 2008).
+
+    The truncation d (in batches of ``batch_size``) minimising :func:`mser_statistic` over
+    d = 0 … ⌊max_fraction · b⌋ (the first half by default: a minimum further out means the
+    series is too short to tell) — the first minimum on ties. Returns the number of
+    *observations* to discard, ``batch_size · d``. Series of fewer than 4 batches are not
+    truncated. Raises ValueError on non-finite values.
+
+    ``direction="both"`` is White's MSER. ``direction="low"`` only considers truncations
+    whose discarded part averages *below* the retained part — the direction of the
+    transient of a system started empty (short sojourns). On strongly autocorrelated,
+    right-skewed output two-sided MSER also cuts random early *high* excursions (a long
+    busy period), a selection that biases the truncated mean low; ``"low"`` cannot do that.
+    Measured (M/M/1 FCFS, 20 000 customers, stationary start, 300 seeds): two-sided MSER-5
+    cut in 43% of runs and raised 1/E[T] by +1.6% (ρ = 0.8) and +4.5% (ρ = 0.9) over no
+    truncation; ``"low"`` cut in 1% of runs and changed nothing measurable.
+    """
+    if not 0.0 < max_fraction < 1.0:
+        raise ValueError(f"max_fraction must be in (0, 1), got {max_fraction!r}")
+    if direction not in ("both", "low"):
+        raise ValueError(f"direction must be 'both' or 'low', got {direction!r}")
+    stat = mser_statistic(series, batch_size)
+    b = stat.size
+    if b < 4:
+        return Truncation(0, 0, False)
+    limit = int(max_fraction * b)
+    candidates = stat[: limit + 1].copy()
+    if direction == "low":
+        x = np.asarray(series, dtype=np.float64).ravel()[: b * batch_size]
+        z = x.reshape(b, batch_size).mean(axis=1)
+        z = z - z.mean()
+        head = np.cumsum(z)[:limit]  # Σ Z_1..Z_d for d = 1 … limit
+        # mean(discarded) < mean(retained)  ⇔  head/d < −head/(b−d)  ⇔  head < 0
+        candidates[1:][~(head < 0)] = np.inf
+    d = int(np.argmin(candidates))
+    return Truncation(d * batch_size, d, d == limit)
+
+
+def mser5(series: np.ndarray, max_fraction: float = 0.5) -> int:
+    """Number of observations MSER-5 discards from the start of ``series``."""
+    return mser_truncation(series, MSER_BATCH, max_fraction).discard
+
+
+# ------------------------------------------------------------------ ratio and batches
+
+
+@dataclass(frozen=True)
+class RatioInterval:
+    """A point estimate and its confidence interval.
+
+    ``estimate`` Σy/Σx; ``low``/``high`` the interval (NaN when ``problem`` is not empty —
+    a flagged interval never contains anything); ``units`` the independent units the
+    interval rests on (t with units − 1 degrees of freedom); ``batches`` batches per
+    replication after merging (0 when the units are replications); ``lag1`` the lag-1
+    autocorrelation of the units' residuals (NaN for replications); ``method`` and
+    ``problem`` are descriptive strings.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    units: int
+    batches: int
+    lag1: float
+    method: str
+    problem: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.problem
+
+
+def _flagged(estimate: float, units: int, batches: int, lag1: float, method: str,
+             problem: str) -> RatioInterval:
+    return RatioInterval(estimate, np.nan, np.nan, units, batches, lag1, method, problem)
+
+
+def ratio_interval(y: np.ndarray, x: np.ndarray, confidence: float = 0.95, *,
+                   require_positive: bool = False,
+                   method: str = "ratio") -> RatioInterval:
+    """Ratio estimator R = Σy / Σx over independent units with a delta-method interval.
+
+    With residuals e_i = y_i − R x_i (which sum to 0), the standard error is
+    se = √(Σe² / (n(n−1))) / x̄, and the interval R ± t_{n−1,(1+confidence)/2} · se is
+    symmetric about R, so it always brackets the estimate it is reported with (standard
+    ratio / "batch ratio" method, e.g. Cochran, *Sampling Techniques*, §6.4; Law,
+    *Simulation Modeling and Analysis*). Units: those of y/x. Fieller's interval (also
+    bracketing, asymmetric) covered less on right-skewed output — M/M/1 FCFS from empty,
+    20 batches, 400 seeds: ρ = 0.9 and 20 000 customers 88.7% against 90.5% here; 5 000
+    customers 76.5% against 82.9% — because a run without a long busy period has both a
+    low mean sojourn and a small spread, and the symmetric interval reaches further down.
+
+    Flagged (NaN bounds, ``problem`` set): non-finite or mismatched input, fewer than two
+    units, Σx ≤ 0 (then the estimate is NaN too) and, with ``require_positive``, an
+    interval reaching 0 or below (half-width ≥ estimate: it says nothing).
+    """
+    _check_confidence(confidence)
+    y = np.asarray(y, dtype=np.float64).ravel()
+    x = np.asarray(x, dtype=np.float64).ravel()
+    n = int(y.size)
+    if y.shape != x.shape:
+        return _flagged(np.nan, n, 0, np.nan, method, "numerator and denominator differ in "
+                        "length")
+    if not (np.isfinite(y).all() and np.isfinite(x).all()):
+        return _flagged(np.nan, n, 0, np.nan, method, "non-finite values in the data")
+    if n == 0:
+        return _flagged(np.nan, 0, 0, np.nan, method, "no data")
+    total_x = float(x.sum())
+    if not total_x > 0:
+        return _flagged(np.nan, n, 0, np.nan, method, f"non-positive denominator "
+                        f"(sum {total_x:g})")
+    estimate = float(y.sum() / total_x)
+    if n < 2:
+        return _flagged(estimate, n, 0, np.nan, method, "fewer than 2 independent units")
+    e = y - estimate * x
+    se = float(np.sqrt((e @ e) / (n * (n - 1))) / (total_x / n))
+    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1)) * se
+    low, high = estimate - half, estimate + half
+    if require_positive and not low > 0:
+        return _flagged(estimate, n, 0, np.nan, method,
+                        f"interval reaches 0 (half-width {half:.3g} ≥ estimate {estimate:.3g})")
+    return RatioInterval(estimate, low, high, n, 0, np.nan, method)
+
+
+def lag1_autocorrelation(values: np.ndarray | Sequence[np.ndarray],
+                         center: float | None = None) -> float:
+    """Lag-1 sample autocorrelation r₁ = Σ_i e_i e_{i+1} / Σ_i e_i², e = values − centre.
+
+    ``values`` is one series or a list of series (one per replication: products are taken
+    within a series only, sums pooled over all). ``center`` defaults to the mean of all
+    values. NaN when no series has two values, or when Σe² = 0.
+    """
+    series = _as_series_list(values)
+    if center is None:
+        allv = np.concatenate(series) if series else np.empty(0)
+        if allv.size == 0:
+            return np.nan
+        center = float(allv.mean())
+    num = den = 0.0
+    pairs = 0
+    for s in series:
+        e = s - center
+        num += float(e[:-1] @ e[1:]) if e.size > 1 else 0.0
+        den += float(e @ e)
+        pairs += max(e.size - 1, 0)
+    if pairs == 0 or den <= 0:
+        return np.nan
+    return num / den
+
+
+def _as_series_list(values) -> list[np.ndarray]:
+    if isinstance(values, np.ndarray) and values.ndim == 1:
+        return [values.astype(np.float64)]
+    if isinstance(values, np.ndarray) and values.ndim == 2:
+        return [row.astype(np.float64) for row in values]
+    if len(values) and np.ndim(values[0]) == 0:
+        return [np.asarray(values, dtype=np.float64)]
+    return [np.asarray(v, dtype=np.float64).ravel() for v in values]
+
+
+def _merge_pairs(a: np.ndarray) -> np.ndarray:
+    """Sums of adjacent pairs; with an odd count the last batch joins the last pair."""
+    k = a.size // 2
+    merged = a[: 2 * k].reshape(k, 2).sum(axis=1)
+    if a.size % 2:
+        merged[-1] += a[-1]
+    return merged
+
+
+def merge_batches(y: Sequence[np.ndarray], x: Sequence[np.ndarray], estimate: float,
+                  max_lag1: float = MAX_LAG1, min_batches: int = MIN_BATCHES
+                  ) -> tuple[list[np.ndarray], list[np.ndarray], float, bool]:
+    """Merge adjacent batches until their residuals look uncorrelated.
+
+    ``y[r]``, ``x[r]``: batch sums of numerator and denominator of replication r (a plain
+    mean: x = counts), ``estimate`` the ratio Σy/Σx. The lag-1 autocorrelation of the
+    residuals e = y − estimate · x (within each replication, pooled; for equal batch counts
+    this is the lag-1 autocorrelation of the batch means) is compared with ``max_lag1``;
+    while it exceeds it, adjacent pairs are merged in every replication alike (20 → 10 → 5;
+    odd counts: the last batch joins the last pair), as long as at least ``min_batches``
+    (or the starting number, if smaller) remain per replication.
+
+    Returns (y batches, x batches, lag-1 of the final batches, independent) — independent
+    is False when merging stopped at the minimum with r₁ still > ``max_lag1``. r₁ NaN
+    (e.g. zero residuals) counts as uncorrelated.
+    """
+    ys = [np.asarray(a, dtype=np.float64).ravel() for a in y]
+    xs = [np.asarray(a, dtype=np.float64).ravel() for a in x]
+    floor = min(min_batches, min(a.size for a in ys))
+    while True:
+        lag1 = lag1_autocorrelation([a - estimate * b for a, b in zip(ys, xs, strict=True)],
+                                    center=0.0)
+        if not lag1 > max_lag1:
+            return ys, xs, lag1, True
+        if min(a.size for a in ys) // 2 < floor:
+            return ys, xs, lag1, False
+        ys = [_merge_pairs(a) for a in ys]
+        xs = [_merge_pairs(a) for a in xs]
+
+
+def batch_ratio_interval(y: np.ndarray | Sequence[np.ndarray],
+                         x: np.ndarray | Sequence[np.ndarray], confidence: float = 0.95, *,
+                         max_lag1: float = MAX_LAG1, min_batches: int = MIN_BATCHES,
+                         require_positive: bool = False,
+                         method: str = "batch-ratio") -> RatioInterval:
+    """Ratio estimator Σy/Σx with a correlation-checked batch interval.
+
+    ``y``, ``x``: batch sums (arrival order) of one replication, or a list with one array
+    per replication (same number of batches each; merged alike, units pooled). Batches are
+    merged by :func:`merge_batches`, then :func:`ratio_interval` is computed over all
+    remaining batches. If merging cannot reach r₁ ≤ ``max_lag1`` the interval is flagged
+    ("batch means correlated …"); the estimate is always Σy/Σx of all data.
+    """
+    ys = _as_series_list(y)
+    xs = _as_series_list(x)
+    if len(ys) != len(xs) or any(a.shape != b.shape for a, b in zip(ys, xs, strict=True)):
+        return _flagged(np.nan, 0, 0, np.nan, method, "numerator and denominator batches "
+                        "differ in shape")
+    if not ys or any(a.size == 0 for a in ys):
+        return _flagged(np.nan, 0, 0, np.nan, method, "no batches")
+    if len({a.size for a in ys}) != 1:
+        return _flagged(np.nan, 0, 0, np.nan, method, "replications have different numbers "
+                        "of batches")
+    base = ratio_interval(np.concatenate(ys), np.concatenate(xs), confidence,
+                          require_positive=False, method=method)
+    if not np.isfinite(base.estimate):
+        return base
+    ys, xs, lag1, independent = merge_batches(ys, xs, base.estimate, max_lag1, min_batches)
+    merged = ratio_interval(np.concatenate(ys), np.concatenate(xs), confidence,
+                            require_positive=require_positive, method=method)
+    batches = int(ys[0].size)
+    if merged.problem:
+        return _flagged(merged.estimate, merged.units, batches, lag1, method, merged.problem)
+    if not independent:
+        return _flagged(merged.estimate, merged.units, batches, lag1, method,
+                        f"batch means correlated (lag-1 {lag1:.2f} > {max_lag1:g} with "
+                        f"{batches} batches): run too short")
+    return RatioInterval(merged.estimate, merged.low, merged.high, merged.units, batches,
+                         lag1, method)
+
+
+def batch_means_interval(series: np.ndarray, batches: int = 20, confidence: float = 0.95, *,
+                         max_lag1: float = MAX_LAG1,
+                         min_batches: int = MIN_BATCHES) -> RatioInterval:
+    """Mean of a (correlated, stationary) series with a correlation-checked batch-means
+    interval: ``batches`` consecutive batches (``numpy.array_split``), merged as in
+    :func:`merge_batches`. Fewer observations than batches → flagged."""
+    x = np.asarray(series, dtype=np.float64).ravel()
+    if x.size < batches:
+        return _flagged(float(x.mean()) if x.size else np.nan, 0, 0, np.nan, "batch-means",
+                        f"fewer observations ({x.size}) than batches ({batches})")
+    parts = np.array_split(x, batches)
+    return batch_ratio_interval(np.array([p.sum() for p in parts]),
+                                np.array([p.size for p in parts], dtype=np.float64),
+                                confidence, max_lag1=max_lag1, min_batches=min_batches,
+                                method="batch-means")
+
+
+# ------------------------------------------------------------------------ flow records
 
 
 def in_progress_average(arrival: np.ndarray, completion: np.ndarray, start: float,
@@ -32,18 +375,81 @@ def in_progress_average(arrival: np.ndarray, completion: np.ndarray, start: floa
     return float(overlap.sum() / (end - start)) if end > start else np.nan
 
 
-def replication_table(arrival, completion, flow_class, size, class_names, class_loads,
-                      mean_size: float, warmup: float, batches: int) -> pd.DataFrame:
-    """Per-class estimates from one replication's flow records.
+WARMUP_LIMIT_PROBLEM = ("warm-up: MSER-5 minimum at its limit (half the run); the initial "
+                        "transient may be longer than the run")
 
-    Measured flows: arrival index ≥ ⌊warmup · flows⌋. γ_k = m / E[T_k] (SPEC §4), the ratio
-    estimator Σ N / Σ T, the time-average number in progress over the measured arrival
-    window [first, last measured arrival] (all flows count) and Little's-law γ_k = ρ_k /
-    E[n_k]. ``batch_sojourns`` are mean sojourn times over consecutive batches of measured
-    flows (arrival order), for a batch-means interval when there is a single replication.
+
+def warmup_cut(arrival: np.ndarray, completion: np.ndarray, flow_class: np.ndarray,
+               warmup: float | str, *, direction: str = "low") -> tuple[int, str]:
+    """Arrival index of the first measured flow, and a problem string ("" when fine).
+
+    ``warmup`` a fraction in [0, 1): ⌊warmup · flows⌋. ``"auto"``: MSER-5
+    (:func:`mser_truncation`) on the pooled sojourn series of all flows in arrival order,
+    each flow's sojourn divided by its class's mean sojourn (so classes with long sojourns
+    do not dominate). Pooled rather than per class because the start-up transient is a
+    property of the whole system (every class starts empty at the same time), one cut
+    keeps the measured flows a single arrival window for every class (as with a fixed
+    fraction; the window Little's law averages over), and all flows inform the cut — a
+    small class alone gives a noisy one. ``direction`` is passed to
+    :func:`mser_truncation`: "low" (default) because runs start empty, so the transient
+    has short sojourns; two-sided MSER-5 on sojourns selects against early long busy
+    periods. Measured on the Figure 3 scenario (BMF, m = 1000, W = 30, link load 0.9,
+    20 000 flows, 40 seeds, paired with a fixed 5% warm-up): two-sided MSER-5 cut in 17
+    runs and raised γ by +6.1 ± 2.2% (class 1), +2.1 ± 0.8% (class 2), +6.3 ± 2.3%
+    (class 3); "low" cut in none and moved γ by +0.1 ± 0.3%. (The start-up transient there
+    lasts about 250 flows — ensemble mean of the first 250 sojourns 0.73 of the later
+    ones — too little to matter in 20 000 flows and too little for MSER to see in one run.)
     """
+    flows = int(np.asarray(arrival).shape[0])
+    if isinstance(warmup, str):
+        if warmup != "auto":
+            raise ValueError(f"warmup must be a fraction in [0, 1) or 'auto', got {warmup!r}")
+        sojourn = np.asarray(completion, dtype=np.float64) - arrival
+        if not np.isfinite(sojourn).all():
+            return 0, "warm-up: non-finite sojourn times, no transient detection"
+        scaled = np.empty_like(sojourn)
+        for k in np.unique(flow_class):
+            mine = flow_class == k
+            mean = sojourn[mine].mean()
+            scaled[mine] = sojourn[mine] / mean if mean > 0 else 0.0
+        cut = mser_truncation(scaled, direction=direction)
+        return cut.discard, WARMUP_LIMIT_PROBLEM if cut.at_limit else ""
+    warmup = float(warmup)
+    if not 0.0 <= warmup < 1.0:
+        raise ValueError(f"warmup must be a fraction in [0, 1) or 'auto', got {warmup!r}")
+    return int(warmup * flows), ""
+
+
+def replication_table(arrival, completion, flow_class, size, class_names, class_loads,
+                      mean_size: float, warmup: float | str, batches: int) -> pd.DataFrame:
+    """Per-class estimates from one replication's flow records (SPEC §3 Measurement).
+
+    Measured flows: arrival index ≥ ``warmup_cut`` (:func:`warmup_cut`: ⌊warmup · flows⌋
+    or, with ``warmup="auto"``, MSER-5). Times in service-time units, sizes in packets.
+    Columns per class:
+
+    * ``gamma`` = ``ratio_estimate`` = Σ N / Σ T over the measured flows (packets per time
+      unit; SPEC §4: same target as m / E[T_k], without the size-sampling noise);
+      ``sojourn_gamma`` = m / mean(T); ``mean_sojourn``; ``flows_measured``;
+    * ``mean_in_progress``: time-average number in progress over [first, last measured
+      arrival] (all flows of the class count), ``little_gamma`` = ρ_k / E[n_k];
+    * ``size_sum`` Σ N, ``sojourn_sum`` Σ T (for ratio intervals over replications);
+    * ``batch_size_sums``, ``batch_sojourn_sums``: Σ N and Σ T over ``batches`` consecutive
+      batches of measured flows (arrival order, ``numpy.array_split``), and
+      ``batch_sojourns`` their mean sojourns — empty lists when there are fewer measured
+      flows than batches;
+    * ``warmup_cut`` (arrival index of the first measured flow, all classes; the same in
+      every row), ``warmup_flows`` (this class's flows below it);
+    * ``ci_problem``: what makes this replication's data unusable for an interval, "" when
+      nothing: non-finite records, no measured flows, Σ T ≤ 0, MSER-5 at its limit.
+    """
+    arrival = np.asarray(arrival, dtype=np.float64)
+    completion = np.asarray(completion, dtype=np.float64)
+    flow_class = np.asarray(flow_class)
+    size = np.asarray(size, dtype=np.float64)
     flows = arrival.shape[0]
-    first = int(warmup * flows)
+    first, warm_problem = warmup_cut(arrival, completion, flow_class, warmup)
+    first = min(first, flows - 1)
     start, end = float(arrival[first]), float(arrival[-1])
     sojourn = completion - arrival
     rows = []
@@ -52,62 +458,170 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
         measured = mine.copy()
         measured[:first] = False
         T = sojourn[measured]
+        N = size[measured]
         count = int(T.size)
-        mean_T = float(T.mean()) if count else np.nan
+        sum_T = float(T.sum())
+        sum_N = float(N.sum())
+        mean_T = sum_T / count if count else np.nan
         n_avg = in_progress_average(arrival[mine], completion[mine], start, end)
-        idx = np.flatnonzero(measured)
-        batch = []
-        if count >= batches:
-            for part in np.array_split(idx, batches):
-                batch.append(float(sojourn[part].mean()))
+        problems = []
+        if not (np.isfinite(T).all() and np.isfinite(N).all()):
+            problems.append("non-finite flow records")
+        elif count == 0:
+            problems.append("no measured flows")
+        elif not sum_T > 0:
+            problems.append(f"non-positive total sojourn ({sum_T:g})")
+        if warm_problem:
+            problems.append(warm_problem)
+        parts = np.array_split(np.flatnonzero(measured), batches) if count >= batches else []
+        batch_T = [float(sojourn[part].sum()) for part in parts]
+        batch_N = [float(size[part].sum()) for part in parts]
+        ratio = sum_N / sum_T if count and sum_T > 0 else np.nan
         rows.append({
             "class": name,
             "flows_measured": count,
             "mean_sojourn": mean_T,
-            "gamma": mean_size / mean_T if count else np.nan,
-            "ratio_estimate": float(size[measured].sum() / T.sum()) if count else np.nan,
+            "gamma": ratio,
+            "ratio_estimate": ratio,
+            "sojourn_gamma": mean_size / mean_T if count and mean_T > 0 else np.nan,
             "mean_in_progress": n_avg,
             "little_gamma": class_loads[k] / n_avg if n_avg > 0 else np.nan,
-            "batch_sojourns": batch,
+            "size_sum": sum_N,
+            "sojourn_sum": sum_T,
+            "batch_sojourns": [t / part.size for t, part in zip(batch_T, parts, strict=True)],
+            "batch_size_sums": batch_N,
+            "batch_sojourn_sums": batch_T,
+            "warmup_cut": int(first),
+            "warmup_flows": int(np.count_nonzero(mine[:first])),
+            "ci_problem": "; ".join(problems),
         })
     return pd.DataFrame(rows)
 
 
-def combine_replications(tables: list[pd.DataFrame], mean_size: float,
-                         confidence: float = 0.95) -> pd.DataFrame:
-    """Per-class summary over replications.
+def _replication_sums(row: pd.Series, mean_size: float) -> tuple[float, float]:
+    """Σ N, Σ T of a replication's class row (derived for records from before these
+    columns: Σ T = count · mean sojourn, Σ N = ratio estimate · Σ T)."""
+    count = float(row["flows_measured"])
+    if "sojourn_sum" in row and pd.notna(row["sojourn_sum"]):
+        return float(row["size_sum"]), float(row["sojourn_sum"])
+    sum_T = count * float(row["mean_sojourn"]) if count else 0.0
+    return float(row["ratio_estimate"]) * sum_T if count else 0.0, sum_T
 
-    γ_k = m / E[T_k] with E[T_k] pooled over all measured flows. The interval is a
-    Student-t interval for E[T_k] over independent units — the replications when there
-    are at least :data:`MIN_REPLICATIONS_FOR_T`, otherwise the consecutive batches of
-    every replication pooled (``ci_method``) — mapped through the decreasing function
-    m / T, so it always brackets γ_k.
+
+def _replication_batches(row: pd.Series, mean_size: float) -> tuple[np.ndarray, np.ndarray,
+                                                                      bool]:
+    """Batch sums (Σ N, Σ T) of a class row; third value True when Σ N is exact, False for
+    records without ``batch_size_sums`` (then Σ N = m · batch count: the interval is for
+    m / mean(T))."""
+    sums = row.get("batch_sojourn_sums")
+    if isinstance(sums, (list, np.ndarray)):
+        return (np.asarray(row["batch_size_sums"], dtype=np.float64),
+                np.asarray(sums, dtype=np.float64), True)
+    means = np.asarray(row["batch_sojourns"], dtype=np.float64)
+    counts = np.array([len(p) for p in np.array_split(np.empty(int(row["flows_measured"])),
+                                                      means.size)], dtype=np.float64) \
+        if means.size else np.empty(0)
+    return mean_size * counts, means * counts, False
+
+
+def _known(values: list) -> bool:
+    return all(v is not None and pd.notna(v) for v in values)
+
+
+def _sum_or_nan(values: list) -> float:
+    """Sum (float), NaN when any value is missing (records from before the column)."""
+    return float(sum(values)) if _known(values) else np.nan
+
+
+def combine_replications(tables: list[pd.DataFrame], mean_size: float,
+                         confidence: float = 0.95, *, max_lag1: float = MAX_LAG1,
+                         min_batches: int = MIN_BATCHES) -> pd.DataFrame:
+    """Per-class summary over replications (tables from :func:`replication_table`).
+
+    ``gamma`` is the ratio estimator Σ N / Σ T pooled over the measured flows of all
+    replications (= ``ratio_estimate``), in work units per time unit; the interval is
+    built around it and always brackets it (delta method, Student-t):
+
+    * ≥ :data:`MIN_REPLICATIONS_FOR_T` replications: over the replications' (Σ N, Σ T)
+      (``ci_method`` "replications"; ``batches_used`` 0, ``batch_lag1`` NaN);
+    * otherwise over the consecutive batches of every replication pooled, merged
+      20 → 10 → 5 until the lag-1 autocorrelation of the batch residuals is ≤ ``max_lag1``
+      (``ci_method`` "batch-ratio"; ``batches_used`` per replication, ``batch_lag1``).
+      Records written before batch size sums were stored give the interval of
+      m / mean(T) instead; then ``gamma`` is that estimate (``ci_method``
+      "batch-means (m/T)") so that the interval still brackets it.
+
+    ``ci_problem`` ("" when fine) says why an interval is missing: its bounds are then
+    NaN, so a flagged point never passes a containment check — a replication's own
+    problem (prefixed "replication r:"), fewer measured flows than batches, batch means
+    still correlated at ``min_batches``, fewer than two units, a non-positive denominator,
+    or an interval reaching 0. ``ci_units`` is the number of independent units (t with
+    ``ci_units`` − 1 degrees of freedom).
+
+    Other columns: ``ratio_estimate`` (= gamma with current records), ``sojourn_gamma``
+    m / mean(T), ``mean_sojourn`` (pooled), ``mean_in_progress`` and ``little_gamma``
+    (means over replications), ``flows_measured`` and ``warmup_flows`` (sums),
+    ``warmup_cut`` (largest over replications; NaN for old records).
     """
+    _check_confidence(confidence)
     rows = []
+    many = len(tables) >= MIN_REPLICATIONS_FOR_T
     for name in tables[0]["class"]:
         per = [t[t["class"] == name].iloc[0] for t in tables]
         counts = np.array([p["flows_measured"] for p in per], dtype=np.float64)
-        sojourns = np.array([p["mean_sojourn"] for p in per])
-        ok = counts > 0
-        pooled = float((counts[ok] * sojourns[ok]).sum() / counts[ok].sum()) if ok.any() \
-            else np.nan
-        if len(per) >= MIN_REPLICATIONS_FOR_T:
-            units, method = sojourns, "replications"
-        else:  # too few replications for a trustworthy spread: pool their batches
-            units = np.concatenate([np.asarray(p["batch_sojourns"], dtype=float)
-                                    for p in per])
-            method = "batch-means"
-        _, low_T, high_T = t_interval(units, confidence)
+        sums = np.array([_replication_sums(p, mean_size) for p in per])
+        total_N, total_T = float(sums[:, 0].sum()), float(sums[:, 1].sum())
+        total = float(counts.sum())
+        pooled = total_T / total if total > 0 else np.nan
+        ratio = total_N / total_T if total > 0 and total_T > 0 else np.nan
+        problems = []
+        for r, p in enumerate(per):
+            mine = p.get("ci_problem")
+            mine = mine if isinstance(mine, str) else ""  # absent / NaN: older records
+            if mine:
+                problems.append(f"replication {r}: {mine}" if len(per) > 1 else mine)
+        if many:
+            ci = ratio_interval(sums[:, 0], sums[:, 1], confidence, require_positive=True,
+                                method="replications")
+            gamma = ratio
+        else:
+            batches = [_replication_batches(p, mean_size) for p in per]
+            exact = all(b[2] for b in batches)
+            method = "batch-ratio" if exact else "batch-means (m/T)"
+            short = [r for r, b in enumerate(batches) if b[0].size == 0]
+            if short:
+                r = short[0]
+                ci = _flagged(np.nan, 0, 0, np.nan, method,
+                              f"fewer measured flows ({int(counts[r])}) than batches"
+                              + (f" in replication {r}" if len(per) > 1 else ""))
+                gamma = ratio
+            else:
+                ci = batch_ratio_interval([b[0] for b in batches], [b[1] for b in batches],
+                                          confidence, max_lag1=max_lag1,
+                                          min_batches=min_batches, require_positive=True,
+                                          method=method)
+                gamma = ratio if exact else ci.estimate
+        if ci.problem:
+            problems.append(ci.problem)
+        bad = bool(problems)
+        cuts = [p.get("warmup_cut") for p in per]
         rows.append({
             "class": name,
-            "gamma": mean_size / pooled,
-            "ci_low": mean_size / high_T if high_T > 0 else 0.0,
-            "ci_high": mean_size / low_T if low_T > 0 else np.inf,
-            "ci_method": method,
-            "flows_measured": int(counts.sum()),
-            "ratio_estimate": float(np.mean([p["ratio_estimate"] for p in per])),
+            "gamma": gamma,
+            "ci_low": np.nan if bad else ci.low,
+            "ci_high": np.nan if bad else ci.high,
+            "ci_method": ci.method,
+            "ci_problem": "; ".join(problems),
+            "ci_units": ci.units,
+            "batches_used": ci.batches,
+            "batch_lag1": ci.lag1,
+            "flows_measured": int(total),
+            "ratio_estimate": ratio,
+            "sojourn_gamma": mean_size / pooled if pooled > 0 else np.nan,
             "mean_in_progress": float(np.mean([p["mean_in_progress"] for p in per])),
             "little_gamma": float(np.mean([p["little_gamma"] for p in per])),
             "mean_sojourn": pooled,
+            "warmup_flows": _sum_or_nan([p.get("warmup_flows") for p in per]),
+            "warmup_cut": float(max(cuts)) if _known(cuts) else np.nan,
         })
     return pd.DataFrame(rows)
