@@ -132,7 +132,7 @@ def fluid(scenario, output, policies, loads, tolerance, results, jobs):
 @click.option("--mean-size", type=float, help="Mean flow size m in packets.")
 @click.option("--window", type=int, help="Window W in packets.")
 @click.option("--replications", type=int, help="Independent replications.")
-@click.option("--warmup", type=float, help="Warm-up fraction of flow arrivals.")
+@click.option("--warmup", help="Warm-up: 'auto' (MSER-5) or a fraction of flow arrivals.")
 @click.option("--delta", type=float, help="Dovetailing bound Δ (drfq-dovetail).")
 @click.option("--flows-out", help="CSV file for per-flow records.")
 @click.option("--debug", is_flag=True, help="Check engine invariants after every event.")

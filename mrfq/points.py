@@ -93,7 +93,7 @@ class SimulationResult:
 def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = None, *,
              flows: int | None = None, mean_size: float | None = None,
              window: int | None = None, replications: int | None = None,
-             warmup: float | None = None, delta: float | None = None,
+             warmup: float | str | None = None, delta: float | None = None,
              debug: bool | None = None, confidence: float = 0.95,
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Packet simulation of ``scenario`` at a value ``load`` of its load axis: the
@@ -113,13 +113,14 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
     started = time.perf_counter()
     records, flow_frames = [], []
     names = np.array(scenario.class_names, dtype=object)
-    measured = np.arange(cfg.flows) >= int(cfg.warmup * cfg.flows)
     for rep in range(cfg.replications):
         def report(done, total, rep=rep):
             if progress:
                 progress(rep * total + done, cfg.replications * total)
         record, run = _replication(scenario, policy, load, rep, debug, report)
         records.append(record)
+        # the first measured flow: fixed by a warm-up fraction or found by MSER-5
+        measured = np.arange(cfg.flows) >= int(record["classes"][0]["warmup_cut"])
         flow_frames.append(pd.DataFrame({
             "replication": rep, "class": names[run.flow_class], "size": run.size,
             "arrival": run.arrival, "completion": run.completion, "measured": measured}))
@@ -130,7 +131,8 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
     summary["wall_s"] = time.perf_counter() - started
     per_replication = []
     for record in records:
-        table = pd.DataFrame(record["classes"]).drop(columns="batch_sojourns")
+        table = pd.DataFrame(record["classes"])
+        table = table.drop(columns=[c for c in table if c.startswith("batch_")])
         table.insert(0, "class", scenario.class_names)
         table.insert(0, "replication", record["replication"])
         per_replication.append(table)

@@ -61,7 +61,7 @@ class PacketConfig:
     mean_size: float = 20000.0
     window: int = 30
     flows: int = 100000
-    warmup: float = 0.05
+    warmup: float | str = "auto"
     replications: int = 1
     seed: int = 1
     delta: float = math.inf
@@ -173,6 +173,24 @@ def _policies(value: Any, kind: str, field_name: str, source: str | None) -> tup
                             what="policy", lower=True)
 
 
+def _warmup(value: Any, field_name: str, source: str | None) -> float | str:
+    """A warm-up fraction in [0, 1), or "auto" (MSER-5 on the run's own data,
+    :func:`mrfq.stats.warmup_cut`)."""
+    if isinstance(value, str):
+        if value.strip().lower() == "auto":
+            return "auto"
+        try:
+            value = float(value)  # from the command line
+        except ValueError:
+            raise _fail(f"must be 'auto' or a fraction in [0, 1), got {value!r}",
+                        field_name, source) from None
+    fraction = fields.number(value, field_name, source, nonnegative=True)
+    if fraction >= 1:
+        raise _fail(f"must be 'auto' or a fraction in [0, 1), got {fraction:g}", field_name,
+                    source)
+    return fraction
+
+
 def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
     where = f"classes[{index}]"
     raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
@@ -252,8 +270,7 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
         mean_size=fields.number(value("mean_size"), _field(where, "mean_size"), source),
         window=integer("window", 1),
         flows=integer("flows", 1),
-        warmup=fields.number(value("warmup"), _field(where, "warmup"), source,
-                             nonnegative=True),
+        warmup=_warmup(value("warmup"), _field(where, "warmup"), source),
         replications=integer("replications", 1),
         seed=integer("seed", 0),
         delta=fields.number(value("delta"), _field(where, "delta"), source, nonnegative=True,
@@ -263,10 +280,8 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
     if packet.mean_size < 1:
         raise _fail(f"must be >= 1 packet, got {packet.mean_size:g}", _field(where, "mean_size"),
                     source)
-    if packet.warmup >= 1:
-        raise _fail(f"must be a fraction in [0, 1), got {packet.warmup:g}",
-                    _field(where, "warmup"), source)
-    measured = packet.flows - int(packet.warmup * packet.flows)
+    fixed = packet.warmup if packet.warmup != "auto" else 0.0
+    measured = packet.flows - int(fixed * packet.flows)
     if measured < 1:
         raise _fail("no flow left to measure after the warm-up", _field(where, "flows"), source)
     return packet

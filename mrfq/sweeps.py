@@ -31,7 +31,7 @@ POINTS_DIR = "points"
 SCENARIO_FILE = "scenario.json"
 SUMMARY_FILE = "summary.csv"
 #: bump when the per-class estimates stored with a packet point change
-STATS_VERSION = "1"
+STATS_VERSION = "2"
 KINDS = (policies.FLUID, policies.PACKET)
 
 

@@ -66,7 +66,9 @@ def test_missing_file_and_syntax_error(tmp_path):
                                   ["--policy", "pf", "--load", "1.0"],
                                   ["--policy", "pf", "--load", "0.5", "--window", "0"],
                                   ["--policy", "pf", "--load", "0.5", "--mean-size", "0.5"],
-                                  ["--policy", "pf", "--load", "0.5", "--flows", "0"]])
+                                  ["--policy", "pf", "--load", "0.5", "--flows", "0"],
+                                  ["--policy", "pf", "--load", "0.5", "--warmup", "soon"],
+                                  ["--policy", "pf", "--load", "0.5", "--warmup", "1.0"]])
 def test_simulate_bad_options(tmp_path, args):
     out = tmp_path / "o.csv"
     result = _run("simulate", str(GOOD), *args, "-o", str(out))
@@ -87,7 +89,7 @@ def test_fluid_and_simulate_write_tables(tmp_path):
     flows = tmp_path / "flows.csv"
     result = _run("simulate", str(GOOD), "--policy", "bmf", "--load", "0.5", "--flows",
                   "300", "--mean-size", "20", "-o", str(sim), "--flows-out", str(flows),
-                  cwd=tmp_path)
+                  "--warmup", "auto", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert {"gamma", "ci_low", "ci_high", "services", "wall_s"} <= set(
         sim.read_text().splitlines()[0].split(","))
