@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
+from scipy.optimize import OptimizeResult
 
 from mrfq.allocation import (
     POLICIES,
@@ -18,6 +20,7 @@ from mrfq.allocation import (
     sharing_incentive,
     strategy_proofness_probe,
 )
+from mrfq.cli import main
 
 PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 
@@ -192,6 +195,44 @@ def test_pareto_checker_finds_improvement():
     ok, example = pareto_optimal(allocate(DRFH_FIG1, "per-server-drf"))
     assert ok is False and example["could_have"] > example["tasks"]
     assert pareto_optimal(allocate(DRFH_FIG1, "drfh")) == (True, None)
+
+
+def _failing_linprog(*args, **kwargs):
+    return OptimizeResult(status=4, success=False, x=None, fun=None,
+                          message="Numerical difficulties encountered.")
+
+
+def test_pareto_unknown_when_its_lp_fails(monkeypatch):
+    """A failed LP proves nothing: the verdict is unknown, with the solver's reason,
+    never "holds" (the old behaviour) nor "fails"."""
+    import mrfq.allocation.properties as properties
+
+    # per-server DRF on DRFH Fig. 1 is *not* Pareto optimal: any answer but None is wrong
+    allocation = allocate(DRFH_FIG1, "per-server-drf")
+    monkeypatch.setattr(properties, "linprog", _failing_linprog)
+    holds, detail = pareto_optimal(allocation)
+    assert holds is None
+    assert detail == {"reason": "LP failed (status 4): Numerical difficulties encountered."}
+    checks = check_all(DRFH_FIG1, POLICIES["per-server-drf"], allocation, probe_trials=1)
+    assert checks["pareto_optimal"].holds is None
+    assert checks["pareto_optimal"].text == (
+        "unknown (LP failed (status 4): Numerical difficulties encountered.)")
+    assert checks["envy_free"].text == "yes"  # the others are unaffected
+
+
+def test_allocate_cli_shows_unknown(monkeypatch, tmp_path):
+    import mrfq.allocation.properties as properties
+
+    monkeypatch.setattr(properties, "linprog", _failing_linprog)
+    out = tmp_path / "alloc.csv"
+    result = CliRunner().invoke(main, ["allocate", str(PROBLEMS / "drfh_two_servers.toml"),
+                                       "--policy", "per-server-drf", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert ("  pareto_optimal     unknown (LP failed (status 4): Numerical difficulties "
+            "encountered.)") in result.stdout.splitlines()
+    table = out.read_text().splitlines()
+    column = table[0].split(",").index("pareto_optimal")
+    assert [row.split(",")[column] for row in table[1:]] == ["unknown", "unknown"]
 
 
 def test_check_all_takes_the_rule():

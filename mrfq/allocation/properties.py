@@ -85,7 +85,9 @@ def envy_free(allocation: Allocation):
 
 def pareto_optimal(allocation: Allocation):
     """No feasible allocation gives someone more tasks and nobody fewer (an LP over
-    fractional tasks per server, with placement and caps)."""
+    fractional tasks per server, with placement and caps: maximise the total subject to
+    everyone keeping at least its tasks). Unknown, with the solver's reason, when the LP
+    does not solve (it is infeasible, for one, when the allocation itself is)."""
     problem = allocation.problem
     n, L = problem.allowed.shape
     current = allocation.user_tasks
@@ -101,8 +103,8 @@ def pareto_optimal(allocation: Allocation):
             rhs.append(problem.max_tasks[i])
     res = linprog(-np.ones(n * L), A_ub=np.array(rows), b_ub=np.array(rhs), bounds=bounds,
                   method="highs")
-    if res.status != 0:
-        return HOLDS
+    if res.status != 0 or res.x is None:
+        return Verdict(None, {"reason": f"LP failed (status {res.status}): {res.message}"})
     better = res.x.reshape(n, L).sum(axis=1)
     gain = better - current
     i = int(np.argmax(gain))
