@@ -88,9 +88,21 @@ def test_drfh_example():
     assert drfh.user_tasks == pytest.approx([10, 10])
     assert drfh.dominant_shares == pytest.approx([5 / 7, 5 / 7])
     assert drfh.tasks == pytest.approx(np.array([[10, 0], [0, 10]]))
-    assert allocate(DRFH_FIG1, "drfh-best-fit").user_tasks == pytest.approx([10, 10])
+    assert allocate(DRFH_FIG1, "drfh-best-fit").tasks == pytest.approx(
+        np.array([[10, 0], [0, 10]]))
+
+
+def test_drfh_first_fit_by_hand():
+    """First-Fit on DRFH Fig. 1, traced by hand. Both users' tasks are 1/14 of the pool
+    (dominant), so they alternate, user 1 first on ties. Server 1 (2 CPU, 12 GB) takes
+    u1, u2, u1 (0.6 CPU left); then u2's 1-CPU tasks go to server 2 while u1 fills
+    server 1 up to 5 tasks (CPU 0); u1's 6th task goes to server 2, leaving (7.8, 0.2);
+    u2's 5th task there leaves (6.8, 0) and nothing fits any more."""
     first_fit = allocate(DRFH_FIG1, "drfh-first-fit")
-    assert first_fit.feasible() and first_fit.user_tasks.sum() <= 20
+    assert first_fit.feasible()
+    assert first_fit.tasks == pytest.approx(np.array([[5, 1], [1, 5]]))
+    # the heuristic's known loss against DRFH (10 tasks each): 12 of 20
+    assert first_fit.user_tasks.sum() == pytest.approx(12)
 
 
 # --- TSF ---------------------------------------------------------------------------------
