@@ -298,41 +298,13 @@ def run(scenario, results, jobs, scheduler, tolerance):
 def allocate(problem, policies, output, no_properties):
     """Static allocation of PROBLEM (TOML: resources, servers, users) under the seed
     papers' policies, with tasks, dominant shares, utilisation and properties."""
-    import pandas as pd
-
-    from mrfq.allocation import POLICIES, check_all, load_problem
-    from mrfq.allocation import allocate as run_policy
+    from mrfq.allocation import allocation_report
     from mrfq.io import write_csv
 
-    spec, listed = load_problem(problem)
-    chosen = list(policies) or listed
-    for name in chosen:
-        if name not in POLICIES:
-            raise InputError(f"unknown policy '{name}' (choose from "
-                             f"{', '.join(POLICIES)})", "--policy")
-    rows = []
-    for name in chosen:
-        result = run_policy(spec, name)
-        checks = {} if no_properties else check_all(spec, name, result)
-        holds = {k: v[0] for k, v in checks.items()}
-        click.echo(f"== {name}")
-        table = pd.DataFrame({"user": spec.users, "tasks": result.user_tasks,
-                              "dominant_share": result.dominant_shares})
-        click.echo(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-        click.echo("utilisation: " + ", ".join(
-            f"{r} {u:.1%}" for r, u in zip(spec.resources, result.utilisation, strict=True)))
-        for key, (ok, example) in checks.items():
-            click.echo(f"  {key:18s} {'yes' if ok else 'NO'}"
-                       + ("" if ok else f"  counter-example: {example}"))
-        for i, user in enumerate(spec.users):
-            rows.append({"policy": name, "user": user,
-                         "tasks": float(result.user_tasks[i]),
-                         "dominant_share": float(result.dominant_shares[i]),
-                         **{f"share_{r}": float(result.shares[i, k])
-                            for k, r in enumerate(spec.resources)},
-                         **holds})
+    report = allocation_report(problem, policies, properties=not no_properties)
+    click.echo(report.text())
     if output:
-        write_csv(pd.DataFrame(rows), output)
+        write_csv(report.table(), output)
         click.echo(f"wrote {output}", err=True)
 
 

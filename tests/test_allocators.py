@@ -127,8 +127,10 @@ def test_all_policies_feasible_and_pareto(instance):
 @given(instances())
 def test_drf_max_min_dominant_shares(instance):
     """Every class has a saturated resource it uses on which no class has a larger
-    dominant share (the max-min characterisation of progressive filling); in particular
-    the classes frozen first share one equal, smallest dominant share."""
+    dominant share (the max-min characterisation of progressive filling); and the
+    classes frozen first hold the smallest dominant share, at the level where the first
+    resource saturates with every class at one dominant share s:
+    s* = 1 / max_j Σ_k n_k a_kj / max_r a_kr (computed here, not by the allocator)."""
     a, n = instance
     phi = allocate("drf", a, n)
     dominant = phi * a.max(axis=1)
@@ -141,8 +143,13 @@ def test_drf_max_min_dominant_shares(instance):
             if dominant[k] >= dominant[users].max() - 1e-9:
                 ok = True
         assert ok
-    smallest = dominant[active].min()
-    assert np.isclose(dominant[active], smallest).sum() >= 1
+    per_unit_share = (n[:, None] * a / a.max(axis=1, keepdims=True)).sum(axis=0)
+    first_level = 1 / per_unit_share.max()
+    assert dominant[active].min() == pytest.approx(first_level, rel=1e-9)
+    # every class using a resource that saturates at that first level is frozen there
+    first = np.isclose(per_unit_share, per_unit_share.max(), rtol=1e-12)
+    for k in np.flatnonzero(active & np.any(a[:, first] > 0, axis=1)):
+        assert dominant[k] == pytest.approx(first_level, rel=1e-9)
 
 
 @settings(max_examples=300, deadline=None)

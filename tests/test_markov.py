@@ -1,5 +1,7 @@
 """Markov demand model: exact anchors (SPEC §2) and error estimates."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -7,23 +9,85 @@ from mrfq.errors import InputError
 from mrfq.fluid.markov import fluid_curves, service_rates
 from mrfq.scenario import scenario_from_dict
 
+# --- exact anchors and the error estimate ---------------------------------------------
+# J = 1: every policy is processor sharing, gamma_k = 1 - sum(rho) for every class;
+# orthogonal classes (a = I): independent PS queues, gamma_k = 1 - rho_k.
+# The README promises "the estimate is not smaller than the true error". The only slack
+# allowed is the stationary solver's own precision, which the truncation estimate cannot
+# see: it accepts a solution at a relative residual of 1e-9, and on these chains the
+# error of a fully converged truncation (L = 64..100) is measured at up to 1.4e-9.
+SOLVER_FLOOR = 2e-9
+PS_LOADS = [(0.3,), (0.2, 0.5), (0.1, 0.3, 0.4), (0.8,), (0.9,), (0.45, 0.45)]
+ORTHOGONAL_LOADS = [(0.6, 0.3), (0.8, 0.5), (0.9, 0.2), (0.5, 0.5), (0.7, 0.7)]
+TOLERANCES = [1e-3, 1e-5, 1e-7]
+# Finding (measured with all three policies, which coincide on these anchors): the
+# estimate is below the true error here. Levels visited, true error of gamma_1, estimate:
+#   (0.7, 0.7) tol 1e-5: L 17, 27, 37; errors -4.48e-4, -1.55e-5, -6.71e-7; estimate
+#     5.24e-7 (the per-step ratio of the errors grows from 0.035 to 0.043, and the
+#     geometric extrapolation uses the smaller, earlier one);
+#   (0.7, 0.7) tol 1e-7: L 23, 33, 43; true 1.02e-7, estimate 8.76e-8;
+#   (0.8, 0.5) tol 1e-3: L 16, 26, 36; errors 0.135, 1.31e-4, 2.34e-6; estimates
+#     1.40e-7 / 1.26e-6 against true 2.34e-6 / 2.90e-6 (q is taken from the far
+#     pre-asymptotic first step, so it is ~1e-3 and the extrapolation collapses);
+#   (0.7, 0.7) tol 1e-3: L 16, 26, 36; true 8.86e-7, estimate 8.12e-9 (109x too small).
+# Strict xfail: when the estimator is fixed these turn XPASS and fail, so remove them.
+UNDERESTIMATED = {(1e-5, (0.7, 0.7)), (1e-7, (0.7, 0.7)), (1e-3, (0.8, 0.5)),
+                  (1e-3, (0.7, 0.7))}
+# Finding: in one of them the answer misses its own tolerance: (0.7, 0.7) at tol 1e-7
+# stops at L = 43 with the estimate 8.76e-8 <= 1e-7 but a true error of 1.02e-7.
+ABOVE_TOLERANCE = {(1e-7, (0.7, 0.7))}
+
+
+def _anchor_cases(findings: set, what: str):
+    cases = []
+    for tol in TOLERANCES:
+        for policy in ("drf", "pf", "bmf"):
+            for loads in PS_LOADS:
+                cases.append(pytest.param(policy, "ps", loads, tol,
+                                          id=f"{policy}-ps{list(loads)}-tol{tol:g}"))
+            for loads in ORTHOGONAL_LOADS:
+                marks = ()
+                if (tol, loads) in findings:
+                    marks = pytest.mark.xfail(strict=True, reason=f"finding: {what}")
+                cases.append(pytest.param(policy, "orthogonal", loads, tol, marks=marks,
+                                          id=f"{policy}-orth{list(loads)}-tol{tol:g}"))
+    return cases
+
+
+@functools.cache
+def _anchor(policy, kind, loads, tol):
+    """(result, exact gamma, true relative error of every gamma)."""
+    rho = np.array(loads)
+    if kind == "ps":
+        a, exact = np.ones((len(rho), 1)), np.full(len(rho), 1 - rho.sum())
+    else:
+        a, exact = np.eye(len(rho)), 1 - rho
+    result = service_rates(policy, a, rho, tolerance=tol)
+    return result, exact, np.abs(result.gamma - exact) / exact
+
+
+@pytest.mark.parametrize("policy,kind,loads,tol", _anchor_cases(
+    ABOVE_TOLERANCE, "true error 1.02e-7 above the tolerance 1e-7 (see ABOVE_TOLERANCE)"))
+def test_true_error_within_tolerance(policy, kind, loads, tol):
+    result, _, true = _anchor(policy, kind, loads, tol)
+    assert np.all(result.error_estimate <= tol)
+    assert np.all(true <= tol), true
+
+
+@pytest.mark.parametrize("policy,kind,loads,tol", _anchor_cases(
+    UNDERESTIMATED, "the estimate is below the true error (see UNDERESTIMATED)"))
+def test_error_estimate_not_smaller_than_true_error(policy, kind, loads, tol):
+    result, _, true = _anchor(policy, kind, loads, tol)
+    assert np.all(true <= result.error_estimate + SOLVER_FLOOR), (
+        f"true relative error {true} above the estimate {result.error_estimate} "
+        f"(level {result.level})")
+
 
 @pytest.mark.parametrize("policy", ["drf", "pf", "bmf"])
-@pytest.mark.parametrize("loads", [[0.3], [0.2, 0.5], [0.1, 0.3, 0.4]])
-def test_single_resource_is_processor_sharing(policy, loads):
-    a = np.ones((len(loads), 1))
-    exact = 1 - sum(loads)
-    # the default tolerance: the error estimate must be honest about the true error
-    result = service_rates(policy, a, loads)
-    assert np.all(result.error_estimate <= 1e-5)
-    assert np.all(np.abs(result.gamma - exact) / exact <= 3 * result.error_estimate + 1e-9)
-    # a tighter tolerance reaches the exact value to 1e-6 absolute
-    tight = service_rates(policy, a, loads, tolerance=1e-7)
-    assert tight.gamma == pytest.approx(exact, abs=1e-6)
-
-
-@pytest.mark.parametrize("policy", ["drf", "pf", "bmf"])
-def test_orthogonal_classes_are_independent_ps_queues(policy):
+def test_tight_tolerance_reaches_the_anchors(policy):
+    for loads in PS_LOADS[:3]:
+        tight = service_rates(policy, np.ones((len(loads), 1)), loads, tolerance=1e-7)
+        assert tight.gamma == pytest.approx(1 - sum(loads), abs=1e-6)
     rho = np.array([0.6, 0.3])
     result = service_rates(policy, [[1, 0], [0, 1]], rho, tolerance=1e-7)
     assert result.gamma == pytest.approx(1 - rho, abs=1e-6)

@@ -34,23 +34,6 @@ _EPS = 1e-9
 # the max-min engine
 
 
-def _lp_constraints(problem: Problem):
-    """Capacity rows of the LP over x[i, l] (flattened), bounds from placement."""
-    n, L = problem.allowed.shape
-    m = problem.demand.shape[1]
-    rows, rhs = [], []
-    for l in range(L):
-        for r in range(m):
-            row = np.zeros((n, L))
-            row[:, l] = problem.demand[:, r]
-            if np.any(row):
-                rows.append(row.ravel())
-                rhs.append(problem.capacity[l, r])
-    bounds = [(0, None) if problem.allowed[i, l] else (0, 0)
-              for i in range(n) for l in range(L)]
-    return np.array(rows), np.array(rhs), bounds
-
-
 def _solve(c, A_ub, b_ub, bounds):
     result = linprog(c, A_ub=A_ub, b_ub=b_ub, bounds=bounds, method="highs")
     if result.status != 0:
@@ -64,7 +47,7 @@ def max_min(problem: Problem, per_task: np.ndarray) -> tuple[np.ndarray, np.ndar
     Returns (tasks[i, l], level[i]). Users' caps (max_tasks) and placement are respected.
     """
     n, L = problem.allowed.shape
-    base_rows, base_rhs, bounds = _lp_constraints(problem)
+    base_rows, base_rhs, bounds = problem.capacity_rows()
     w = problem.weights
     level = np.zeros(n)
     frozen = np.zeros(n, dtype=bool)
@@ -222,18 +205,11 @@ def per_server_drf(problem: Problem) -> Allocation:
     return Allocation(problem, tasks, "per-server-drf")
 
 
-def tasks_alone(problem: Problem) -> np.ndarray:
-    """T_i: tasks user i could run on the whole cluster with no placement constraint."""
-    d = problem.demand
-    return np.array([np.sum(np.min(np.where(d[i] > 0, problem.capacity / np.where(
-        d[i] > 0, d[i], 1.0), np.inf), axis=1)) for i in range(problem.n_users)])
-
-
 def tsf(problem: Problem) -> Allocation:
     """Task share fairness: weighted max-min of task shares tasks_i / T_i with placement
     constraints. Its sharing incentive needs weights from the dedicated pools
     (:func:`mrfq.allocation.properties.dedicated_weights`)."""
-    alone = tasks_alone(problem)
+    alone = problem.tasks_alone()
     tasks, level = max_min(problem, 1.0 / alone)
     return Allocation(problem, tasks, "tsf", {"task_share_levels": level,
                                               "tasks_alone": alone})

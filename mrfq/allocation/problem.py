@@ -4,7 +4,6 @@ demands, weights, task caps and placement constraints — and their allocations.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -90,6 +89,42 @@ class Problem:
         per_server = np.min(bundle[:, used] / d[used], axis=1)
         return float(np.sum(per_server * self.allowed[user]))
 
+    def tasks_alone(self) -> np.ndarray:
+        """T_i: tasks user i could run alone on the whole cluster, ignoring placement
+        constraints and caps (TSF's normaliser)."""
+        out = np.empty(self.n_users)
+        for i, d in enumerate(self.demand):
+            used = d > 0
+            out[i] = np.sum(np.min(self.capacity[:, used] / d[used], axis=1))
+        return out
+
+    def dedicated_tasks(self, user: int, pools: np.ndarray | None = None) -> float:
+        """Tasks user i could run alone in its dedicated pool: the fraction ``pools[i]`` of
+        every server (default w_i / Σw, i.e. equal partitioning for equal weights),
+        respecting its placement constraints and its cap."""
+        share = (self.weights[user] / self.weights.sum() if pools is None
+                 else float(np.asarray(pools)[user]))
+        return min(self.tasks_fitting(user, self.capacity * share),
+                   float(self.max_tasks[user]))
+
+    def capacity_rows(self) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float | None]]]:
+        """The capacity constraints of an LP over x[i, l] (tasks of user i on server l,
+        flattened row-major): ``rows @ x <= rhs``, one row per (server, resource) that some
+        user needs; and the variables' bounds (0 where placement forbids a server)."""
+        n, L = self.allowed.shape
+        m = self.demand.shape[1]
+        rows, rhs = [], []
+        for l in range(L):
+            for r in range(m):
+                row = np.zeros((n, L))
+                row[:, l] = self.demand[:, r]
+                if np.any(row):
+                    rows.append(row.ravel())
+                    rhs.append(self.capacity[l, r])
+        bounds = [(0.0, None) if self.allowed[i, l] else (0.0, 0.0)
+                  for i in range(n) for l in range(L)]
+        return np.array(rows).reshape(len(rows), n * L), np.array(rhs), bounds
+
 
 @dataclass
 class Allocation:
@@ -129,85 +164,3 @@ class Allocation:
                     and np.all(self.tasks[~p.allowed] <= tol)
                     and np.all(self.user_tasks <= p.max_tasks * (1 + tol) + tol))
 
-
-def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
-    """Read a problem file (TOML): ``resources``, ``[[servers]]`` (name, capacity),
-    ``[[users]]`` (name, demand, weight, max_tasks, servers = allowed server names),
-    optional ``policies``. Errors name the field, as for scenarios."""
-    from mrfq.allocation.policies import POLICIES
-    from mrfq.io import read_toml
-
-    raw = read_toml(path)
-    try:
-        return _problem_from_dict(raw, POLICIES)
-    except InputError as exc:
-        raise exc.located(str(path)) from None
-
-
-def _problem_from_dict(raw: dict, policies: dict) -> tuple[Problem, list[str]]:
-    allowed_top = {"name", "description", "resources", "servers", "users", "policies"}
-    unknown = sorted(set(raw) - allowed_top)
-    if unknown:
-        raise InputError(f"unknown key (known keys: {', '.join(sorted(allowed_top))})",
-                         unknown[0])
-    resources = raw.get("resources")
-    if not isinstance(resources, list) or not resources:
-        raise InputError("must be a non-empty list of resource names", "resources")
-    m = len(resources)
-
-    def vector(value, where):
-        if not isinstance(value, list) or len(value) != m:
-            raise InputError(f"must be a list of {m} numbers (one per resource)", where)
-        try:
-            out = np.array([float(v) for v in value])
-        except (TypeError, ValueError):
-            raise InputError("entries must be numbers", where) from None
-        if np.any(~np.isfinite(out)) or np.any(out < 0):
-            raise InputError("entries must be finite and non-negative", where)
-        return out
-
-    servers = raw.get("servers") or [{"name": "pool", "capacity": [1.0] * m}]
-    names, caps = [], []
-    for l, s in enumerate(servers):
-        extra = sorted(set(s) - {"name", "capacity"})
-        if extra:
-            raise InputError("unknown key (known keys: capacity, name)",
-                             f"servers[{l}].{extra[0]}")
-        names.append(str(s.get("name", f"s{l + 1}")))
-        caps.append(vector(s.get("capacity"), f"servers[{l}].capacity"))
-    users = raw.get("users")
-    if not isinstance(users, list) or not users:
-        raise InputError("must list at least one [[users]] table", "users")
-    unames, demand, weights, max_tasks, allowed = [], [], [], [], []
-    for i, u in enumerate(users):
-        extra = sorted(set(u) - {"name", "demand", "weight", "max_tasks", "servers"})
-        if extra:
-            raise InputError("unknown key (known keys: demand, max_tasks, name, servers, "
-                             "weight)", f"users[{i}].{extra[0]}")
-        unames.append(str(u.get("name", f"u{i + 1}")))
-        d = vector(u.get("demand"), f"users[{i}].demand")
-        if not np.any(d > 0):
-            raise InputError("all entries are zero", f"users[{i}].demand")
-        demand.append(d)
-        weights.append(float(u.get("weight", 1.0)))
-        if not weights[-1] > 0:
-            raise InputError("must be positive", f"users[{i}].weight")
-        max_tasks.append(float(u.get("max_tasks", np.inf)))
-        where = u.get("servers")
-        if where is None:
-            allowed.append([True] * len(names))
-        else:
-            bad = [s for s in where if s not in names]
-            if bad:
-                raise InputError(f"unknown server '{bad[0]}'", f"users[{i}].servers")
-            allowed.append([n in where for n in names])
-    chosen = raw.get("policies", list(policies))
-    for p in chosen:
-        if p not in policies:
-            raise InputError(f"unknown policy '{p}' (choose from {', '.join(policies)})",
-                             "policies")
-    problem = Problem(capacity=np.array(caps), demand=np.array(demand),
-                      weights=np.array(weights), max_tasks=np.array(max_tasks),
-                      allowed=np.array(allowed), users=tuple(unames), servers=tuple(names),
-                      resources=tuple(str(r) for r in resources))
-    return problem, list(chosen)

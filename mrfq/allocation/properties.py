@@ -1,11 +1,14 @@
 """Property checkers for any allocation: sharing incentive, envy-freeness, Pareto
-optimality, and a strategy-proofness probe. Each returns ``(holds, counter_example)``
-where the counter-example (None when the property holds) says who, what and by how much.
+optimality, and a strategy-proofness probe. Each returns a :class:`Verdict`
+``(holds, detail)``: ``holds`` is True, False, or None when the check could not decide
+(e.g. its LP failed); ``detail`` is None when the property holds, the counter-example
+(who, what and by how much) when it fails, and ``{"reason": ...}`` when it is unknown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import linprog
@@ -14,25 +17,33 @@ from mrfq.allocation.problem import Allocation, Problem
 
 TOL = 1e-6
 
+#: a policy: problem -> allocation (the values of :data:`mrfq.allocation.POLICIES`)
+Rule = Callable[[Problem], Allocation]
 
-def dedicated_tasks(problem: Problem, user: int, pools: np.ndarray | None = None) -> float:
-    """Tasks user i could run alone in its dedicated pool: the fraction ``pools[i]`` of
-    every server (default w_i / Σw, i.e. equal partitioning for equal weights)."""
-    share = (problem.weights[user] / problem.weights.sum() if pools is None
-             else float(np.asarray(pools)[user]))
-    return min(problem.tasks_fitting(user, problem.capacity * share),
-               float(problem.max_tasks[user]))
+
+class Verdict(NamedTuple):
+    """Outcome of one property check: ``holds`` True / False / None (unknown)."""
+
+    holds: bool | None
+    detail: dict | None = None
+
+    @property
+    def text(self) -> str:
+        """``yes``, ``NO  counter-example: {...}`` or ``unknown (reason)``."""
+        if self.holds is None:
+            return f"unknown ({(self.detail or {}).get('reason', 'no reason given')})"
+        return "yes" if self.holds else f"NO  counter-example: {self.detail}"
+
+
+HOLDS = Verdict(True, None)
 
 
 def dedicated_weights(problem: Problem, pools: np.ndarray | None = None) -> np.ndarray:
     """TSF weights from dedicated pools: each job's task share in its own pool
     (dedicated tasks / tasks alone on the whole cluster). Weighted TSF with these
     weights provides sharing incentive (Wang et al., TSF, §3)."""
-    from mrfq.allocation.policies import tasks_alone
-
-    alone = tasks_alone(problem)
-    return np.array([dedicated_tasks(problem, i, pools) for i in range(problem.n_users)]) \
-        / alone
+    dedicated = [problem.dedicated_tasks(i, pools) for i in range(problem.n_users)]
+    return np.array(dedicated) / problem.tasks_alone()
 
 
 def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
@@ -45,11 +56,11 @@ def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
     reference = reference or problem
     for i in range(problem.n_users):
         own = float(allocation.user_tasks[i])
-        alone = dedicated_tasks(reference, i, pools)
+        alone = reference.dedicated_tasks(i, pools)
         if own < alone * (1 - TOL) - TOL:
-            return False, {"user": problem.users[i], "tasks": own,
-                           "dedicated_tasks": alone}
-    return True, None
+            return Verdict(False, {"user": problem.users[i], "tasks": own,
+                                   "dedicated_tasks": alone})
+    return HOLDS
 
 
 def envy_free(allocation: Allocation):
@@ -66,25 +77,22 @@ def envy_free(allocation: Allocation):
             swapped = problem.tasks_fitting(i, bundles[j])
             swapped = min(swapped, float(problem.max_tasks[i]))
             if tasks[i] < problem.weights[i] / problem.weights[j] * swapped * (1 - TOL) - TOL:
-                return False, {"user": problem.users[i], "envies": problem.users[j],
-                               "tasks": float(tasks[i]), "tasks_with_their_bundle": swapped}
-    return True, None
+                return Verdict(False, {"user": problem.users[i], "envies": problem.users[j],
+                                       "tasks": float(tasks[i]),
+                                       "tasks_with_their_bundle": swapped})
+    return HOLDS
 
 
 def pareto_optimal(allocation: Allocation):
     """No feasible allocation gives someone more tasks and nobody fewer (an LP over
-    fractional tasks per server, with placement and caps)."""
+    fractional tasks per server, with placement and caps: maximise the total subject to
+    everyone keeping at least its tasks). Unknown, with the solver's reason, when the LP
+    does not solve (it is infeasible, for one, when the allocation itself is)."""
     problem = allocation.problem
     n, L = problem.allowed.shape
-    m = problem.demand.shape[1]
     current = allocation.user_tasks
-    rows, rhs = [], []
-    for l in range(L):
-        for r in range(m):
-            row = np.zeros((n, L))
-            row[:, l] = problem.demand[:, r]
-            rows.append(row.ravel())
-            rhs.append(problem.capacity[l, r])
+    capacity, rhs_capacity, bounds = problem.capacity_rows()
+    rows, rhs = list(capacity), list(rhs_capacity)
     for i in range(n):
         row = np.zeros((n, L))
         row[i] = -1.0
@@ -93,19 +101,18 @@ def pareto_optimal(allocation: Allocation):
         if np.isfinite(problem.max_tasks[i]):
             rows.append(-row.ravel())
             rhs.append(problem.max_tasks[i])
-    bounds = [(0, None) if problem.allowed[i, l] else (0, 0)
-              for i in range(n) for l in range(L)]
     res = linprog(-np.ones(n * L), A_ub=np.array(rows), b_ub=np.array(rhs), bounds=bounds,
                   method="highs")
-    if res.status != 0:
-        return True, None
+    if res.status != 0 or res.x is None:
+        return Verdict(None, {"reason": f"LP failed (status {res.status}): {res.message}"})
     better = res.x.reshape(n, L).sum(axis=1)
     gain = better - current
     i = int(np.argmax(gain))
     if gain[i] > TOL * max(1.0, current.sum()):
-        return False, {"user": problem.users[i], "tasks": float(current[i]),
-                       "could_have": float(better[i]), "allocation": better.round(6).tolist()}
-    return True, None
+        return Verdict(False, {"user": problem.users[i], "tasks": float(current[i]),
+                               "could_have": float(better[i]),
+                               "allocation": better.round(6).tolist()})
+    return HOLDS
 
 
 def _misreports(demand: np.ndarray, rng: np.random.Generator, trials: int):
@@ -141,19 +148,24 @@ def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocat
             bundle = lied.bundles()[i]
             true_tasks = min(problem.tasks_fitting(i, bundle), float(problem.max_tasks[i]))
             if true_tasks > truthful[i] * (1 + 1e-6) + 1e-9:
-                return False, {"user": problem.users[i], "declared": lie.round(6).tolist(),
-                               "true_demand": problem.demand[i].tolist(),
-                               "truthful_tasks": float(truthful[i]),
-                               "tasks_when_lying": true_tasks}
-    return True, None
+                return Verdict(False, {"user": problem.users[i],
+                                       "declared": lie.round(6).tolist(),
+                                       "true_demand": problem.demand[i].tolist(),
+                                       "truthful_tasks": float(truthful[i]),
+                                       "tasks_when_lying": true_tasks})
+    return HOLDS
 
 
-def check_all(problem: Problem, policy: str, allocation: Allocation | None = None,
-              probe_trials: int = 30) -> dict:
-    """All four properties of one policy on one problem: name -> (holds, example)."""
-    from mrfq.allocation.policies import POLICIES
+def check_all(problem: Problem, rule: Rule, allocation: Allocation | None = None,
+              probe_trials: int = 30) -> dict[str, Verdict]:
+    """All four properties of one policy on one problem: name -> :class:`Verdict`.
 
-    rule = POLICIES[policy]
+    ``rule`` is the policy itself (problem -> allocation, e.g. ``POLICIES["drf"]``); the
+    strategy-proofness probe re-runs it on misreported demands. ``allocation``: the rule's
+    allocation of ``problem`` if already computed."""
+    if not callable(rule):
+        raise TypeError(f"check_all takes the policy function (e.g. POLICIES[{rule!r}]), "
+                        f"not {type(rule).__name__}")
     allocation = allocation or rule(problem)
     return {
         "sharing_incentive": sharing_incentive(allocation, problem),

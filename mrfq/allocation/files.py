@@ -1,0 +1,117 @@
+"""Problem files (TOML): ``resources``, ``[[servers]]`` (name, capacity), ``[[users]]``
+(name, demand, weight, max_tasks, servers = the servers the user may run on), optional
+``policies``, ``name``, ``description``.
+
+Fields are checked with the scenario's checks (:mod:`mrfq.fields`), so every problem is one
+:class:`InputError` naming the field — the CLI prints ``error: <file>: <field>: <problem>``
+and exits with code 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mrfq import fields
+from mrfq.allocation.policies import POLICIES
+from mrfq.allocation.problem import Problem
+from mrfq.errors import InputError
+
+_TOP_KEYS = {"name", "description", "resources", "servers", "users", "policies"}
+_SERVER_KEYS = {"name", "capacity"}
+_USER_KEYS = {"name", "demand", "weight", "max_tasks", "servers"}
+
+
+def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
+    """Read and check a problem file; returns (problem, the policies it lists — all of
+    :data:`POLICIES` when it lists none). Any problem raises InputError naming the file
+    and the field."""
+    from mrfq.io import read_toml
+
+    source = str(path)
+    return problem_from_dict(read_toml(path), source)
+
+
+def problem_from_dict(raw: Any, source: str | None = None) -> tuple[Problem, list[str]]:
+    """:func:`load_problem` of an already parsed file (a dict)."""
+    try:
+        return _parse(raw, source)
+    except InputError as exc:
+        raise exc.located(source) if source else exc from None
+
+
+def _distinct(names: list[str], field: str, source: str | None, what: str) -> None:
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise InputError(f"{what} names must be distinct ('{name}' twice)", field, source)
+        seen.add(name)
+
+
+def _parse(raw: Any, source: str | None) -> tuple[Problem, list[str]]:
+    raw = fields.check_keys(raw, _TOP_KEYS, "", source)
+    for key in ("name", "description"):
+        if key in raw:
+            fields.text(raw[key], key, source)
+
+    if "resources" not in raw:
+        raise InputError("missing (the list of resource names)", "resources", source)
+    resources = fields.name_list(raw["resources"], "resources", source, what="resource name")
+    if isinstance(raw["resources"], list):
+        _distinct(raw["resources"], "resources", source, "resource")
+    m = len(resources)
+
+    servers = raw.get("servers", [{"name": "pool", "capacity": [1.0] * m}])
+    if not isinstance(servers, list) or not servers:
+        raise InputError("must list at least one [[servers]] table", "servers", source)
+    server_names, capacity = [], []
+    for l, server in enumerate(servers):
+        where = f"servers[{l}]"
+        server = fields.check_keys(server, _SERVER_KEYS, where, source)
+        server_names.append(fields.text(server.get("name", f"s{l + 1}"), f"{where}.name",
+                                        source))
+        if "capacity" not in server:
+            raise InputError(f"missing ({m} numbers, one per resource)", f"{where}.capacity",
+                             source)
+        capacity.append(fields.vector(server["capacity"], m, f"{where}.capacity", source))
+    _distinct(server_names, "servers", source, "server")
+    missing = np.flatnonzero(np.sum(capacity, axis=0) <= 0)
+    if missing.size:
+        raise InputError(f"resource '{resources[missing[0]]}' has no capacity on any server",
+                         "servers", source)
+
+    users = raw.get("users")
+    if not isinstance(users, list) or not users:
+        raise InputError("must list at least one [[users]] table", "users", source)
+    names, demand, weights, max_tasks, allowed = [], [], [], [], []
+    for i, user in enumerate(users):
+        where = f"users[{i}]"
+        user = fields.check_keys(user, _USER_KEYS, where, source)
+        names.append(fields.text(user.get("name", f"u{i + 1}"), f"{where}.name", source))
+        if "demand" not in user:
+            raise InputError(f"missing ({m} numbers per task, one per resource)",
+                             f"{where}.demand", source)
+        demand.append(fields.vector(user["demand"], m, f"{where}.demand", source))
+        weights.append(fields.number(user.get("weight", 1.0), f"{where}.weight", source,
+                                     positive=True))
+        max_tasks.append(fields.number(user.get("max_tasks", np.inf), f"{where}.max_tasks",
+                                       source, nonnegative=True, allow_inf=True))
+        if "servers" in user:
+            where_ok = fields.name_list(user["servers"], f"{where}.servers", source,
+                                        allowed=tuple(server_names), what="server")
+            allowed.append([name in where_ok for name in server_names])
+        else:
+            allowed.append([True] * len(server_names))
+    _distinct(names, "users", source, "user")
+
+    chosen = list(POLICIES)
+    if "policies" in raw:
+        chosen = list(fields.name_list(raw["policies"], "policies", source,
+                                       allowed=tuple(POLICIES), what="policy", lower=True))
+    problem = Problem(capacity=np.array(capacity), demand=np.array(demand),
+                      weights=np.array(weights), max_tasks=np.array(max_tasks),
+                      allowed=np.array(allowed), users=tuple(names),
+                      servers=tuple(server_names), resources=resources)
+    return problem, chosen
