@@ -20,22 +20,13 @@ SOLVER_FLOOR = 2e-9
 PS_LOADS = [(0.3,), (0.2, 0.5), (0.1, 0.3, 0.4), (0.8,), (0.9,), (0.45, 0.45)]
 ORTHOGONAL_LOADS = [(0.6, 0.3), (0.8, 0.5), (0.9, 0.2), (0.5, 0.5), (0.7, 0.7)]
 TOLERANCES = [1e-3, 1e-5, 1e-7]
-# Finding (measured with all three policies, which coincide on these anchors): the
-# estimate is below the true error here. Levels visited, true error of gamma_1, estimate:
-#   (0.7, 0.7) tol 1e-5: L 17, 27, 37; errors -4.48e-4, -1.55e-5, -6.71e-7; estimate
-#     5.24e-7 (the per-step ratio of the errors grows from 0.035 to 0.043, and the
-#     geometric extrapolation uses the smaller, earlier one);
-#   (0.7, 0.7) tol 1e-7: L 23, 33, 43; true 1.02e-7, estimate 8.76e-8;
-#   (0.8, 0.5) tol 1e-3: L 16, 26, 36; errors 0.135, 1.31e-4, 2.34e-6; estimates
-#     1.40e-7 / 1.26e-6 against true 2.34e-6 / 2.90e-6 (q is taken from the far
-#     pre-asymptotic first step, so it is ~1e-3 and the extrapolation collapses);
-#   (0.7, 0.7) tol 1e-3: L 16, 26, 36; true 8.86e-7, estimate 8.12e-9 (109x too small).
-# Strict xfail: when the estimator is fixed these turn XPASS and fail, so remove them.
-UNDERESTIMATED = {(1e-5, (0.7, 0.7)), (1e-7, (0.7, 0.7)), (1e-3, (0.8, 0.5)),
-                  (1e-3, (0.7, 0.7))}
-# Finding: in one of them the answer misses its own tolerance: (0.7, 0.7) at tol 1e-7
-# stops at L = 43 with the estimate 8.76e-8 <= 1e-7 but a true error of 1.02e-7.
-ABOVE_TOLERANCE = {(1e-7, (0.7, 0.7))}
+# These anchors found the estimate below the true error (up to 109x, at (0.7, 0.7) with
+# tolerance 1e-3) and one answer above its tolerance ((0.7, 0.7) at 1e-7: true 1.02e-7)
+# while the estimator extrapolated from one per-step ratio; with the larger of the last
+# two ratios, doubled (markov.py), every case below holds. With a single ratio, undoubled,
+# 15 of these cases fail.
+UNDERESTIMATED: set = set()
+ABOVE_TOLERANCE: set = set()
 
 
 def _anchor_cases(findings: set, what: str):

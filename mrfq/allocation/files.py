@@ -24,14 +24,22 @@ _SERVER_KEYS = {"name", "capacity"}
 _USER_KEYS = {"name", "demand", "weight", "max_tasks", "servers"}
 
 
+#: the example problems shipped with the package (``mrfq allocate drf_slides``)
+PACKAGED_PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
+
+
 def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
-    """Read and check a problem file; returns (problem, the policies it lists — all of
+    """Read and check a problem file (or a packaged example by name: ``drf_slides``,
+    ``drfh_two_servers``); returns (problem, the policies it lists — all of
     :data:`POLICIES` when it lists none). Any problem raises InputError naming the file
     and the field."""
     from mrfq.io import read_toml
 
-    source = str(path)
-    return problem_from_dict(read_toml(path), source)
+    path = Path(path)
+    packaged = PACKAGED_PROBLEMS / path.with_suffix(".toml").name
+    if not path.exists() and path.parent == Path(".") and packaged.is_file():
+        path = packaged
+    return problem_from_dict(read_toml(path), str(path))
 
 
 def problem_from_dict(raw: Any, source: str | None = None) -> tuple[Problem, list[str]]:

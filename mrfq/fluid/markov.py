@@ -38,7 +38,7 @@ from mrfq.fluid import kernels
 from mrfq.fluid.allocators import as_problem, policy_code
 
 #: bump when the solver's results change; part of every stored fluid point's key
-SOLVER_VERSION = "3"
+SOLVER_VERSION = "4"
 #: largest truncated state space we attempt (states); beyond it we raise, not guess
 MAX_STATES = 5_000_000
 
@@ -321,6 +321,7 @@ def _service_rates(policy, requirements, loads, weights, tolerance, max_level) -
     mean, decay = tail_corrected_mean(pi, states, level)
     estimate = np.full(a.shape[0], np.inf)
     history: list[np.ndarray] = []
+    ratios: list[np.ndarray] = []
     steps: list[int] = []
     for _ in range(14):
         step = max(10, level // 4)
@@ -344,13 +345,20 @@ def _service_rates(policy, requirements, loads, weights, tolerance, max_level) -
             change = np.abs(mean - previous) / np.where(mean > 0, mean, 1.0)
         change = np.where(rho > 0, change, 0.0)
         estimate = change
+        ratio = None
         if history:
-            # geometric tail of the remaining changes: d q / (1 - q), q per step measured
-            # from the last two changes; no credit unless they shrink clearly
             with np.errstate(divide="ignore", invalid="ignore"):
-                q = (change / np.maximum(history[-1], 1e-300)) ** (step / steps[-1])
-            q = np.where(change > 0, q, 0.0)
+                ratio = (change / np.maximum(history[-1], 1e-300)) ** (step / steps[-1])
+            ratio = np.where(change > 0, ratio, 0.0)
+        if ratio is not None and ratios:
+            # geometric tail of the remaining changes, d q / (1 - q), with q the larger of
+            # the last two per-step ratios, doubled: the ratio of a pre-asymptotic first
+            # step is far too small, and q creeps up as L grows (one ratio, undoubled,
+            # underestimated the true error up to 109x on the exact anchors)
+            q = 2.0 * np.maximum(ratio, ratios[-1])
             estimate = np.where(q < 0.5, change * q / (1.0 - q), change)
+        if ratio is not None:
+            ratios.append(ratio)
         history.append(change)
         steps.append(step)
         if np.all(estimate <= tolerance):
