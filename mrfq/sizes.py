@@ -151,7 +151,12 @@ class SizeLaw:
 
     # --- sampling ------------------------------------------------------------------
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` independent sizes (float64, > 0 except possibly for a 0 in no law)."""
+        """``n`` independent sizes (float64, > 0), deterministic given ``rng``.
+
+        Every law consumes the generator flow by flow, so drawing n₁ then n₂ sizes gives
+        the same numbers as drawing n₁ + n₂ at once (the simulator's arrival blocks do not
+        change a run).
+        """
         d, p = self.distribution, self.params
         if d == "exponential":
             return rng.standard_exponential(n)
@@ -159,8 +164,8 @@ class SizeLaw:
             return np.ones(n)
         if d == "hyperexponential":
             (p1, _), (m1, m2) = _h2(p["scv"])
-            phase1 = rng.random(n) < p1
-            return rng.standard_exponential(n) / np.where(phase1, m1, m2)
+            u = rng.random((n, 2))  # (phase, exponential) per flow, consumed in order
+            return -np.log1p(-u[:, 1]) / np.where(u[:, 0] < p1, m1, m2)
         if d == "lognormal":
             s = p["sigma"]
             return np.exp(rng.standard_normal(n) * s - s * s / 2)

@@ -133,11 +133,13 @@ def test_same_seed_same_run_whatever_the_chunking(policy, monkeypatch):
     uncached = simulate_flows(FIG3, loads, policy, PARETO, seed_seq=3, flows=3000,
                               cache=False)
     assert np.array_equal(base.completion, uncached.completion)
-    # tiny chunks, heaps, cache and Φ box: every resume and growth path, same numbers
+    # tiny chunks, heaps, cache, Φ box and arrival blocks: every resume and growth path
+    # (the arrival buffer grows by doubling), same numbers
     monkeypatch.setattr(flowsim, "CHUNK_EVENTS", 7)
     monkeypatch.setattr(flowsim, "INITIAL_HEAP", 1)
     monkeypatch.setattr(flowsim, "CACHE_SLOTS", 4)
     monkeypatch.setattr(flowsim, "INITIAL_BOX", 2)
+    monkeypatch.setattr(flowsim, "ARRIVAL_BLOCK", 100)
     small = simulate_flows(FIG3, loads, policy, PARETO, seed_seq=3, flows=3000)
     assert np.array_equal(base.completion, small.completion)
     other = simulate_flows(FIG3, loads, policy, PARETO, seed_seq=4, flows=3000)
@@ -241,3 +243,14 @@ def test_balanced_fairness_is_insensitive(size, width):
     result = flow_service_rates(FIG3, loads, "bf", size, flows=2_000_000, confidence=0.99,
                                 seed=4)
     assert_inside(result, exact, width)  # observed ≤ 0.011 and ≤ 0.037
+
+
+def test_arrival_buffer_grows_without_losing_arrivals():
+    buffer = flowsim._ArrivalBuffer(3)
+    for start in range(0, 20, 4):
+        block = np.arange(start, start + 4)
+        buffer.append(block * 1.0, block, block * 2.0)
+    assert buffer.count == 20 and buffer.time.size >= 20
+    assert np.array_equal(buffer.time[:20], np.arange(20.0))
+    assert np.array_equal(buffer.cls[:20], np.arange(20))
+    assert np.array_equal(buffer.work[:20], 2.0 * np.arange(20))

@@ -77,12 +77,15 @@ def test_scv_formulas():
     assert parse_size(None).scv == pytest.approx(1)
 
 
-def test_sampling_is_deterministic_given_the_generator():
+def test_sampling_is_deterministic_and_blockwise_consistent():
     for spec in LAWS:
         law = parse_size(spec)
         a = law.sample(np.random.default_rng(3), 1000)
         b = law.sample(np.random.default_rng(3), 1000)
         assert np.array_equal(a, b)
+        rng = np.random.default_rng(3)
+        pieces = np.concatenate([law.sample(rng, 7), law.sample(rng, 1), law.sample(rng, 992)])
+        assert np.array_equal(a, pieces), spec
 
 
 def test_empirical_law(tmp_path):

@@ -263,6 +263,30 @@ class FlowArrivals:
         return times, classes, sizes
 
 
+class _ArrivalBuffer:
+    """Arrival arrays (time, class, work) with spare capacity, grown by doubling."""
+
+    def __init__(self, capacity: int):
+        self.time = np.empty(capacity)
+        self.cls = np.empty(capacity, dtype=np.int64)
+        self.work = np.empty(capacity)
+        self.count = 0
+
+    def append(self, times, classes, works) -> None:
+        end = self.count + len(times)
+        if end > self.time.size:
+            size = max(2 * self.time.size, end)
+            for name in ("time", "cls", "work"):
+                old = getattr(self, name)
+                new = np.empty(size, dtype=old.dtype)
+                new[: self.count] = old[: self.count]
+                setattr(self, name, new)
+        self.time[self.count:end] = times
+        self.cls[self.count:end] = classes
+        self.work[self.count:end] = works
+        self.count = end
+
+
 @dataclass(frozen=True)
 class FlowRun:
     """Per-flow records of one run, flows in arrival order (index < ``flows``).
@@ -329,29 +353,25 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=
     if isinstance(flows, bool) or not isinstance(flows, int | np.integer) or flows < 1:
         raise InputError(f"must be a positive integer, got {flows!r}", "flows")
     laws = _laws(sizes, K)
-    times, classes, works = [], [], []
+    buffer = _ArrivalBuffer(flows + ARRIVAL_BLOCK)
     if arrivals is None:
         stream = FlowArrivals(_seed_sequence(seed_seq), rho, laws)
 
         def extend():
-            block = stream.next_block()
-            for store, part in zip((times, classes, works), block, strict=True):
-                store.append(part)
+            buffer.append(*stream.next_block())
     else:
         trace = [np.asarray(x) for x in arrivals]
         if len(trace[0]) < flows or np.any(np.diff(trace[0]) < 0):
             raise InputError("must be sorted by time and hold at least `flows` arrivals",
                              "arrivals")
         # a sentinel arrival at +∞: after the trace, the flows in progress drain
-        times.append(np.append(trace[0].astype(np.float64), np.inf))
-        classes.append(np.append(trace[1].astype(np.int64), 0))
-        works.append(np.append(trace[2].astype(np.float64), 1.0))
+        buffer.append(np.append(trace[0], np.inf), np.append(trace[1], 0),
+                      np.append(trace[2], 1.0))
 
         def extend():
             raise RuntimeError("arrival trace exhausted")  # the sentinel is never reached
-    while sum(map(len, times)) < flows + 1:
+    while buffer.count < flows + 1:
         extend()
-    arr_time, arr_class, arr_size = (np.concatenate(x) for x in (times, classes, works))
     completion = np.full(flows, np.nan)
     istate = np.zeros(6, dtype=np.int64)
     istate[I_OUTSTANDING] = flows
@@ -371,22 +391,18 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=
     t = 0.0
     started = time.perf_counter()
     while True:
-        status, t = run_flows(code, a, w, arr_time, arr_class, arr_size, arr_time.shape[0],
+        status, t = run_flows(code, a, w, buffer.time, buffer.cls, buffer.work, buffer.count,
                               flows, completion, istate, t, vtime, n, phi, heap_key, heap_id,
                               heap_len, cache_keys, cache_phi, bf_log, bf_dims, CHUNK_EVENTS)
         if status == DONE:
             break
         if status == NEED_ARRIVALS:
             extend()
-            arr_time, arr_class, arr_size = (np.concatenate(x)
-                                             for x in (times, classes, works))
         elif status == NEED_CAPACITY:
-            grown = heap_key.shape[1] * 2
             heap_key = np.concatenate([heap_key, np.zeros_like(heap_key)], axis=1)
             heap_id = np.concatenate([heap_id, np.zeros_like(heap_id)], axis=1)
-            assert heap_key.shape[1] == grown
         elif status == NEED_BOX:
-            c = int(arr_class[istate[I_NEXT]])
+            c = int(buffer.cls[istate[I_NEXT]])
             bf_dims = bf_dims.copy()
             bf_dims[c] = max(2 * bf_dims[c], n[c] + 2)
             if np.prod(bf_dims.astype(float)) > balanced.MAX_BOX:
@@ -396,8 +412,8 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=
             bf_log = balanced.log_balance_box_kernel(a, bf_dims)
         if progress is not None:
             progress(flows - int(istate[I_OUTSTANDING]), flows)
-    return FlowRun(arrival=arr_time[:flows].copy(), completion=completion,
-                   flow_class=arr_class[:flows].copy(), size=arr_size[:flows].copy(),
+    return FlowRun(arrival=buffer.time[:flows].copy(), completion=completion,
+                   flow_class=buffer.cls[:flows].copy(), size=buffer.work[:flows].copy(),
                    events=int(istate[I_EVENTS]), end_time=float(t),
                    wall_s=time.perf_counter() - started, cache_hits=int(istate[I_HITS]),
                    cache_misses=int(istate[I_MISSES]))
