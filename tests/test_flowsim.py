@@ -254,3 +254,13 @@ def test_arrival_buffer_grows_without_losing_arrivals():
     assert np.array_equal(buffer.time[:20], np.arange(20.0))
     assert np.array_equal(buffer.cls[:20], np.arange(20))
     assert np.array_equal(buffer.work[:20], 2.0 * np.arange(20))
+
+
+@pytest.mark.parametrize("policy", ["pf", "bf"])
+def test_idle_classes_get_no_flows(policy):
+    loads = [0.4, 0.0, 0.1, 0.0]
+    a = FIG3 + [[1.0, 0.5]]
+    run = simulate_flows(a, loads, policy, seed_seq=6, flows=3000)
+    assert set(np.unique(run.flow_class)) == {0, 2}
+    rates = flow_rates([run], loads, 1.0)
+    assert np.isnan(rates.gamma[1]) and rates.flows_measured[3] == 0

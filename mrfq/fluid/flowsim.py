@@ -49,7 +49,7 @@ from mrfq.fluid import balanced, kernels
 from mrfq.fluid.allocators import as_problem
 from mrfq.sizes import SizeLaw, parse_size
 
-DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY, NEED_BOX = 0, 1, 2, 3, 4
+DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY, NEED_BOX, NO_ALLOCATION = 0, 1, 2, 3, 4, 5
 I_NEXT, I_OUTSTANDING, I_EVENTS, I_CACHED, I_HITS, I_MISSES = range(6)
 ARRIVAL_BLOCK = 1 << 16
 CHUNK_EVENTS = 1 << 21
@@ -163,8 +163,8 @@ def run_flows(code, requirements, weights, arr_time, arr_class, arr_size, n_arri
     ``code``: policy (0 DRF, 1 PF, 2 BMF, 3 BF). ``arr_*``: the first ``n_arrivals``
     arrivals (times non-decreasing, class, work). ``completion``: output for flows with
     index < ``flows``. Status: DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY (a heap is full)
-    or NEED_BOX (BF's Φ box is too small); in the last three nothing of the pending event
-    has been done.
+    or NEED_BOX (BF's Φ box is too small): nothing of the pending event has been done;
+    NO_ALLOCATION: the state ``n`` reached has an active class without a positive rate.
     """
     K = n.shape[0]
     counts = np.zeros(K)
@@ -222,6 +222,9 @@ def run_flows(code, requirements, weights, arr_time, arr_class, arr_size, n_arri
         istate[I_EVENTS] += 1
         _allocate(code, requirements, weights, n, counts, phi, istate, cache_keys, cache_phi,
                   bf_log, bf_dims)
+        for k in range(K):
+            if n[k] > 0 and not phi[k] > 0.0:  # e.g. NaN: no BMF mapping was feasible
+                return NO_ALLOCATION, t
 
 
 class FlowArrivals:
@@ -246,7 +249,7 @@ class FlowArrivals:
         rates = np.asarray(class_loads, dtype=np.float64) / np.array([w.mean for w in laws])
         self.total_rate = float(rates.sum())
         self._cdf = np.cumsum(rates / self.total_rate)
-        self._cdf[-1] = 1.0
+        self._cdf[np.flatnonzero(rates > 0)[-1]:] = 1.0  # no draw lands on an idle class
         self._clock = 0.0
 
     def next_block(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -396,6 +399,9 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=
                               heap_len, cache_keys, cache_phi, bf_log, bf_dims, CHUNK_EVENTS)
         if status == DONE:
             break
+        if status == NO_ALLOCATION:
+            raise InputError(f"no {entry.label} allocation with positive rates in state "
+                             f"{n.tolist()} (time {t:.6g})", "requirements")
         if status == NEED_ARRIVALS:
             extend()
         elif status == NEED_CAPACITY:
