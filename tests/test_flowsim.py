@@ -264,3 +264,13 @@ def test_idle_classes_get_no_flows(policy):
     assert set(np.unique(run.flow_class)) == {0, 2}
     rates = flow_rates([run], loads, 1.0)
     assert np.isnan(rates.gamma[1]) and rates.flows_measured[3] == 0
+
+
+def test_exact_ties_follow_the_documented_order():
+    # J = 1, unit works: flow 0 leaves at t = 1 exactly when flow 1 arrives (departure
+    # first); flows 2 and 3 arrive together at t = 5 with equal finish tags and leave
+    # together at t = 7 (lower arrival index first; the second at a zero-length step)
+    trace = (np.array([0.0, 1.0, 5.0, 5.0, 100.0]), np.zeros(5, int), np.ones(5))
+    run = simulate_flows([[1.0]], [0.5], "pf", arrivals=trace, flows=4)
+    assert run.completion.tolist() == [1.0, 2.0, 7.0, 7.0]
+    assert run.events == 8
