@@ -199,6 +199,10 @@ def test_flow_rates_interval_methods():
     # γ = E[S]/mean sojourn from the records, independently
     T = np.concatenate([(r.completion - r.arrival)[100:] for r in runs])
     assert by_run.gamma[0] == pytest.approx(1 / T.mean(), rel=1e-12)
+    # the driver keeps per-run summaries only; same runs, same numbers
+    driven = flow_service_rates([[1.0]], [0.5], "pf", flows=2000, replications=10, seed=1)
+    for field in ("gamma", "ci_low", "ci_high", "ratio", "ratio_low", "mean_in_progress"):
+        assert getattr(driven, field) == pytest.approx(getattr(by_run, field), rel=1e-12)
 
 
 # --- statistics against exact values (slow: ~1-2 s each) --------------------------------

@@ -463,6 +463,64 @@ def _interval(values: np.ndarray, confidence: float) -> tuple[float, float, floa
     return mean, mean - half, mean + half
 
 
+def _run_summary(run: FlowRun, K: int, warmup: float, parts: int) -> list[dict]:
+    """Per class: sums over measured flows, ``parts`` consecutive-batch means (sojourn and
+    Σ S / Σ T), and the time-average number in progress over the measured window."""
+    flows = run.arrival.size
+    first = int(warmup * flows)
+    sojourn = run.completion - run.arrival
+    start, end = float(run.arrival[first]), float(run.arrival[-1])
+    overlap = np.clip(np.minimum(run.completion, end) - np.maximum(run.arrival, start),
+                      0.0, None)
+    summary = []
+    for k in range(K):
+        idx = np.flatnonzero(run.flow_class[first:] == k) + first
+        T, S = sojourn[idx], run.size[idx]
+        batch_T, batch_ratio = [], []
+        for part in np.array_split(np.arange(idx.size), parts) if idx.size else []:
+            if part.size:
+                batch_T.append(T[part].mean())
+                batch_ratio.append(S[part].sum() / T[part].sum())
+        summary.append({"count": idx.size, "sum_T": T.sum(), "sum_S": S.sum(),
+                        "batch_T": batch_T, "batch_ratio": batch_ratio,
+                        "in_progress": (overlap[run.flow_class == k].sum() / (end - start)
+                                        if end > start else np.nan)})
+    return summary
+
+
+def _combine(summaries: list[list[dict]], class_loads, mean_work, confidence: float,
+             by_replication: bool, events: int, wall_s: float) -> FlowRates:
+    rho = np.asarray(class_loads, dtype=np.float64)
+    mean_work = np.broadcast_to(np.asarray(mean_work, dtype=np.float64), rho.shape)
+    K = rho.size
+    out = {key: np.full(K, np.nan) for key in ("gamma", "ci_low", "ci_high", "ratio",
+                                               "ratio_low", "ratio_high",
+                                               "mean_in_progress", "little_gamma")}
+    measured = np.zeros(K, dtype=np.int64)
+    for k in range(K):
+        rows = [run[k] for run in summaries if run[k]["count"]]
+        if not rows:
+            continue
+        measured[k] = sum(r["count"] for r in rows)
+        sum_T = sum(r["sum_T"] for r in rows)
+        _, t_low, t_high = _interval(np.concatenate([r["batch_T"] for r in rows]),
+                                     confidence)
+        out["gamma"][k] = mean_work[k] * measured[k] / sum_T
+        out["ci_low"][k] = mean_work[k] / t_high if t_high > 0 else np.nan
+        out["ci_high"][k] = mean_work[k] / t_low if t_low > 0 else np.inf
+        _, r_low, r_high = _interval(np.concatenate([r["batch_ratio"] for r in rows]),
+                                     confidence)
+        out["ratio"][k] = sum(r["sum_S"] for r in rows) / sum_T
+        out["ratio_low"][k], out["ratio_high"][k] = r_low, r_high
+        out["mean_in_progress"][k] = float(np.mean([run[k]["in_progress"]
+                                                    for run in summaries]))
+        if out["mean_in_progress"][k] > 0:
+            out["little_gamma"][k] = rho[k] / out["mean_in_progress"][k]
+    return FlowRates(**out, flows_measured=measured,
+                     ci_method="replications" if by_replication else "batch means",
+                     replications=len(summaries), events=events, wall_s=wall_s)
+
+
 def flow_rates(runs: Sequence[FlowRun], class_loads, mean_work, warmup: float = 0.05,
                batches: int = 20, confidence: float = 0.95) -> FlowRates:
     """Per-class γ and intervals from runs of one point (see :class:`FlowRates`).
@@ -471,53 +529,12 @@ def flow_rates(runs: Sequence[FlowRun], class_loads, mean_work, warmup: float = 
     runs the intervals are Student-t over runs; otherwise over ``batches`` consecutive
     batches (arrival order) of every run, pooled.
     """
-    rho = np.asarray(class_loads, dtype=np.float64)
-    mean_work = np.broadcast_to(np.asarray(mean_work, dtype=np.float64), rho.shape)
-    K = rho.size
+    K = np.asarray(class_loads).size
     by_replication = len(runs) >= 10
-    out = {key: np.full(K, np.nan) for key in ("gamma", "ci_low", "ci_high", "ratio",
-                                               "ratio_low", "ratio_high",
-                                               "mean_in_progress", "little_gamma")}
-    measured = np.zeros(K, dtype=np.int64)
-    for k in range(K):
-        sojourn_units, work_units, all_T, all_S, in_progress = [], [], [], [], []
-        for run in runs:
-            flows = run.arrival.size
-            first = int(warmup * flows)
-            sojourn = run.completion - run.arrival
-            idx = np.flatnonzero(run.flow_class[first:] == k) + first
-            if idx.size == 0:
-                continue
-            all_T.append(sojourn[idx])
-            all_S.append(run.size[idx])
-            parts = [idx] if by_replication else np.array_split(idx, batches)
-            for part in parts:
-                if part.size:
-                    sojourn_units.append(sojourn[part].mean())
-                    work_units.append(run.size[part].sum() / sojourn[part].sum())
-            mine = run.flow_class == k
-            start, end = float(run.arrival[first]), float(run.arrival[-1])
-            overlap = np.clip(np.minimum(run.completion[mine], end)
-                              - np.maximum(run.arrival[mine], start), 0.0, None)
-            in_progress.append(overlap.sum() / (end - start))
-        if not all_T:
-            continue
-        T, S = np.concatenate(all_T), np.concatenate(all_S)
-        measured[k] = T.size
-        _, t_low, t_high = _interval(np.array(sojourn_units), confidence)
-        out["gamma"][k] = mean_work[k] / T.mean()
-        out["ci_low"][k] = mean_work[k] / t_high if t_high > 0 else np.nan
-        out["ci_high"][k] = mean_work[k] / t_low if t_low > 0 else np.inf
-        _, r_low, r_high = _interval(np.array(work_units), confidence)
-        out["ratio"][k] = S.sum() / T.sum()
-        out["ratio_low"][k], out["ratio_high"][k] = r_low, r_high
-        out["mean_in_progress"][k] = float(np.mean(in_progress))
-        if out["mean_in_progress"][k] > 0:
-            out["little_gamma"][k] = rho[k] / out["mean_in_progress"][k]
-    return FlowRates(**out, flows_measured=measured,
-                     ci_method="replications" if by_replication else "batch means",
-                     replications=len(runs), events=sum(r.events for r in runs),
-                     wall_s=sum(r.wall_s for r in runs))
+    parts = 1 if by_replication else batches
+    summaries = [_run_summary(run, K, warmup, parts) for run in runs]
+    return _combine(summaries, class_loads, mean_work, confidence, by_replication,
+                    sum(r.events for r in runs), sum(r.wall_s for r in runs))
 
 
 def flow_service_rates(requirements, class_loads, policy: str, sizes=None, *, flows: int,
@@ -534,13 +551,19 @@ def flow_service_rates(requirements, class_loads, policy: str, sizes=None, *, fl
     laws = _laws(sizes, a.shape[0])
     if not 0 <= warmup < 1:
         raise InputError(f"must be in [0, 1), got {warmup!r}", "warmup")
-    runs = []
+    by_replication = replications >= 10
+    summaries, events, wall = [], 0, 0.0
     for r in range(replications):
         def report(done, total, r=r):
             if progress is not None:
                 progress(r * total + done, replications * total)
-        runs.append(simulate_flows(a, class_loads, policy, laws,
-                                   np.random.SeedSequence(seed, spawn_key=(r,)), flows,
-                                   weights, progress=report))
-    return flow_rates(runs, class_loads, [law.mean for law in laws], warmup, batches,
-                      confidence)
+        run = simulate_flows(a, class_loads, policy, laws,
+                             np.random.SeedSequence(seed, spawn_key=(r,)), flows, weights,
+                             progress=report)
+        # keep a summary, not the records: memory stays one run's
+        summaries.append(_run_summary(run, a.shape[0], warmup, 1 if by_replication
+                                      else batches))
+        events, wall = events + run.events, wall + run.wall_s
+        del run
+    return _combine(summaries, class_loads, [law.mean for law in laws], confidence,
+                    by_replication, events, wall)
