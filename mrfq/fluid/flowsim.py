@@ -418,8 +418,9 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=
             bf_log = balanced.log_balance_box_kernel(a, bf_dims)
         if progress is not None:
             progress(flows - int(istate[I_OUTSTANDING]), flows)
-    return FlowRun(arrival=buffer.time[:flows].copy(), completion=completion,
-                   flow_class=buffer.cls[:flows].copy(), size=buffer.work[:flows].copy(),
+    # views of the private buffer (no copies: a long run's records are GBs)
+    return FlowRun(arrival=buffer.time[:flows], completion=completion,
+                   flow_class=buffer.cls[:flows], size=buffer.work[:flows],
                    events=int(istate[I_EVENTS]), end_time=float(t),
                    wall_s=time.perf_counter() - started, cache_hits=int(istate[I_HITS]),
                    cache_misses=int(istate[I_MISSES]))
