@@ -44,6 +44,8 @@ from mrfq.errors import InputError
 from mrfq.fluid.allocators import as_problem
 from mrfq.fluid.markov import MarkovResult
 
+#: bump when bf_service_rates' results change; for the keys of stored fluid points
+BF_VERSION = "1"
 #: kernel code of balanced fairness in the flow-level simulator (= its registry code)
 BF = 3
 #: most states the truncation may visit (time ~ K·J·states; memory is one level)

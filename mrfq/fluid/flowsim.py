@@ -49,6 +49,8 @@ from mrfq.fluid import balanced, kernels
 from mrfq.fluid.allocators import as_problem
 from mrfq.sizes import SizeLaw, parse_size
 
+#: bump when a seeded run's results change; for the keys of stored flow-level points
+FLOWSIM_VERSION = "1"
 DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY, NEED_BOX, NO_ALLOCATION = 0, 1, 2, 3, 4, 5
 I_NEXT, I_OUTSTANDING, I_EVENTS, I_CACHED, I_HITS, I_MISSES = range(6)
 ARRIVAL_BLOCK = 1 << 16
