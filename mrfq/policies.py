@@ -45,6 +45,8 @@ _ENTRIES = (
     Policy("pf", FLUID, 1, "PF", "proportional fairness: max Σ w_k n_k log φ_k (BR §2.3)",
            style=":"),
     Policy("bmf", FLUID, 2, "BMF", "bottleneck max fairness (BR §2.4)", style="-"),
+    Policy("bf", FLUID, 3, "BF", "balanced fairness: φ_k = Φ(n − e_k)/(n_k Φ(n)) "
+           "(Bonald & Proutière); insensitive; no packet scheduler", style="-."),
     Policy("drfq", PACKET, 0, "DRFQ", "memoryless DRFQ: one start tag per packet charged "
            "its dominant time (Ghodsi et al. 2012; BR eq. 2)", realises="drf"),
     Policy("drfq-dovetail", PACKET, 1, "DRFQ (dovetail)", "dovetailing DRFQ: per-resource "

@@ -1,9 +1,13 @@
-"""Fluid model: DRF/PF/BMF allocations (BR §2–3) and the Markov demand model (BR §4.1)."""
+"""Fluid model: DRF/PF/BMF allocations (BR §2–3), the Markov demand model (BR §4.1),
+balanced fairness and the flow-level simulator for general flow sizes."""
 
 from mrfq.fluid.allocators import allocate, bmf_conditions, is_pareto_efficient
+from mrfq.fluid.balanced import allocate_bf, bf_service_rates
+from mrfq.fluid.flowsim import FlowRates, FlowRun, flow_rates, flow_service_rates, simulate_flows
 from mrfq.fluid.markov import MarkovResult, fluid_curves, fluid_point, fluid_table, service_rates
 
 __all__ = [
     "allocate", "bmf_conditions", "is_pareto_efficient", "MarkovResult", "fluid_curves",
-    "fluid_point", "fluid_table", "service_rates",
+    "fluid_point", "fluid_table", "service_rates", "allocate_bf", "bf_service_rates",
+    "FlowRates", "FlowRun", "flow_rates", "flow_service_rates", "simulate_flows",
 ]

@@ -59,6 +59,10 @@ def allocate(policy: str, requirements: Sequence | np.ndarray,
     """
     code = policy_code(policy)
     a, n, w = as_problem(requirements, counts, weights)
+    if code == policies.get(policies.FLUID, "bf").code:
+        from mrfq.fluid.balanced import allocate_bf  # balanced builds on this module
+
+        return allocate_bf(a, n, w)
     phi = np.zeros(a.shape[0])
     kernels.allocate_into(code, a, n, w, phi)
     if np.any(np.isnan(phi)):

@@ -353,13 +353,17 @@ def bmf(requirements, counts, weights, phi):
 
 @njit(cache=True)
 def allocate_into(policy, requirements, counts, weights, phi):
-    """Dispatch to the kernel of ``policy`` (DRF=0, PF=1, BMF=2)."""
+    """Dispatch to the kernel of ``policy`` (DRF=0, PF=1, BMF=2); any other code (balanced
+    fairness has no kernel here: :mod:`mrfq.fluid.balanced`) gives NaN rates, never
+    another policy's."""
     if policy == DRF:
         drf(requirements, counts, weights, phi)
     elif policy == PF:
         pf(requirements, counts, weights, phi)
-    else:
+    elif policy == BMF:
         bmf(requirements, counts, weights, phi)
+    else:
+        phi[:] = np.nan
 
 
 @njit(cache=True)

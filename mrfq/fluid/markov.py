@@ -302,6 +302,11 @@ def service_rates(policy: str, requirements, loads, weights=None, tolerance: flo
 
 def _service_rates(policy, requirements, loads, weights, tolerance, max_level) -> MarkovResult:
     code = policy_code(policy)
+    if code == registry.get(registry.FLUID, "bf").code:
+        # balanced fairness has an explicit stationary law: no linear solve
+        from mrfq.fluid.balanced import bf_service_rates
+
+        return bf_service_rates(requirements, loads, weights, tolerance, max_level)
     a, _, w = as_problem(requirements, None, weights)
     rho = np.array(loads, dtype=np.float64).reshape(-1)
     if rho.shape != (a.shape[0],) or np.any(~np.isfinite(rho)) or np.any(rho < 0):

@@ -1,0 +1,321 @@
+"""Flow-size laws (issue 14): the work a flow brings, in fluid work units (mean 1 = m packets).
+
+A law is given by a plain dict, as in a scenario's ``size = {...}`` per class (absent:
+exponential, the Markov model's assumption, BR §4.1):
+
+=================  =====================================  ==================================
+``distribution``   parameters                              law (mean 1 unless stated)
+=================  =====================================  ==================================
+exponential        —                                       Exp(1); SCV 1
+deterministic      —                                       1; SCV 0
+hyperexponential   ``scv`` ≥ 1                             two-phase H2, balanced means
+lognormal          ``sigma`` ≥ 0                           exp(N(−σ²/2, σ²)); SCV e^{σ²} − 1
+pareto             ``shape`` α > 1, optional ``max``       x_m U^{−1/α}, x_m = (α − 1)/α
+empirical          ``file``, optional ``rescale`` = true   uniform over the file's sizes
+=================  =====================================  ==================================
+
+* **Hyperexponential, balanced means** (Whitt): with probability p_i the size is
+  Exp(rate μ_i), p_1 = (1 + √((c² − 1)/(c² + 1)))/2, p_2 = 1 − p_1, μ_i = 2 p_i, so each phase
+  carries half the mean; the SCV is exactly c² (c² = 1 is the exponential law).
+* **Bounded Pareto**: ``max`` = H is an upper bound in the units of the *unbounded* law
+  (mean 1, so H > x_m is required). The law is the Pareto truncated to [x_m, H] (density ∝
+  x^{−α−1} there) and then divided by its own mean, so that its mean is 1 again; its
+  support is therefore [x_m, H] / E[truncated] (a slightly larger scale than the unbounded
+  law's). The shape must still exceed 1 (the rule of the unbounded law, kept for both).
+* **Empirical**: ``file`` is a CSV file of positive sizes, one flow per row, the size in
+  the first column; a first row that is not a number is a header; blank rows and rows
+  starting with ``#`` are skipped. Relative paths are taken from ``base_dir`` (the
+  scenario's folder). Draws are uniform over the rows, with replacement. ``rescale = true``
+  (default) divides the sizes by their mean (mean 1, i.e. the class's mean size m packets);
+  ``rescale = false`` uses them as they are, in work units (1 = m packets), and the law's
+  mean is then the file's mean (the flow-level simulator keeps ρ_k = λ_k · mean).
+
+**Packets.** :func:`packet_counts` turns a work x into N = 1 + ⌊x / θ⌋ packets, θ =
+−ln(1 − 1/m) (m > 1; N = 1 when m = 1). For x ~ Exp(1) this is exactly geometric on
+{1, 2, …} with mean m (P(N > n) = P(x ≥ nθ) = (1 − 1/m)^n), the law the packet engine draws
+today; for x ≡ 1 it gives N = m exactly for integer m (m − 1 < 1/θ < m); for any law with a
+smooth density E[N] = m − O(1/m) (θ = 1/m + 1/(2m²) + …, and the floor removes ½ on
+average), and N ≥ 1 always. Plain rounding, max(1, round(m x)), would be neither geometric
+for the exponential law nor mean-preserving near zero.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mrfq import fields
+from mrfq.errors import InputError
+
+#: the law of a class that has no ``size`` table
+DEFAULT = {"distribution": "exponential"}
+
+_PARAMETERS = {
+    "exponential": set(),
+    "deterministic": set(),
+    "hyperexponential": {"scv"},
+    "lognormal": {"sigma"},
+    "pareto": {"shape", "max"},
+    "empirical": {"file", "rescale"},
+}
+_REQUIRED = {"hyperexponential": "scv", "lognormal": "sigma", "pareto": "shape",
+             "empirical": "file"}
+DISTRIBUTIONS = tuple(_PARAMETERS)
+
+
+@dataclass(frozen=True)
+class SizeLaw:
+    """A validated flow-size law (build it with :func:`parse_size`).
+
+    ``distribution`` and ``params`` (the cleaned parameters) describe it; ``values`` holds
+    an empirical law's sizes (already rescaled when ``rescale``). :meth:`key` is a canonical
+    dict for hashing stored points (an empirical law is keyed by its sizes' digest).
+    """
+
+    distribution: str
+    params: dict = field(default_factory=dict)
+    values: np.ndarray | None = field(default=None, repr=False, compare=False)
+    digest: str = ""
+
+    # --- moments -------------------------------------------------------------------
+    def raw_moment(self, r: int) -> float:
+        """E[X^r] (∞ where it diverges)."""
+        d, p = self.distribution, self.params
+        if d == "exponential":
+            return float(math.factorial(r))
+        if d == "deterministic":
+            return 1.0
+        if d == "hyperexponential":
+            (p1, p2), (m1, m2) = _h2(p["scv"])
+            return math.factorial(r) * (p1 / m1 ** r + p2 / m2 ** r)
+        if d == "lognormal":
+            s = p["sigma"]
+            return math.exp(-r * s * s / 2 + r * r * s * s / 2)
+        if d == "pareto":
+            alpha = p["shape"]
+            low = (alpha - 1) / alpha
+            if p.get("max") is None:
+                return math.inf if r >= alpha else alpha * low ** r / (alpha - r)
+            high = p["max"]
+            scale = _bounded_pareto_moment(alpha, low, high, 1)
+            return _bounded_pareto_moment(alpha, low, high, r) / scale ** r
+        return float(np.mean(self.values ** r))
+
+    @property
+    def mean(self) -> float:
+        """E[X]: 1 except for an empirical law with ``rescale = false``."""
+        return self.raw_moment(1)
+
+    @property
+    def scv(self) -> float:
+        """Squared coefficient of variation Var X / (E X)² (∞ when Var X is)."""
+        m1, m2 = self.raw_moment(1), self.raw_moment(2)
+        return math.inf if math.isinf(m2) else m2 / (m1 * m1) - 1.0
+
+    def cdf(self, x: np.ndarray) -> np.ndarray:
+        """P(X ≤ x), for tests (Kolmogorov–Smirnov) and plots."""
+        x = np.asarray(x, dtype=np.float64)
+        d, p = self.distribution, self.params
+        if d == "exponential":
+            return -np.expm1(-np.maximum(x, 0.0))
+        if d == "deterministic":
+            return (x >= 1.0).astype(np.float64)
+        if d == "hyperexponential":
+            (p1, p2), (m1, m2) = _h2(p["scv"])
+            x = np.maximum(x, 0.0)
+            return 1.0 - p1 * np.exp(-m1 * x) - p2 * np.exp(-m2 * x)
+        if d == "lognormal":
+            from scipy.special import ndtr
+
+            s = p["sigma"]
+            if s == 0:
+                return (x >= 1.0).astype(np.float64)
+            with np.errstate(divide="ignore"):
+                z = (np.log(np.maximum(x, 0.0)) + s * s / 2) / s
+            return ndtr(z)
+        if d == "pareto":
+            alpha = p["shape"]
+            low = (alpha - 1) / alpha
+            high = p.get("max")
+            if high is None:
+                return np.where(x < low, 0.0, 1.0 - (low / np.maximum(x, low)) ** alpha)
+            scale = _bounded_pareto_moment(alpha, low, high, 1)
+            y = np.clip(x * scale, low, high)
+            return (1.0 - (low / y) ** alpha) / (1.0 - (low / high) ** alpha)
+        return np.searchsorted(np.sort(self.values), x, side="right") / self.values.size
+
+    # --- sampling ------------------------------------------------------------------
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` independent sizes (float64, > 0), deterministic given ``rng``.
+
+        Every law consumes the generator flow by flow, so drawing n₁ then n₂ sizes gives
+        the same numbers as drawing n₁ + n₂ at once (the simulator's arrival blocks do not
+        change a run).
+        """
+        d, p = self.distribution, self.params
+        if d == "exponential":
+            return rng.standard_exponential(n)
+        if d == "deterministic":
+            return np.ones(n)
+        if d == "hyperexponential":
+            (p1, _), (m1, m2) = _h2(p["scv"])
+            u = rng.random((n, 2))  # (phase, exponential) per flow, consumed in order
+            return -np.log1p(-u[:, 1]) / np.where(u[:, 0] < p1, m1, m2)
+        if d == "lognormal":
+            s = p["sigma"]
+            return np.exp(rng.standard_normal(n) * s - s * s / 2)
+        if d == "pareto":
+            alpha = p["shape"]
+            low = (alpha - 1) / alpha
+            u = 1.0 - rng.random(n)  # in (0, 1]
+            high = p.get("max")
+            if high is None:
+                return low * u ** (-1.0 / alpha)
+            # inverse CDF of the truncated law: x = L (1 − v (1 − (L/H)^α))^{−1/α}
+            v = 1.0 - u  # in [0, 1)
+            x = low * (1.0 - v * (1.0 - (low / high) ** alpha)) ** (-1.0 / alpha)
+            return x / _bounded_pareto_moment(alpha, low, high, 1)
+        return self.values[rng.integers(0, self.values.size, n)]
+
+    def key(self) -> dict:
+        """Canonical description for hashing (empirical: the sizes' SHA-256, not the path)."""
+        out = {"distribution": self.distribution}
+        out.update({k: v for k, v in sorted(self.params.items()) if k != "file"})
+        if self.digest:
+            out["sha256"] = self.digest
+        return out
+
+
+def _h2(scv: float) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Balanced-means H2 of mean 1: ((p1, p2), (rate1, rate2))."""
+    p1 = 0.5 * (1.0 + math.sqrt((scv - 1.0) / (scv + 1.0)))
+    p2 = 1.0 - p1
+    return (p1, p2), (2.0 * p1, 2.0 * p2)
+
+
+def _bounded_pareto_moment(alpha: float, low: float, high: float, r: int) -> float:
+    """E[X^r] of the Pareto(α, x_m = low) truncated to [low, high]."""
+    norm = alpha * low ** alpha / (1.0 - (low / high) ** alpha)
+    if r == alpha:
+        return norm * math.log(high / low)
+    return norm * (high ** (r - alpha) - low ** (r - alpha)) / (r - alpha)
+
+
+def _read_sizes(path: Path, where: str, source: str | None) -> np.ndarray:
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise InputError(f"cannot read '{path}': {err.strerror or err}", where, source) from None
+    sizes = []
+    seen_row = False
+    for number, line in enumerate(text.splitlines(), 1):
+        cell = line.split(",")[0].strip().strip('"')
+        if not cell or cell.startswith("#"):
+            continue
+        try:
+            value = float(cell)
+        except ValueError:
+            if not seen_row:  # a header
+                seen_row = True
+                continue
+            raise InputError(f"'{path.name}' line {number}: not a number: {cell!r}", where,
+                             source) from None
+        seen_row = True
+        if not (math.isfinite(value) and value > 0):
+            raise InputError(f"'{path.name}' line {number}: sizes must be positive and "
+                             f"finite, got {cell}", where, source)
+        sizes.append(value)
+    if not sizes:
+        raise InputError(f"'{path.name}' has no sizes", where, source)
+    return np.array(sizes, dtype=np.float64)
+
+
+def parse_size(spec: Any = None, field: str = "size", source: str | None = None,
+               base_dir: str | Path | None = None) -> SizeLaw:
+    """Validate a size spec (a dict as in a scenario file; ``None`` = exponential).
+
+    Raises :class:`InputError` naming ``field`` (e.g. ``classes[2].size.shape``) for an
+    unknown distribution or key, a missing parameter, shape ≤ 1, σ < 0, SCV < 1, a bound
+    ``max`` not above the Pareto's minimum, or an unreadable / empty / non-numeric file.
+    """
+    if spec is None:
+        spec = DEFAULT
+    if isinstance(spec, SizeLaw):
+        return spec
+    if not isinstance(spec, dict):
+        raise InputError("must be a table such as {distribution = \"pareto\", shape = 1.5}",
+                         field, source)
+    if "distribution" not in spec:
+        raise InputError(f"missing (one of {', '.join(DISTRIBUTIONS)})",
+                         f"{field}.distribution", source)
+    name = spec["distribution"]
+    if not isinstance(name, str) or name.lower() not in _PARAMETERS:
+        raise InputError(f"unknown distribution {name!r} (choose from "
+                         f"{', '.join(DISTRIBUTIONS)})", f"{field}.distribution", source)
+    name = name.lower()
+    fields.check_keys(spec, {"distribution"} | _PARAMETERS[name], field, source)
+    required = _REQUIRED.get(name)
+    if required and required not in spec:
+        raise InputError(f"missing (required by the {name} law)", f"{field}.{required}",
+                         source)
+    params: dict[str, Any] = {}
+    values = None
+    digest = ""
+    if name == "hyperexponential":
+        scv = fields.number(spec["scv"], f"{field}.scv", source)
+        if scv < 1:
+            raise InputError(f"must be >= 1 for a hyperexponential law, got {scv:g}",
+                             f"{field}.scv", source)
+        params["scv"] = scv
+    elif name == "lognormal":
+        params["sigma"] = fields.number(spec["sigma"], f"{field}.sigma", source,
+                                        nonnegative=True)
+    elif name == "pareto":
+        alpha = fields.number(spec["shape"], f"{field}.shape", source)
+        if alpha <= 1:
+            raise InputError(f"must be > 1 (finite mean), got {alpha:g}", f"{field}.shape",
+                             source)
+        params["shape"] = alpha
+        params["max"] = None
+        if spec.get("max") is not None:
+            high = fields.number(spec["max"], f"{field}.max", source, positive=True)
+            low = (alpha - 1) / alpha
+            if high <= low:
+                raise InputError(f"must exceed the Pareto minimum (shape - 1)/shape = "
+                                 f"{low:g}, got {high:g}", f"{field}.max", source)
+            params["max"] = high
+    elif name == "empirical":
+        path_value = fields.text(spec["file"], f"{field}.file", source)
+        rescale = spec.get("rescale", True)
+        if not isinstance(rescale, bool):
+            raise InputError(f"must be true or false, got {rescale!r}", f"{field}.rescale",
+                             source)
+        path = Path(path_value)
+        if not path.is_absolute() and base_dir is not None:
+            path = Path(base_dir) / path
+        raw = _read_sizes(path, f"{field}.file", source)
+        digest = hashlib.sha256(raw.tobytes()).hexdigest()
+        values = raw / raw.mean() if rescale else raw
+        params["file"] = str(path)
+        params["rescale"] = rescale
+    return SizeLaw(name, params, values, digest)
+
+
+def packet_counts(work: np.ndarray, mean_size: float) -> np.ndarray:
+    """Packets per flow for works ``work`` (fluid units) and mean size m (see module doc).
+
+    N = 1 + ⌊x / θ⌋ with θ = −ln(1 − 1/m): exactly geometric with mean m for exponential
+    x, N = m for x = 1 (integer m), N ≥ 1 always (capped at 2^62).
+    """
+    if not mean_size >= 1:
+        raise InputError(f"must be >= 1 packet, got {mean_size!r}", "mean_size")
+    work = np.asarray(work, dtype=np.float64)
+    if mean_size == 1:
+        return np.ones(work.shape, dtype=np.int64)
+    theta = -math.log1p(-1.0 / mean_size)
+    return 1 + np.minimum(np.floor(work / theta), 2.0 ** 62).astype(np.int64)
