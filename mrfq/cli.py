@@ -4,7 +4,8 @@ The CLI only wires: every verb is a function of :mod:`mrfq.pipeline` (or
 :func:`mrfq.simulate`, :mod:`mrfq.allocation`) plus argument parsing and printing. Every
 user-fixable problem prints one line ``error: <file>: <field>: <problem>`` on stderr and
 exits with code 2; outputs are written atomically, so a failed run leaves no file.
-Exit codes: 0 success, 1 validation failed, 2 bad input, 130 interrupted.
+Exit codes: 0 success, 1 validation failed, 2 bad input (or an output that cannot be
+written), 3 internal error (a bug: the traceback is printed), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -18,14 +19,25 @@ import click
 
 from mrfq.errors import InputError
 
+_open_line = False  # a progress line is on stderr without its newline
+
+
+def _end_line() -> None:
+    global _open_line
+    if _open_line:
+        click.echo("", err=True)
+        _open_line = False
+
 
 def _fail(message: str) -> None:
+    _end_line()
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
 
 
 def user_errors(func):
-    """Turn InputError (and Ctrl-C) into a one-line message and an exit code."""
+    """Turn InputError, an unwritable output (OSError) and Ctrl-C into a one-line message
+    and an exit code; any other exception is a bug (traceback, exit 3)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -33,10 +45,24 @@ def user_errors(func):
             return func(*args, **kwargs)
         except InputError as exc:
             _fail(exc.message)
+        except OSError as exc:
+            where = exc.filename if exc.filename is not None else "output"
+            _fail(f"{where}: {exc.strerror or exc}")
         except KeyboardInterrupt:
-            click.echo("\ninterrupted (finished points are kept; run again to resume)",
+            _end_line()
+            click.echo("interrupted (finished points are kept; run again to resume)",
                        err=True)
             sys.exit(130)
+        except click.exceptions.Exit:
+            raise
+        except Exception:
+            _end_line()
+            import traceback
+
+            traceback.print_exc()
+            click.echo("internal error (a bug in mrfq; please report it with the traceback)",
+                       err=True)
+            sys.exit(3)
 
     return wrapper
 
@@ -50,14 +76,16 @@ class Progress:
         self.started = time.perf_counter()
 
     def __call__(self, done: int, total: int) -> None:
+        global _open_line
         if not self.enabled or total <= 0:
             return
         elapsed = time.perf_counter() - self.started
-        eta = elapsed / done * (total - done) if done else float("nan")
+        eta = f"{elapsed / done * (total - done):6.1f}s" if done else "     ?"
         click.echo(f"\r{self.label}: {done}/{total} ({100 * done / total:5.1f}%) "
-                   f"elapsed {elapsed:6.1f}s eta {eta:6.1f}s", err=True, nl=False)
+                   f"elapsed {elapsed:6.1f}s eta {eta}", err=True, nl=False)
+        _open_line = True
         if done >= total:
-            click.echo("", err=True)
+            _end_line()
 
 
 def _split_floats(text: str | None, field: str) -> list[float] | None:
@@ -175,10 +203,7 @@ def plot(sources, output, jobs):
     packet policy, fluid lines, packet points with CIs; plus the Figure 1/2 panels) or a
     fluid CSV written by ``mrfq fluid`` (Figure 1/2 layout).
     """
-    import pandas as pd
-
     from mrfq import pipeline
-    from mrfq.plots import fluid_comparison
 
     _check_jobs(jobs)
     if not sources:
@@ -190,12 +215,7 @@ def plot(sources, output, jobs):
         if path.is_dir():
             written = pipeline.plot(path, output)
         elif path.is_file():
-            table = pd.read_csv(path, dtype={"class": str, "policy": str})
-            missing = {"policy", "load", "class", "gamma"} - set(table.columns)
-            if missing:
-                raise InputError(f"missing columns {sorted(missing)}", None, source)
-            written = fluid_comparison(table, Path(output) if output
-                                       else path.with_suffix(".png"))
+            written = pipeline.plot_fluid_table(path, output)
         else:
             raise InputError("no such file or directory", None, source)
         for item in written:
@@ -273,15 +293,14 @@ def run(scenario, results, jobs, scheduler, tolerance):
     packet point validates, 1 otherwise."""
     from mrfq import pipeline
 
-    if not tolerance >= 0:
-        raise InputError("must be >= 0", "--tolerance")
-    results = _sweep(scenario or pipeline.DEFAULT_SCENARIO, results, jobs, scheduler)
-    table = pipeline.validate(results, tolerance)
-    ok = _print_validation(table, tolerance)
-    for written in pipeline.plot(results):
+    _check_jobs(jobs)
+    result = pipeline.run(scenario, results, jobs=jobs, scheduler=scheduler,
+                          tolerance=tolerance, progress=Progress("sweep", always=True),
+                          log=_log)
+    ok = _print_validation(result.validation, tolerance)
+    for written in result.figures:
         click.echo(f"wrote {written}")
-    click.echo(f"wrote {results / pipeline.VALIDATION_FILE}")
-    click.echo(f"results in {results}/ (summary.csv, validation.csv, plots)")
+    click.echo(f"results in {result.results_dir}/ (summary.csv, validation.csv, plots)")
     if not ok:
         click.echo("validation failed: some packet points do not match the fluid model",
                    err=True)

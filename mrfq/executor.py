@@ -5,8 +5,8 @@ Workers receive the function's arguments as objects (a scenario, not a path), so
 cluster without a shared filesystem works. Local workers are spawned (not forked) with one
 BLAS thread each: OpenBLAS's default thread pool per process oversubscribes the cores
 once several workers run (on the 2-core machine 2 workers were slower than 1 for the
-fluid Figures 1–2: 118.8 s against 40.3 s). The numerical code itself pins BLAS to one
-thread wherever it runs (:func:`single_threaded_blas`), so results do not depend on
+fluid Figures 1–2: 118.8 s against 40.3 s). The fluid solver itself pins BLAS to one
+thread wherever it runs (:func:`mrfq.fluid.service_rates`), so results do not depend on
 where a point ran.
 """
 
@@ -24,20 +24,6 @@ from mrfq.errors import InputError
 Item = TypeVar("Item")
 
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-@contextlib.contextmanager
-def single_threaded_blas() -> Iterator[None]:
-    """Run the enclosed numerical code with one BLAS / OpenMP thread.
-
-    The Krylov solver's dot products go through BLAS, whose summation order depends on
-    its thread count; pinning it makes a fluid point bit-identical in the parent process,
-    a local worker or a Dask worker.
-    """
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1):
-        yield
 
 
 @contextlib.contextmanager
@@ -84,9 +70,20 @@ def execute(function: Callable[..., Any], items: Iterable[Item], *,
                 for future in finished:
                     yield pending.pop(future), future.result()
         except BaseException:
-            for future in pending:
-                future.cancel()
+            # interrupted (or the caller stopped iterating): do not wait for the points
+            # in progress; what was yielded is kept, the rest is recomputed on resume
+            _abandon(pool)
             raise
+
+
+def _abandon(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and stop the workers now (``shutdown(wait=True)``, the
+    pool's exit, would otherwise wait for every running point: minutes at paper scale)."""
+    processes = list(getattr(pool, "_processes", {}).values())  # private, but stable API
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
 
 
 def _dask(function, items, arguments, scheduler):

@@ -131,9 +131,9 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     from mrfq.sweeps import load_records
 
     scenario = _scenario(scenario)
-    chosen = tuple(registry.get(registry.FLUID, p, "--policies").name
-                   for p in (policies or scenario.fluid.policies))
-    values = tuple(loads or scenario.load_values)
+    chosen = tuple(dict.fromkeys(registry.get(registry.FLUID, p, "--policies").name
+                                 for p in (policies or scenario.fluid.policies)))
+    values = tuple(dict.fromkeys(float(v) for v in (loads or scenario.load_values)))
     for value in values:
         scenario.check_load(value, "--loads")
     if tolerance is not None and not tolerance > 0:
@@ -145,6 +145,22 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
               kinds=(registry.FLUID,), progress=progress, record=False)
     return fluid_table(scenario, load_records(scenario, results_dir, (registry.FLUID,)))
+
+
+def plot_fluid_table(csv: str | Path, output: str | Path | None = None) -> list[Path]:
+    """The Figure 1/2 layout ("BMF v DRF", "BMF v PF") from a ``mrfq fluid`` CSV table
+    (default output: the CSV's name with .png)."""
+    from mrfq.plots import fluid_comparison
+
+    path = Path(csv)
+    try:
+        table = pd.read_csv(path, dtype={"class": str, "policy": str})
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a CSV table: {exc}", None, str(path)) from None
+    missing = {"policy", "load", "class", "gamma"} - set(table.columns)
+    if missing:
+        raise InputError(f"missing columns {sorted(missing)}", None, str(path))
+    return fluid_comparison(table, Path(output) if output else path.with_suffix(".png"))
 
 
 #: the paper's fluid figures: (packaged scenario, figure file stem)
@@ -161,7 +177,8 @@ def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Pa
     written = []
     for name, stem in PAPER_FLUID_FIGURES:
         scenario = load_scenario(name)
-        table = fluid(scenario, Path(results_root) / name, jobs=jobs, progress=progress)
+        table = fluid(scenario, Path(results_root) / scenario.name, jobs=jobs,
+                      progress=progress)
         csv = Path(output_dir) / f"{stem}_fluid.csv"
         write_csv(table, csv)
         written.append(csv)

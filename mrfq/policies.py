@@ -62,7 +62,7 @@ REGISTRY: dict[tuple[str, str], Policy] = {(p.kind, p.name): p for p in _ENTRIES
 
 def names(kind: str) -> tuple[str, ...]:
     """Policy names of one kind, in registry order."""
-    return tuple(p.name for p in _ENTRIES if p.kind == kind)
+    return tuple(p.name for p in REGISTRY.values() if p.kind == kind)
 
 
 def get(kind: str, name: str, field: str | None = "policy", source: str | None = None

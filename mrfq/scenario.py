@@ -194,7 +194,7 @@ def _warmup(value: Any, field_name: str, source: str | None) -> float | str:
 def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
     where = f"classes[{index}]"
     raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
-    name = str(raw.get("name", str(index + 1)))
+    name = fields.text(raw.get("name", str(index + 1)), f"{where}.name", source)
     if "load_share" not in raw:
         raise _fail("missing (relative load of the class)", f"{where}.load_share", source)
     load_share = fields.number(raw["load_share"], f"{where}.load_share", source, nonnegative=True)
@@ -293,7 +293,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     resources = raw.get("resources")
     if not isinstance(resources, list) or not resources:
         raise _fail("must be a non-empty list of resource names", "resources", source)
-    resources = tuple(str(r) for r in resources)
+    resources = tuple(fields.text(r, f"resources[{i}]", source) for i, r in enumerate(resources))
     if len(set(resources)) != len(resources):
         raise _fail("resource names must be distinct", "resources", source)
     if "max" in resources:
@@ -319,6 +319,9 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         raise _fail("must be a non-empty list of numbers", "load.values", source)
     values = tuple(fields.number(v, f"load.values[{i}]", source, positive=True)
                    for i, v in enumerate(values))
+    if len(set(values)) != len(values):
+        raise _fail("values must be distinct (a repeated load would count its points "
+                    "twice)", "load.values", source)
 
     fluid_raw = fields.check_keys(raw.get("fluid", {}), _FLUID_KEYS, "fluid", source)
     fluid = FluidConfig(
@@ -330,8 +333,8 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     packet = _parse_packet(raw.get("packet", {}), source)
 
     scenario = Scenario(
-        name=str(raw.get("name", Path(source).stem)),
-        description=str(raw.get("description", "")),
+        name=fields.text(raw.get("name", Path(source).stem), "name", source),
+        description=fields.text(raw.get("description", ""), "description", source),
         resources=resources,
         classes=classes,
         load_axis=axis,

@@ -32,6 +32,8 @@ from scipy import stats as sps
 #: below this many replications the CI uses pooled batch means instead (a t interval
 #: from 2–3 replications is uselessly wide and its spread estimate unreliable)
 MIN_REPLICATIONS_FOR_T = 10
+#: bump when the per-class estimates a stored packet point holds change (part of its key)
+STATS_VERSION = "2"
 #: batches are merged while the lag-1 autocorrelation of the batch means exceeds this
 MAX_LAG1 = 0.2
 #: merging stops here (per replication); still correlated → flagged interval

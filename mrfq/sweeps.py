@@ -30,8 +30,6 @@ from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
 POINTS_DIR = "points"
 SCENARIO_FILE = "scenario.json"
 SUMMARY_FILE = "summary.csv"
-#: bump when the per-class estimates stored with a packet point change
-STATS_VERSION = "2"
 KINDS = (policies.FLUID, policies.PACKET)
 
 
@@ -53,14 +51,16 @@ def point_key(scenario: Scenario, point: Point) -> str:
     """Hash of everything that determines a point's stored numbers (and nothing else)."""
     rho = scenario.class_loads(point.load)
     if point.kind == policies.FLUID:
-        from mrfq.fluid.markov import SOLVER_VERSION
+        from mrfq.fluid.markov import solver_version
 
         parts = {"requirements": _floats(scenario.requirements),
                  "shape": list(scenario.requirements.shape),
                  "weights": _floats(scenario.weights), "rho": _floats(rho),
-                 "tolerance": scenario.fluid.tolerance, "solver": SOLVER_VERSION}
+                 "tolerance": scenario.fluid.tolerance,
+                 "solver": solver_version(point.policy)}
     else:
         from mrfq.packet.kernel import ENGINE_VERSION
+        from mrfq.stats import STATS_VERSION
 
         cfg = scenario.packet
         parts = {"resources": len(scenario.resources),
@@ -69,9 +69,11 @@ def point_key(scenario: Scenario, point: Point) -> str:
                               "order": c.packet_order, "weight": c.weight, "rtt": c.rtt}
                              for c in scenario.classes],
                  "rho": _floats(rho), "mean_size": cfg.mean_size, "window": cfg.window,
-                 "flows": cfg.flows, "delta": repr(cfg.delta), "seed": cfg.seed,
+                 "flows": cfg.flows, "seed": cfg.seed,
                  "replication": point.replication, "engine": ENGINE_VERSION,
                  "warmup": cfg.warmup, "batches": cfg.batches, "statistics": STATS_VERSION}
+        if point.policy == "drfq-dovetail":  # the only policy Δ acts on
+            parts["delta"] = repr(cfg.delta)
     parts.update(kind=point.kind, policy=point.policy)
     text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -172,9 +174,6 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     if results.exists() and not results.is_dir():
         raise InputError("exists and is not a directory", None, str(results))
     points_dir = results / POINTS_DIR
-    points_dir.mkdir(parents=True, exist_ok=True)
-    if record:
-        store_scenario(scenario, results)
     points = sweep_points(scenario, kinds)
     todo = [p for p in points if not (points_dir / point_filename(scenario, p)).exists()]
     total, done = len(points), len(points) - len(todo)
@@ -187,15 +186,17 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     if todo:
         if not scheduler:
             _warm_up({p.policy for p in todo if p.kind == policies.PACKET})
-        for point, record in execute(compute_point, todo, arguments=(scenario,), jobs=jobs,
+        for point, result in execute(compute_point, todo, arguments=(scenario,), jobs=jobs,
                                      scheduler=scheduler):
+            # atomic_path creates the directory with the first finished point
             with atomic_path(points_dir / point_filename(scenario, point)) as tmp:
-                tmp.write_text(json.dumps(record, default=float))
+                tmp.write_text(json.dumps(result, default=float))
             done += 1
             if progress:
                 progress(done, total)
     summary = summarize(scenario, load_records(scenario, results, kinds))
-    if record:
+    if record:  # the scenario and its summary change together, at the end
+        store_scenario(scenario, results)
         write_csv(summary, results / SUMMARY_FILE)
     return summary
 

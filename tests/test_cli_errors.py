@@ -27,6 +27,7 @@ BAD = {
     "negative": ("", "classes[0].requirements"),
     "all zero": ("", "classes[0].requirements"),
     "unstable": ('[load]\naxis = "link"\nvalues = [1.2]\n', "load.values[0]"),
+    "repeated load": ('[load]\naxis = "link"\nvalues = [0.4, 0.4]\n', "load.values"),
 }
 
 
@@ -94,3 +95,18 @@ def test_fluid_and_simulate_write_tables(tmp_path):
     assert {"gamma", "ci_low", "ci_high", "services", "wall_s"} <= set(
         sim.read_text().splitlines()[0].split(","))
     assert len(flows.read_text().splitlines()) == 301
+
+
+def test_unwritable_output_is_one_line_error(tmp_path):
+    directory = tmp_path / "a_directory"
+    directory.mkdir()
+    result = _run("fluid", str(GOOD), "-o", str(directory), "--loads", "0.3", "--policies",
+                  "pf", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    bad_csv = tmp_path / "empty.csv"
+    bad_csv.write_text("")
+    result = _run("plot", str(bad_csv), cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.startswith(f"error: {bad_csv}: ")
+    assert "Traceback" not in result.stderr

@@ -173,6 +173,7 @@ def test_editing_description_or_adding_a_load_keeps_finished_points(tmp_path):
     assert added and all(name.startswith("packet-") for name in added)
 
 
+@pytest.mark.slow
 def test_fluid_solver_result_does_not_depend_on_the_callers_blas_threads():
     """The parent process (default BLAS threads) and a worker (one thread) must compute
     the same bits: at load 0.9 (2·10^5 states) unpinned BLAS differs in the 12th digit."""
@@ -188,3 +189,111 @@ def test_fluid_solver_result_does_not_depend_on_the_callers_blas_threads():
     with threadpool_limits(limits=1):
         one = service_rates("pf", scenario.requirements, rho)
     assert one.gamma.tolist() == two.gamma.tolist()
+
+
+def test_partial_fluid_sweep_leaves_the_directory_summary_alone(tmp_path):
+    """`mrfq fluid --loads` into a run's directory caches its points there but must not
+    replace the run's scenario and summary."""
+    from mrfq import pipeline
+
+    scenario = tiny(tmp_path, loads="0.3")
+    results = tmp_path / "res"
+    run_sweep(scenario, results, jobs=1)
+    summary = (results / "summary.csv").read_bytes()
+    stored = (results / "scenario.json").read_bytes()
+    table = pipeline.fluid(scenario, results, loads=[0.5], policies=["pf", "PF"])
+    assert sorted(set(table["load"])) == [0.5] and set(table["policy"]) == {"pf"}
+    assert len(table) == 3  # one policy (given twice), one load, three classes
+    assert (results / "summary.csv").read_bytes() == summary
+    assert (results / "scenario.json").read_bytes() == stored
+    assert pipeline.validate(results, 0.5)["passed"].all()
+
+
+def _key_scenario(**changes):
+    from mrfq.scenario import scenario_from_dict
+
+    classes = [{"name": "1", "requirements": [0.1, 1.0], "load_share": 4},
+               {"name": "2", "requirements": [1.0, 0.1], "load_share": 1}]
+    raw = {"name": "k", "description": "d", "resources": ["cpu", "link"],
+           "classes": classes, "load": {"axis": "link", "values": [0.5, 0.7]},
+           "packet": {"policies": ["bmf", "drfq-dovetail"]}}
+    for path, value in changes.items():
+        target = raw
+        *parents, last = path.split(".")
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[last] = value
+    return scenario_from_dict(raw)
+
+
+@pytest.mark.parametrize("kind, policy, change, same", [
+    ("packet", "bmf", {"name": "other"}, True),
+    ("packet", "bmf", {"description": "other"}, True),
+    ("packet", "bmf", {"classes.0.name": "renamed"}, True),
+    ("packet", "bmf", {"load.values": [0.5, 0.6, 0.7]}, True),
+    ("packet", "bmf", {"packet.delta": 2.0}, True),           # Δ acts on dovetail only
+    ("packet", "drfq-dovetail", {"packet.delta": 2.0}, False),
+    ("packet", "bmf", {"classes.0.weight": 2.0}, False),
+    ("packet", "bmf", {"classes.0.rtt": 1.0}, False),
+    ("packet", "bmf", {"classes.0.load_share": 3}, False),     # changes the class loads
+    ("packet", "bmf", {"classes.1.requirements": [1.0, 0.2]}, False),
+    ("packet", "bmf", {"packet.seed": 7}, False),
+    ("packet", "bmf", {"packet.mean_size": 100}, False),
+    ("packet", "bmf", {"packet.window": 5}, False),
+    ("packet", "bmf", {"packet.flows": 500}, False),
+    ("packet", "bmf", {"packet.warmup": 0.1}, False),
+    ("packet", "bmf", {"packet.batches": 10}, False),
+    ("fluid", "pf", {"description": "other"}, True),
+    ("fluid", "pf", {"packet.seed": 7}, True),
+    ("fluid", "pf", {"classes.0.weight": 2.0}, False),
+    ("fluid", "pf", {"fluid": {"tolerance": 1e-6}}, False),
+])
+def test_point_key_depends_on_what_determines_the_point(kind, policy, change, same):
+    from mrfq.sweeps import Point, point_key
+
+    point = Point(kind, policy, 0.5)
+    base = point_key(_key_scenario(), point)
+    assert (point_key(_key_scenario(**change), point) == base) is same
+
+
+@pytest.mark.parametrize("module, constant, kind, policy", [
+    ("mrfq.packet.kernel", "ENGINE_VERSION", "packet", "bmf"),
+    ("mrfq.stats", "STATS_VERSION", "packet", "bmf"),
+    ("mrfq.fluid.markov", "SOLVER_VERSION", "fluid", "pf"),
+    ("mrfq.fluid.balanced", "BF_VERSION", "fluid", "bf"),
+])
+def test_point_key_follows_the_code_versions(monkeypatch, module, constant, kind, policy):
+    import importlib
+
+    from mrfq.sweeps import Point, point_key
+
+    point = Point(kind, policy, 0.5)
+    base = point_key(_key_scenario(), point)
+    monkeypatch.setattr(importlib.import_module(module), constant, "changed")
+    assert point_key(_key_scenario(), point) != base
+
+
+@pytest.mark.slow
+def test_sigint_to_the_sweep_does_not_wait_for_running_points(tmp_path):
+    """Ctrl-C in a notebook or a terminal reaches the main process: it must stop at once,
+    keep every finished point and exit 130."""
+    # packet points of about 1.6e9 services, half a minute each
+    scenario = tiny(tmp_path, loads="0.2, 0.8", mean=20000, flows=40000)
+    results = tmp_path / "res"
+    proc = subprocess.Popen([sys.executable, "-m", "mrfq.cli", "sweep", str(scenario),
+                             "-o", str(results), "--jobs", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    points = results / POINTS_DIR
+    deadline = time.time() + 120
+    while time.time() < deadline and not (points.exists() and any(points.glob("*.json"))):
+        time.sleep(0.05)
+    finished = {p.name for p in points.glob("*.json")}
+    proc.send_signal(signal.SIGINT)
+    started = time.time()
+    _, err = proc.communicate(timeout=60)
+    waited = time.time() - started
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert finished <= {p.name for p in points.glob("*.json")}
+    # the point still running when the signal came had tens of seconds to go
+    assert waited < 10, f"waited {waited:.1f} s for running points"

@@ -379,6 +379,16 @@ def _service_rates(policy, requirements, loads, weights, tolerance, max_level) -
                         gamma_truncated=truncated)
 
 
+def solver_version(policy: str) -> str:
+    """Version of the code that computes a fluid policy's γ (part of a stored point's
+    key): the balanced-fairness law for ``bf``, this solver otherwise."""
+    if registry.get(registry.FLUID, policy).name == "bf":
+        from mrfq.fluid.balanced import BF_VERSION
+
+        return f"bf-{BF_VERSION}"
+    return SOLVER_VERSION
+
+
 def fluid_point(scenario, policy: str, load: float) -> dict:
     """The fluid point function: γ_k = ρ_k / E[n_k] of one policy at one value on the
     scenario's load axis, as a JSON-serialisable record ``{kind, policy, load,
