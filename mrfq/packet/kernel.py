@@ -54,9 +54,22 @@ loop spent most of its instructions on spills). State is a handful of flat array
 * ``res_f`` = [completion time (∞ when idle), V_j, busy time, service time of the packet
   in service at its next resource], ``res_i`` = [slot, packet number and next resource
   (−1: it leaves) of the packet in service, heap size], each J long.
+
+The kernel's arguments are named tuples (:class:`Model`, :class:`Arrivals`,
+:class:`State`, and the :class:`Layout` of the records): Numba compiles a field access to
+the same code as a constant index, and the hot loop still sees only plain arrays.
+
+Why one file: every compiled function here has ``cache=True``, and Numba's disk cache
+is per file. A cached function is re-compiled when *its own* file changes, but the helpers
+are inlined into the loops (``inline="always"``), and an inlined helper from another file
+is not a dependency the cache tracks: change it, and the loops keep running the old code
+from the cache. With the loops and everything they inline in this one file, any edit
+invalidates them all.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -88,6 +101,74 @@ _SLOT_MASK = np.int64(MAX_SLOTS - 1)
  FI_NTYPES) = range(9)
 FI_RES = 9  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
 
+
+
+class Model(NamedTuple):
+    """The model constants (built by :mod:`mrfq.packet.engine` from a
+    :class:`~mrfq.packet.model.PacketModel`). Types are numbered over all classes."""
+
+    service: np.ndarray         # [p·J + j]: processing time of type p at j (0 = skip)
+    next_resource: np.ndarray   # [p·J + j]: next resource after j with s > 0 (−1 = leave)
+    first_resource: np.ndarray  # [p]
+    type_charge: np.ndarray     # [p]: max_j service (memoryless DRFQ's charge, BR eq. 2)
+    type_cdf: np.ndarray        # [p]: cumulative probability within its class
+    class_type0: np.ndarray     # [k]: first type of class k
+    class_ntypes: np.ndarray    # [k]: its number of types
+    class_cycle: np.ndarray     # [k]: types cycled in order (else drawn)
+    class_rtt: np.ndarray       # [k]: round-trip time
+    window: int                 # W
+    delta: float                # dovetailing DRFQ's Δ
+    hash_key: np.uint64         # key of the packet-type hash
+
+
+class Arrivals(NamedTuple):
+    """Pre-generated flow arrivals; completion times of flows with index < ``flows`` are
+    written to ``completion``, and the run is DONE when all of them have completed."""
+
+    time: np.ndarray
+    flow_class: np.ndarray
+    size: np.ndarray
+    n_arrivals: int
+    flows: int
+    completion: np.ndarray
+
+
+class State(NamedTuple):
+    """All mutable state (layout in the module docstring); the round-trip rings are
+    k·cap + position; ``in_use`` is scratch space for the debug checks."""
+
+    istate: np.ndarray
+    fstate: np.ndarray
+    free_slots: np.ndarray
+    flow_i: np.ndarray
+    flow_f: np.ndarray
+    res_i: np.ndarray
+    res_f: np.ndarray
+    heap_key: np.ndarray
+    heap_id: np.ndarray
+    pend_time: np.ndarray
+    pend_slot: np.ndarray
+    pend_head: np.ndarray
+    pend_len: np.ndarray
+    in_use: np.ndarray
+
+
+class Layout(NamedTuple):
+    """Sizes of a flow slot's int and float records and offsets of their parts
+    (:func:`record_layout`)."""
+
+    ni: int
+    nf: int
+    o_free: int
+    o_type: int
+    o_fifo_pk: int
+    o_fifo_id: int
+    o_key: int
+    o_vtags: int
+    o_fifo_key: int
+    o_fifo_s: int
+
+
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: indices are cast to unsigned where used: Numba then skips its negative-index
 #: wraparound code, which was a large share of the loop's instructions
@@ -106,8 +187,7 @@ def record_layout(J, W):
     Float record: tag S_j [J], last served order per resource (debug) [J], packet key set
     at injection (DRFQ) [W], dovetail virtual starts per packet and resource [W·J], FIFO
     tags [J·W], FIFO service times [J·W].
-    Returns (ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
-    o_fifo_s).
+    Returns a :class:`Layout`.
     """
     o_free = FI_RES + 3 * J
     o_type = o_free + W
@@ -119,7 +199,8 @@ def record_layout(J, W):
     o_fifo_key = o_vtags + W * J
     o_fifo_s = o_fifo_key + J * W
     nf = o_fifo_s + J * W
-    return ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key, o_fifo_s
+    return Layout(ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
+                  o_fifo_s)
 
 
 @njit(cache=True, inline="always")
@@ -191,9 +272,8 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
     """Inject the next packet of the flow whose records start at b / bf: draw its type,
     take a free packet number, give the DRFQ tags. Returns (packet, first resource, its
     service time there)."""
-    (service, next_resource, first_resource, type_charge, type_cdf, class_type0,
-     class_ntypes, class_cycle, class_rtt, window, delta, hash_key) = model
-    o_free, o_type, o_key, o_vtags = layout[2], layout[3], layout[6], layout[7]
+    service, type_charge, type_cdf = model.service, model.type_charge, model.type_cdf
+    o_free, o_type, o_key, o_vtags = layout.o_free, layout.o_type, layout.o_key, layout.o_vtags
     number = flow_i[b + _U(FI_SENT)]
     flow_i[b + _U(FI_SENT)] = number + 1
     flow_i[b + _U(FI_TO_INJECT)] -= 1
@@ -201,10 +281,10 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
     ptype = flow_i[b + _U(FI_TYPE0)]
     count = flow_i[b + _U(FI_NTYPES)]
     if count > 1:
-        if class_cycle[_U(flow_i[b + _U(FI_CLASS)])]:
+        if model.class_cycle[_U(flow_i[b + _U(FI_CLASS)])]:
             ptype += number % count
         else:
-            u = packet_uniform(hash_key, flow_i[b + _U(FI_INDEX)], number)
+            u = packet_uniform(model.hash_key, flow_i[b + _U(FI_INDEX)], number)
             c = 0
             while c < count - 1 and type_cdf[_U(ptype + c)] <= u:
                 c += 1
@@ -228,11 +308,11 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
                 flow_f[bf + _U(j)] = begin + s
                 key = max(key, begin)
             top_finish = max(top_finish, flow_f[bf + _U(j)])
-        if delta < np.inf:
+        if model.delta < np.inf:
             for j in range(J):
-                flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - delta)
+                flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - model.delta)
         flow_f[bf + _U(o_key + pk)] = key
-    dest = first_resource[_U(ptype)]
+    dest = model.first_resource[_U(ptype)]
     return pk, dest, service[_U(ptype * J + dest)]
 
 
@@ -250,12 +330,12 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
         if key > vglobal:
             vglobal = key
     elif policy == DRFQ_DOVETAIL:
-        vtag = flow_f[sbf + _U(layout[7] + pk * J + j)]
+        vtag = flow_f[sbf + _U(layout.o_vtags + pk * J + j)]
         if vtag > res_f[_U(J + j)]:
             res_f[_U(J + j)] = vtag
     else:
         res_f[_U(J + j)] = key
-    ptype = flow_i[sb + _U(layout[3]) + _U(pk)]
+    ptype = flow_i[sb + _U(layout.o_type) + _U(pk)]
     nxt_res = next_resource[_U(ptype * J + j)]
     res_i[_U(2 * J + j)] = nxt_res
     if nxt_res >= 0:
@@ -279,8 +359,8 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
     ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7), then either start it
     (dest idle, nothing waiting) or enqueue it and push the flow into dest's heap if it was
     not backlogged there. Returns the global virtual time."""
-    o_key, o_fifo_pk, o_fifo_id, o_fifo_key, o_fifo_s = (layout[6], layout[4], layout[5],
-                                                         layout[8], layout[9])
+    o_key, o_fifo_pk, o_fifo_id, o_fifo_key, o_fifo_s = (
+        layout.o_key, layout.o_fifo_pk, layout.o_fifo_id, layout.o_fifo_key, layout.o_fifo_s)
     at = b + _U(FI_RES + 3 * dest)
     queued = flow_i[at] + 1
     flow_i[at] = queued
@@ -329,20 +409,19 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     dispatch and the scan of every resource. Returns the loop's scalars (t, vglobal, seq,
     services, events, outstanding, free_top, active).
     """
-    service, next_resource, first_resource, type_charge = model[0], model[1], model[2], model[3]
-    ni, nf = layout[0], layout[1]
-    o_free, o_type, o_fifo_pk, o_fifo_id, o_key = (layout[2], layout[3], layout[4], layout[5],
-                                                    layout[6])
-    o_fifo_key = layout[8]
-    o_fifo_s = layout[9]
+    service, next_resource = model.service, model.next_resource
+    ni, nf = layout.ni, layout.nf
+    o_free, o_type, o_fifo_pk, o_fifo_id, o_key = (
+        layout.o_free, layout.o_type, layout.o_fifo_pk, layout.o_fifo_id, layout.o_key)
+    o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
     b = _U(slot * ni)
     bf = _U(slot * nf)
     ptype = flow_i[b + _U(FI_TYPE0)]
-    A = first_resource[_U(ptype)]
+    A = model.first_resource[_U(ptype)]
     B = next_resource[_U(ptype * J + A)]
     sA = service[_U(ptype * J + A)]
     sB = service[_U(ptype * J + B)]
-    charge = type_charge[_U(ptype)]
+    charge = model.type_charge[_U(ptype)]
     a_first = A < B
     ringA = _U(A * W)
     ringB = _U(B * W)
@@ -591,21 +670,13 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     ``lone_flow`` lets a flow that is alone run in :func:`_lone_flow` (not in debug runs,
     which check the invariants after every event, nor for dovetailing DRFQ).
 
-    ``model`` = (service, next_resource, first_resource, type_charge, type_cdf,
-    class_type0, class_ntypes, class_cycle, class_rtt, window, delta, hash_key):
-    ``service[p·J + j]`` is the processing time of packet type p at resource j (0 = skip),
-    ``next_resource[p·J + j]`` the next resource after j with s > 0 (−1 = leave),
-    ``type_charge[p]`` = max_j service (the DRFQ charge).
-    ``arrivals`` = (arr_time, arr_class, arr_size, n_arrivals, flows, completion):
-    pre-generated flow arrivals; completion times of flows with index < ``flows`` are
-    written to ``completion`` and the run is DONE when all of them have completed.
-    ``state`` = (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key,
-    heap_id, pend_time, pend_slot, pend_head, pend_len, in_use): the layout above; the
-    round-trip rings are k·cap + position; ``in_use`` is scratch space for debug checks.
+    ``model``, ``arrivals``, ``state``: a :class:`Model`, :class:`Arrivals` and
+    :class:`State` (named tuples of plain arrays and scalars).
     """
     # the rest of the model is used by _inject, which takes the whole tuple
     service, next_resource, class_type0, class_ntypes, class_rtt, window = (
-        model[0], model[1], model[5], model[6], model[8], model[9])
+        model.service, model.next_resource, model.class_type0, model.class_ntypes,
+        model.class_rtt, model.window)
     arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
      pend_slot, pend_head, pend_len, in_use) = state
@@ -614,7 +685,9 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     W = window
     pend_cap = pend_time.shape[0] // K
     layout = record_layout(J, W)
-    ni, nf, o_free, _, o_fifo_pk, o_fifo_id, _, _, o_fifo_key, o_fifo_s = layout
+    ni, nf, o_free = layout.ni, layout.nf, layout.o_free
+    o_fifo_pk, o_fifo_id = layout.o_fifo_pk, layout.o_fifo_id
+    o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
     has_rtt = False
     for k in range(K):
         if class_rtt[k] > 0.0:
@@ -646,7 +719,7 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             if lone >= 0:
                 b = _U(lone * ni)
                 ptype = flow_i[b + _U(FI_TYPE0)]
-                first = model[2][_U(ptype)]
+                first = model.first_resource[_U(ptype)]
                 second = next_resource[_U(ptype * J + first)]
                 if (flow_i[b + _U(FI_NTYPES)] == 1 and flow_i[b + _U(FI_PENDING)] == 0
                         and not (has_rtt and class_rtt[_U(flow_i[b + _U(FI_CLASS)])] > 0.0)
