@@ -64,9 +64,9 @@ def c_run_kernel(lib: ctypes.CDLL):
                                                   model.first_resource)
         class_type0, class_ntypes, window = model.class_type0, model.class_ntypes, model.window
         if (policy not in loops or debug or model.class_rtt.any()
-                or (class_ntypes != 1).any()):
+                or (class_ntypes != 1).any() or (model.class_weight != 1).any()):
             raise ValueError("the C loop covers PF and BMF without debug checks, round-trip "
-                             "times or several packet types per class")
+                             "times, class weights or several packet types per class")
         arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
         (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
          *_) = state

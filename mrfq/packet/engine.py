@@ -38,10 +38,12 @@ def debug_enabled() -> bool:
 
 def _flat_model(model: PacketModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The model arrays in the kernel's flat layout: service and next_resource at
-    [p·J + j], and type_charge[p] = max_j service (memoryless DRFQ's charge, BR eq. 2)."""
+    [p·J + j], and type_charge[p] = max_j service / w (memoryless weighted DRFQ's charge,
+    BR eq. 2; w the weight of type p's class)."""
+    type_weight = np.repeat(model.class_weight, model.type_count)
     return (np.ascontiguousarray(model.service).ravel(),
             np.ascontiguousarray(model.next_resource).ravel(),
-            model.service.max(axis=1))
+            model.service.max(axis=1) / type_weight)
 
 
 class InvariantError(AssertionError):
@@ -194,7 +196,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         service=service, next_resource=next_resource, first_resource=model.first_resource,
         type_charge=type_charge, type_cdf=model.type_cdf, class_type0=model.type_start,
         class_ntypes=model.type_count, class_cycle=model.class_cycle,
-        class_rtt=model.class_rtt, window=window, delta=float(delta), hash_key=hash_key)
+        class_rtt=model.class_rtt, class_weight=model.class_weight, window=window,
+        delta=float(delta), hash_key=hash_key)
     state.istate[kernel.I_OUTSTANDING] = flows
     completion = np.full(flows, np.nan)
     started = time.perf_counter()
