@@ -168,10 +168,12 @@ def _lone_flow_runs(scenario, policy, arrivals, window):
         window=window, debug=False, lone_flow=lone, arrivals=arrivals))
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("load", [0.3, 0.7, 0.95])
-def test_lone_flow_loop_leaves_the_same_state(policy, load):
-    scenario = make_scenario(classes=FIG3_CLASSES, axis="link")
+def test_lone_flow_loop_leaves_the_same_state(policy, load, weighted):
+    classes = CASES["weighted"]["classes"] if weighted else FIG3_CLASSES
+    scenario = make_scenario(classes=classes, axis="link")
     model = PacketModel.from_scenario(scenario)
     _assert_same_final_state(lambda lone: run_replication(
         model, policy, scenario.class_loads(load), np.random.SeedSequence(4), flows=300,
@@ -228,3 +230,26 @@ def test_results_do_not_depend_on_where_the_kernel_stops(policy, load):
     for other in pieces:
         np.testing.assert_array_equal(other.completion, whole.completion)
         assert (other.services, other.events) == (whole.services, whole.events)
+
+
+def test_lone_flow_drfq_injection_takes_the_virtual_time_when_the_flow_lags():
+    """Memoryless DRFQ: S = max(V, F) at injection. A lone flow's F is usually at V (V is
+    the largest tag started, and only its own packets start), but it can inherit a lag.
+    X (CPU-bound, (1, 0.1)) runs beside Y (link only, weight 0.01: +100 per packet tag).
+    When Y's last packet starts at the link, V jumps ~100 above X's F, and while it holds
+    the link for one time unit none of X's packets can leave, so X injects nothing (the
+    general loop would reset it to V). Y leaves; X is alone, and its lone-flow injections
+    are lifted to V by max(V, ·). At t = 400, Z (X's class) arrives with S = V: X's ≤ W
+    packets injected alone have tags at V, level with Z's. Without the max they would be
+    ~100 below and go first at the CPU (until X's next injection, in the general loop,
+    resets X to V): Z finishes 3.0 later. So the max changes the outcome for the next flow,
+    and, beyond it, the kernel state (X's F and packet keys, V)."""
+    classes = [{"name": "x", "requirements": [1.0, 0.1], "load_share": 1},
+               {"name": "y", "requirements": [0.0, 1.0], "load_share": 1, "weight": 0.01}]
+    scenario = make_scenario(classes=classes)
+    arrivals = ([0.0, 0.0, 400.0], [1, 0, 0], [300, 3000, 500])
+    lone, general = _lone_flow_runs(scenario, "drfq", arrivals, 4)
+    y_done, x_done, z_done = general.completion
+    assert y_done < 400.0 < z_done < x_done  # X alone in (y_done, 400)
+    # X and Z share the CPU from t = 400: Z's 500 packets take about 1000
+    assert z_done - 400.0 == pytest.approx(1000.0, rel=0.01)
