@@ -60,11 +60,13 @@ def c_run_kernel(lib: ctypes.CDLL):
     loops = {kernel.BMF: lib.mrfq_loop_bmf, kernel.PF: lib.mrfq_loop_pf}
 
     def run(policy, debug, budget, model, arrivals, state, lone_flow=True):
-        (service, next_resource, first_resource, _, _, class_type0, class_ntypes, _,
-         class_rtt, window, _, _) = model
-        if policy not in loops or debug or class_rtt.any() or (class_ntypes != 1).any():
+        service, next_resource, first_resource = (model.service, model.next_resource,
+                                                  model.first_resource)
+        class_type0, class_ntypes, window = model.class_type0, model.class_ntypes, model.window
+        if (policy not in loops or debug or model.class_rtt.any()
+                or (class_ntypes != 1).any() or (model.class_weight != 1).any()):
             raise ValueError("the C loop covers PF and BMF without debug checks, round-trip "
-                             "times or several packet types per class")
+                             "times, class weights or several packet types per class")
         arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
         (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
          *_) = state

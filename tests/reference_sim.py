@@ -1,35 +1,75 @@
 """Slow, obviously-correct packet simulator (pure Python, global heapq event queue).
 
-Same model and event rules as mrfq.packet.kernel, written the plain way: one event heap
-keyed (time, priority, insertion counter); at each resource one FIFO per flow, and the
-scheduler scans all flow heads for the smallest (key, seq). Used only
-by the tests, which require identical per-flow completion times from the same seed.
+Same model and event rules as mrfq.packet.kernel, written the plain way from the scenario
+itself (SPEC §3): packet types, probabilities, order and weight from each class; a
+packet's route is the resources where its requirement is > 0, in index order; its type
+is drawn with the SplitMix64 counter hash documented in the README, reimplemented here.
+Nothing comes from the kernel's preprocessed arrays or helpers. One event heap keyed
+(time, priority, insertion counter); at each resource one FIFO per flow, and the
+scheduler scans all flow heads for the smallest (key, seq). Tags charge a flow for its
+previous packet (at a resource: its previous packet there), each increment divided by
+the class weight, written as the SPEC writes them. Used only by the tests, which
+require identical per-flow completion times from the same seed.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 
 import numpy as np
 
-from mrfq.packet.kernel import packet_uniform
-from mrfq.packet.model import ArrivalStream, PacketModel
+from mrfq.packet.model import ArrivalStream
+
+_MASK = (1 << 64) - 1
 
 
-def simulate_reference(model: PacketModel, policy: str, class_loads, seed_seq, *, flows: int,
-                       mean_size: float, window: int, delta: float = math.inf):
-    J = model.service.shape[1]
-    K = len(model.type_start)
-    stream = ArrivalStream(seed_seq, class_loads, mean_size)
-    hash_key = np.uint64(seed_seq.generate_state(1, np.uint64)[0])
-    arrivals = []  # (time, class, size)
+def splitmix64(x: int) -> int:
+    """SplitMix64 finaliser on a 64-bit integer."""
+    x = (x + 0x9E3779B97F4A7C15) & _MASK
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK
+    return x ^ (x >> 31)
+
+
+def packet_uniform(key: int, flow: int, number: int) -> float:
+    """Uniform [0, 1) draw for packet ``number`` of flow ``flow``: the top 53 bits of
+    splitmix64(key ^ splitmix64(flow · 0x100000001B3 + number)), all mod 2^64."""
+    x = splitmix64(key ^ splitmix64((flow * 0x100000001B3 + number) & _MASK))
+    return (x >> 11) * 2.0 ** -53
+
+
+def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: int,
+                       mean_size: float, window: int, delta: float = math.inf,
+                       arrivals=None):
+    """Per-flow completion times of flows 0 … flows−1. ``arrivals`` = (times, classes,
+    sizes) replaces the Poisson stream by an explicit trace, as in ``run_replication``."""
+    J = len(scenario.resources)
+    K = len(scenario.classes)
+    types = [[[float(x) for x in row] for row in c.packet_requirements]
+             for c in scenario.classes]
+    cdfs = [list(itertools.accumulate(float(p) for p in c.packet_probabilities))
+            for c in scenario.classes]
+    cycled = [c.packet_order == "cycle" for c in scenario.classes]
+    weights = [float(c.weight) for c in scenario.classes]
+    rtts = [float(c.rtt) for c in scenario.classes]
+    hash_key = int(seed_seq.generate_state(1, np.uint64)[0])
+    trace = []  # (time, class, size)
+    if arrivals is not None:
+        times, classes, sizes = (list(x) for x in arrivals)
+        order = sorted(range(len(times)), key=lambda i: times[i])  # stable
+        trace = [(float(times[i]), int(classes[i]), int(sizes[i])) for i in order]
+    else:
+        stream = ArrivalStream(seed_seq, class_loads, mean_size)
 
     def arrival(i):
-        while len(arrivals) <= i:
+        if arrivals is not None:
+            return trace[i] if i < len(trace) else (math.inf, 0, 1)
+        while len(trace) <= i:
             times, classes, sizes = stream.next_block()
-            arrivals.extend(zip(times.tolist(), classes.tolist(), sizes.tolist(), strict=True))
-        return arrivals[i]
+            trace.extend(zip(times.tolist(), classes.tolist(), sizes.tolist(), strict=True))
+        return trace[i]
 
     events = []  # (time, priority, counter, kind, payload)
     counter = 0
@@ -51,16 +91,19 @@ def simulate_reference(model: PacketModel, policy: str, class_loads, seed_seq, *
 
     def packet_type(flow, number):
         k = flow["class"]
-        start, count = model.type_start[k], model.type_count[k]
+        count = len(types[k])
         if count == 1:
-            return start
-        if model.class_cycle[k]:
-            return start + number % count
+            return 0
+        if cycled[k]:
+            return number % count
         u = packet_uniform(hash_key, flow["index"], number)
         c = 0
-        while c < count - 1 and model.type_cdf[start + c] <= u:
+        while c < count - 1 and cdfs[k][c] <= u:
             c += 1
-        return start + c
+        return c
+
+    def route(s):
+        return [j for j in range(J) if s[j] > 0]
 
     def inject(flow):
         nonlocal vglobal
@@ -68,40 +111,44 @@ def simulate_reference(model: PacketModel, policy: str, class_loads, seed_seq, *
         flow["sent"] += 1
         flow["to_inject"] -= 1
         flow["in_system"] += 1
-        ptype = packet_type(flow, number)
-        s = model.service[ptype]
-        packet = {"flow": flow, "type": ptype, "key": None, "vtags": None}
+        s = types[flow["class"]][packet_type(flow, number)]
+        w = weights[flow["class"]]
+        packet = {"flow": flow, "s": s, "route": route(s), "key": None, "vtags": None}
         if policy == "drfq":
-            key = max(vglobal, flow["tag"][0] + float(s.max()))
-            flow["tag"][0] = key
-            packet["key"] = key
+            # S = max(V, S_prev + max_j s_prev_j / w): the previous packet's charge
+            packet["key"] = max(vglobal, flow["S"][0] + flow["cost"][0])
+            flow["S"][0] = packet["key"]
+            flow["cost"][0] = max(s) / w
         elif policy == "drfq-dovetail":
             vtags = [None] * J
             key = -math.inf
-            for j in range(J):
-                if s[j] > 0:
-                    begin = max(vtime[j], flow["tag"][j])
-                    vtags[j] = begin
-                    flow["tag"][j] = begin + s[j]
-                    key = max(key, begin)
+            for j in packet["route"]:
+                begin = max(vtime[j], flow["F"][j])
+                vtags[j] = begin
+                flow["F"][j] = begin + s[j] / w
+                key = max(key, begin)
             if delta < math.inf:
-                top = max(flow["tag"])
-                flow["tag"] = [max(f, top - delta) for f in flow["tag"]]
+                top = max(flow["F"])
+                flow["F"] = [max(f, top - delta) for f in flow["F"]]
             packet["key"] = key
             packet["vtags"] = vtags
-        return packet, int(model.first_resource[ptype])
+        return packet, packet["route"][0]
 
     def arrive(packet, j):
         nonlocal seq
         flow = packet["flow"]
         flow["queue"][j] += 1
-        s = model.service[packet["type"], j]
+        cost_here = packet["s"][j] / weights[flow["class"]]
         if policy == "bmf":
-            packet["key"] = max(vtime[j], flow["tag"][j] + s)
-            flow["tag"][j] = packet["key"]
+            # charged for the flow's previous packet at j: its tag and its cost there
+            packet["key"] = max(vtime[j], flow["S"][j] + flow["cost"][j])
+            flow["S"][j] = packet["key"]
+            flow["cost"][j] = cost_here
         elif policy == "pf":
-            packet["key"] = max(vtime[j], flow["tag"][j] + s / flow["queue"][j])
-            flow["tag"][j] = packet["key"]
+            # Q counts this packet, at its arrival
+            packet["key"] = max(vtime[j], flow["S"][j] + flow["cost"][j] / flow["queue"][j])
+            flow["S"][j] = packet["key"]
+            flow["cost"][j] = cost_here
         packet["seq"] = seq
         waiting[j].setdefault(flow["uid"], []).append(packet)
         seq += 1
@@ -120,10 +167,12 @@ def simulate_reference(model: PacketModel, policy: str, class_loads, seed_seq, *
                 else:
                     vtime[j] = key
                 busy[j] = packet
-                schedule(t + model.service[packet["type"], j], j, "done", j)
+                schedule(t + packet["s"][j], j, "done", j)
 
     while outstanding > 0:
         t, _, _, kind, payload = heapq.heappop(events)
+        if t == math.inf:
+            raise RuntimeError("explicit arrival trace exhausted")
         moves = []  # packets to arrive somewhere: (packet, resource)
         if kind == "done":
             j = payload
@@ -131,13 +180,13 @@ def simulate_reference(model: PacketModel, policy: str, class_loads, seed_seq, *
             busy[j] = None
             flow = packet["flow"]
             flow["queue"][j] -= 1
-            nj = int(model.next_resource[packet["type"], j])
-            if nj >= 0:
-                moves.append((packet, nj))
+            later = [r for r in packet["route"] if r > j]
+            if later:
+                moves.append((packet, later[0]))
             else:
                 flow["in_system"] -= 1
                 if flow["to_inject"] > flow["pending"]:
-                    rtt = model.class_rtt[flow["class"]]
+                    rtt = rtts[flow["class"]]
                     if rtt > 0:
                         flow["pending"] += 1
                         schedule(t + rtt, J + flow["class"], "inject", flow)
@@ -153,8 +202,8 @@ def simulate_reference(model: PacketModel, policy: str, class_loads, seed_seq, *
         else:
             _, k, size = arrival(next_index)
             flow = {"uid": next_index, "class": k, "index": next_index, "to_inject": size,
-                    "in_system": 0, "sent": 0, "pending": 0, "tag": [-math.inf] * J,
-                    "queue": [0] * J}
+                    "in_system": 0, "sent": 0, "pending": 0, "S": [-math.inf] * J,
+                    "cost": [0.0] * J, "F": [-math.inf] * J, "queue": [0] * J}
             next_index += 1
             schedule(arrival(next_index)[0], J + K, "arrival", None)
             for _ in range(min(window, size)):

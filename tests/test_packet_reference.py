@@ -44,6 +44,20 @@ CASES = {
                  {"name": "2", "requirements": [1.0, 0.1], "load_share": 1, "rtt": 0.5},
                  {"name": "3", "requirements": [1.0, 1.0], "load_share": 1}],
         axis="link", load=0.8),
+    # weights that are not powers of two: every s / w is rounded, alike in both
+    "weighted": dict(
+        classes=[{**c, "weight": w} for c, w in zip(FIG3_CLASSES, (1.0, 3.0, 0.7),
+                                                     strict=True)],
+        axis="link", load=0.8),
+    "weighted-mix": dict(
+        classes=[{"name": "mix", "load_share": 1, "weight": 2.5, "packets": [
+                     {"requirements": [1, 0.2], "probability": 0.3},
+                     {"requirements": [0.1, 1], "probability": 0.5},
+                     {"requirements": [0, 0.6], "probability": 0.2}]},
+                 {"name": "cyc", "load_share": 1, "packet_order": "cycle", "weight": 0.3,
+                  "packets": [{"requirements": [1, 2]}, {"requirements": [2, 0]},
+                              {"requirements": [0.5, 1]}]},
+                 {"name": "plain", "requirements": [1, 1], "load_share": 1}], load=0.8),
 }
 
 
@@ -58,7 +72,7 @@ def _both(case, policy, seed=3, flows=150, delta=np.inf):
     seed_seq = np.random.SeedSequence(seed)
     fast = run_replication(model, policy, rho, seed_seq, flows=flows, mean_size=cfg.mean_size,
                            window=cfg.window, delta=delta, debug=True)
-    slow = simulate_reference(model, policy, rho, seed_seq, flows=flows,
+    slow = simulate_reference(scenario, policy, rho, seed_seq, flows=flows,
                               mean_size=cfg.mean_size, window=cfg.window, delta=delta)
     # the production loop (with its lone-flow loop) must give the same times as well
     production = run_replication(model, policy, rho, seed_seq, flows=flows,
@@ -76,17 +90,20 @@ def test_kernel_matches_reference_exactly(name, policy):
     np.testing.assert_array_equal(fast.completion, slow)
 
 
+@pytest.mark.parametrize("case", ["packet-mix", "weighted-mix"])
 @pytest.mark.parametrize("delta", [0.0, 0.5, 3.0])
-def test_dovetail_delta_matches_reference(delta):
-    fast, slow = _both(CASES["packet-mix"], "drfq-dovetail", delta=delta)
+def test_dovetail_delta_matches_reference(delta, case):
+    fast, slow = _both(CASES[case], "drfq-dovetail", delta=delta)
     np.testing.assert_array_equal(fast.completion, slow)
 
 
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), policy=st.sampled_from(POLICIES),
-       load=st.floats(0.2, 0.95), window=st.integers(1, 6))
-def test_kernel_matches_reference_random(seed, policy, load, window):
-    case = dict(classes=FIG3_CLASSES, axis="link", load=load, window=window)
+       load=st.floats(0.2, 0.95), window=st.integers(1, 6),
+       weights=st.lists(st.sampled_from([1.0, 2.0, 0.3, 3.7]), min_size=3, max_size=3))
+def test_kernel_matches_reference_random(seed, policy, load, window, weights):
+    classes = [{**c, "weight": w} for c, w in zip(FIG3_CLASSES, weights, strict=True)]
+    case = dict(classes=classes, axis="link", load=load, window=window)
     fast, slow = _both(case, policy, seed=seed, flows=60)
     np.testing.assert_array_equal(fast.completion, slow)
 
@@ -111,6 +128,7 @@ def test_production_loop_matches_the_checked_debug_loop(name, policy):
 
 STATE_NAMES = ("istate", "fstate", "free_slots", "flow_i", "flow_f", "res_i", "res_f",
                "heap_key", "heap_id")
+assert kernel.State._fields[:len(STATE_NAMES)] == STATE_NAMES
 
 
 def _assert_same_final_state(run):
@@ -128,8 +146,7 @@ def _assert_same_final_state(run):
         patch.setattr(kernel, "run_kernel", capture)
         for lone in (True, False):
             results.append(run(lone))
-    states = (dict(zip(STATE_NAMES, captured[0], strict=False)),
-              dict(zip(STATE_NAMES, captured[-1], strict=False)))
+    states = (captured[0]._asdict(), captured[-1]._asdict())
     for name in STATE_NAMES[:7]:
         np.testing.assert_array_equal(states[0][name], states[1][name], err_msg=name)
     res_i = states[0]["res_i"]
@@ -151,10 +168,12 @@ def _lone_flow_runs(scenario, policy, arrivals, window):
         window=window, debug=False, lone_flow=lone, arrivals=arrivals))
 
 
+@pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("load", [0.3, 0.7, 0.95])
-def test_lone_flow_loop_leaves_the_same_state(policy, load):
-    scenario = make_scenario(classes=FIG3_CLASSES, axis="link")
+def test_lone_flow_loop_leaves_the_same_state(policy, load, weighted):
+    classes = CASES["weighted"]["classes"] if weighted else FIG3_CLASSES
+    scenario = make_scenario(classes=classes, axis="link")
     model = PacketModel.from_scenario(scenario)
     _assert_same_final_state(lambda lone: run_replication(
         model, policy, scenario.class_loads(load), np.random.SeedSequence(4), flows=300,
@@ -163,15 +182,17 @@ def test_lone_flow_loop_leaves_the_same_state(policy, load):
 
 @settings(max_examples=60, deadline=None)
 @given(policy=st.sampled_from(POLICIES), window=st.integers(1, 6),
-       requirements=st.lists(st.sampled_from([[0.5, 1.0], [1.0, 0.5], [1.0, 1.0], [0.0, 1.0],
-                                              [1.0, 0.25]]), min_size=1, max_size=3),
+       requirements=st.lists(st.tuples(
+           st.sampled_from([[0.5, 1.0], [1.0, 0.5], [1.0, 1.0], [0.0, 1.0], [1.0, 0.25]]),
+           st.sampled_from([1.0, 2.0, 0.5, 3.0])), min_size=1, max_size=3),
        flows=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 2), st.integers(1, 30)),
                       min_size=1, max_size=12))
 def test_lone_flow_loop_changes_nothing(policy, window, requirements, flows):
     """Integer arrival times and dyadic service times: completions often fall exactly on
-    an arrival, so the lone-flow loop's hand-over at equal times is exercised."""
-    classes = [{"name": str(k), "requirements": r, "load_share": 1}
-               for k, r in enumerate(requirements)]
+    an arrival, so the lone-flow loop's hand-over at equal times is exercised (weights
+    1, 2, ½ keep the times dyadic; 3 does not)."""
+    classes = [{"name": str(k), "requirements": r, "load_share": 1, "weight": w}
+               for k, (r, w) in enumerate(requirements)]
     scenario = make_scenario(classes=classes)
     arrivals = ([float(t) for t, _, _ in flows], [c % len(classes) for _, c, _ in flows],
                 [n for _, _, n in flows])
@@ -209,3 +230,26 @@ def test_results_do_not_depend_on_where_the_kernel_stops(policy, load):
     for other in pieces:
         np.testing.assert_array_equal(other.completion, whole.completion)
         assert (other.services, other.events) == (whole.services, whole.events)
+
+
+def test_lone_flow_drfq_injection_takes_the_virtual_time_when_the_flow_lags():
+    """Memoryless DRFQ: S = max(V, F) at injection. A lone flow's F is usually at V (V is
+    the largest tag started, and only its own packets start), but it can inherit a lag.
+    X (CPU-bound, (1, 0.1)) runs beside Y (link only, weight 0.01: +100 per packet tag).
+    When Y's last packet starts at the link, V jumps ~100 above X's F, and while it holds
+    the link for one time unit none of X's packets can leave, so X injects nothing (the
+    general loop would reset it to V). Y leaves; X is alone, and its lone-flow injections
+    are lifted to V by max(V, ·). At t = 400, Z (X's class) arrives with S = V: X's ≤ W
+    packets injected alone have tags at V, level with Z's. Without the max they would be
+    ~100 below and go first at the CPU (until X's next injection, in the general loop,
+    resets X to V): Z finishes 3.0 later. So the max changes the outcome for the next flow,
+    and, beyond it, the kernel state (X's F and packet keys, V)."""
+    classes = [{"name": "x", "requirements": [1.0, 0.1], "load_share": 1},
+               {"name": "y", "requirements": [0.0, 1.0], "load_share": 1, "weight": 0.01}]
+    scenario = make_scenario(classes=classes)
+    arrivals = ([0.0, 0.0, 400.0], [1, 0, 0], [300, 3000, 500])
+    lone, general = _lone_flow_runs(scenario, "drfq", arrivals, 4)
+    y_done, x_done, z_done = general.completion
+    assert y_done < 400.0 < z_done < x_done  # X alone in (y_done, 400)
+    # X and Z share the CPU from t = 400: Z's 500 packets take about 1000
+    assert z_done - 400.0 == pytest.approx(1000.0, rel=0.01)

@@ -38,10 +38,12 @@ def debug_enabled() -> bool:
 
 def _flat_model(model: PacketModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The model arrays in the kernel's flat layout: service and next_resource at
-    [p·J + j], and type_charge[p] = max_j service (memoryless DRFQ's charge, BR eq. 2)."""
+    [p·J + j], and type_charge[p] = max_j service / w (memoryless weighted DRFQ's charge,
+    BR eq. 2; w the weight of type p's class)."""
+    type_weight = np.repeat(model.class_weight, model.type_count)
     return (np.ascontiguousarray(model.service).ravel(),
             np.ascontiguousarray(model.next_resource).ravel(),
-            model.service.max(axis=1))
+            model.service.max(axis=1) / type_weight)
 
 
 class InvariantError(AssertionError):
@@ -74,7 +76,8 @@ class _State:
         K = model.type_start.shape[0]
         self.window = window
         self.J, self.K = J, K
-        self.ni, self.nf = (int(x) for x in kernel.record_layout(J, window)[:2])
+        layout = kernel.record_layout(J, window)
+        self.ni, self.nf = int(layout.ni), int(layout.nf)
         self.istate = np.zeros(8, dtype=np.int64)
         self.fstate = np.zeros(2)
         self.res_i = np.zeros(4 * J, dtype=np.int64)
@@ -131,6 +134,10 @@ class _State:
     def grow(self) -> None:
         self._allocate(2 * self.capacity)
 
+    def arrays(self) -> kernel.State:
+        """The state as the kernel takes it (the arrays themselves, not copies)."""
+        return kernel.State(*(getattr(self, name) for name in kernel.State._fields))
+
 
 def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
@@ -185,9 +192,12 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         extend()
     state = _State(model, window, INITIAL_CAPACITY)
     service, next_resource, type_charge = _flat_model(model)
-    constants = (service, next_resource, model.first_resource, type_charge, model.type_cdf,
-                 model.type_start, model.type_count, model.class_cycle, model.class_rtt,
-                 window, float(delta), hash_key)
+    constants = kernel.Model(
+        service=service, next_resource=next_resource, first_resource=model.first_resource,
+        type_charge=type_charge, type_cdf=model.type_cdf, class_type0=model.type_start,
+        class_ntypes=model.type_count, class_cycle=model.class_cycle,
+        class_rtt=model.class_rtt, class_weight=model.class_weight, window=window,
+        delta=float(delta), hash_key=hash_key)
     state.istate[kernel.I_OUTSTANDING] = flows
     completion = np.full(flows, np.nan)
     started = time.perf_counter()
@@ -199,10 +209,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                              "mean size", "flows")
         status = kernel.run_kernel(
             code, debug, CHUNK_EVENTS, constants,
-            (arr_time, arr_class, arr_size, n_arrivals, flows, completion),
-            (s.istate, s.fstate, s.free_slots, s.flow_i, s.flow_f, s.res_i, s.res_f,
-             s.heap_key, s.heap_id, s.pend_time, s.pend_slot, s.pend_head, s.pend_len,
-             s.in_use), lone_flow)
+            kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion),
+            s.arrays(), lone_flow)
         if status == kernel.DONE:
             break
         if status == kernel.NEED_ARRIVALS:

@@ -34,12 +34,19 @@ whether it ran or not (``tests/test_packet_reference.py``). A lone flow does mos
 work at low load: 89% of the services at load 0.1, 45% at 0.5, 7% at 0.9 (Figure 3's
 scenario, BMF, m = 2000).
 
-Tags (S^{k-1} = same flow's previous packet; −∞ for a flow's first packet):
-  BMF  S = max(V_j, S^{k-1}_j + s_j)                       (BR eq. 7)
-  PF   S = max(V_j, S^{k-1}_j + s_j / Q_ij)                (BR eq. 5, Q counts the arrival)
-  DRFQ S = max(V, S^{k-1} + max_j s_j) at injection       (BR eq. 2, memoryless)
-  DRFQ-dovetail S_j = max(V_j, F_j), F_j = S_j + s_j, key = max over used j of S_j;
+Tags. As in start-time fair queueing (Goyal et al.), a flow is charged for the packet it
+has sent: S^k = max(V, F^{k-1}), F^{k-1} = S^{k-1} + the cost of its previous packet
+k−1 (at a resource: the flow's previous packet that visited that resource). A flow's
+first packet gets S = V. w is the flow's class weight, which divides every increment
+(weighted SFQ; weighted DRFQ as in Ghodsi et al. SIGCOMM'12):
+  BMF  S = max(V_j, S^{k-1}_j + s^{k-1}_j / w)             (BR eq. 7)
+  PF   S = max(V_j, S^{k-1}_j + (s^{k-1}_j / w) / Q_ij)    (BR eq. 5; Q_ij counts the
+       arriving packet and is taken at its arrival)
+  DRFQ S = max(V, S^{k-1} + max_j s^{k-1}_j / w) at injection   (BR eq. 2, memoryless)
+  DRFQ-dovetail S_j = max(V_j, F_j), F_j = S_j + s_j / w, key = max over used j of S_j;
        then F_j ← max(F_j, max_r F_r − Δ)                   (Ghodsi et al. SIGCOMM'12)
+With one packet type per class the previous packet's cost is the current one's. Every
+s / w is one floating-point division (the reference simulator does the same).
 
 Memory layout (why it looks like this: every separate array is a base pointer and a
 stride the loop must keep in a register or reload from the stack; with ~50 arrays the
@@ -47,23 +54,39 @@ loop spent most of its instructions on spills). State is a handful of flat array
 
 * a flow slot's integers are one record of ``ni`` int64 in ``flow_i`` (offset slot·ni) and
   its floats one record of ``nf`` float64 in ``flow_f``; :func:`record_layout` gives the
-  offsets of the per-resource and per-packet parts;
+  offsets of the per-resource and per-packet parts. The flow's tag state is the first J
+  floats: what the next packet's tag needs of the previous one, F_j = S_j + s_j / w for
+  BMF and dovetailing DRFQ (memoryless DRFQ: one F, at 0), S_j for PF, whose increment
+  (s_j / w) / Q_ij waits for the next packet's Q (the s_j / w is kept at ``o_charge``);
 * resource j's heap of flow heads is entries i·J + j of ``heap_key`` (the head's tag) and
   ``heap_id`` (its arrival number and slot packed as seq·2^SLOT_BITS + slot, so comparing
   ids compares arrival numbers);
 * ``res_f`` = [completion time (∞ when idle), V_j, busy time, service time of the packet
   in service at its next resource], ``res_i`` = [slot, packet number and next resource
   (−1: it leaves) of the packet in service, heap size], each J long.
+
+The kernel's arguments are named tuples (:class:`Model`, :class:`Arrivals`,
+:class:`State`, and the :class:`Layout` of the records): Numba compiles a field access to
+the same code as a constant index, and the hot loop still sees only plain arrays.
+
+Why one file: every compiled function here has ``cache=True``, and Numba's disk cache
+is invalidated per file: a cached function is re-compiled when *its own* source file
+changes. The helpers are compiled into the loops (``inline="always"``, or linked into the
+same machine code), and a helper in another file is not a dependency the cache tracks:
+edit it, and the loops keep running the old code from the cache. With the loops and
+everything they use in this one file, any edit invalidates them all.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 DRFQ, DRFQ_DOVETAIL, PF, BMF = 0, 1, 2, 3
 #: bump when the model or the kernel changes results; part of every stored point's key
-ENGINE_VERSION = "1"
+ENGINE_VERSION = "2"
 
 # return codes of run_kernel
 DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY = 0, 1, 2, 3
@@ -88,6 +111,77 @@ _SLOT_MASK = np.int64(MAX_SLOTS - 1)
  FI_NTYPES) = range(9)
 FI_RES = 9  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
 
+
+
+class Model(NamedTuple):
+    """The model constants (built by :mod:`mrfq.packet.engine` from a
+    :class:`~mrfq.packet.model.PacketModel`). Types are numbered over all classes."""
+
+    service: np.ndarray         # [p·J + j]: processing time of type p at j (0 = skip)
+    next_resource: np.ndarray   # [p·J + j]: next resource after j with s > 0 (−1 = leave)
+    first_resource: np.ndarray  # [p]
+    type_charge: np.ndarray     # [p]: max_j service / w (memoryless DRFQ's charge, BR eq. 2)
+    type_cdf: np.ndarray        # [p]: cumulative probability within its class
+    class_type0: np.ndarray     # [k]: first type of class k
+    class_ntypes: np.ndarray    # [k]: its number of types
+    class_cycle: np.ndarray     # [k]: types cycled in order (else drawn)
+    class_rtt: np.ndarray       # [k]: round-trip time
+    class_weight: np.ndarray    # [k]: weight w, dividing every tag increment
+    window: int                 # W
+    delta: float                # dovetailing DRFQ's Δ
+    hash_key: np.uint64         # key of the packet-type hash
+
+
+class Arrivals(NamedTuple):
+    """Pre-generated flow arrivals; completion times of flows with index < ``flows`` are
+    written to ``completion``, and the run is DONE when all of them have completed."""
+
+    time: np.ndarray
+    flow_class: np.ndarray
+    size: np.ndarray
+    n_arrivals: int
+    flows: int
+    completion: np.ndarray
+
+
+class State(NamedTuple):
+    """All mutable state (layout in the module docstring); the round-trip rings are
+    k·cap + position; ``in_use`` is scratch space for the debug checks."""
+
+    istate: np.ndarray
+    fstate: np.ndarray
+    free_slots: np.ndarray
+    flow_i: np.ndarray
+    flow_f: np.ndarray
+    res_i: np.ndarray
+    res_f: np.ndarray
+    heap_key: np.ndarray
+    heap_id: np.ndarray
+    pend_time: np.ndarray
+    pend_slot: np.ndarray
+    pend_head: np.ndarray
+    pend_len: np.ndarray
+    in_use: np.ndarray
+
+
+class Layout(NamedTuple):
+    """Sizes of a flow slot's int and float records and offsets of their parts
+    (:func:`record_layout`)."""
+
+    ni: int
+    nf: int
+    o_free: int
+    o_type: int
+    o_fifo_pk: int
+    o_fifo_id: int
+    o_key: int
+    o_vtags: int
+    o_fifo_key: int
+    o_fifo_s: int
+    o_charge: int
+    o_weight: int
+
+
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 #: indices are cast to unsigned where used: Numba then skips its negative-index
 #: wraparound code, which was a large share of the loop's instructions
@@ -103,23 +197,26 @@ def record_layout(J, W):
     promoting the next one need no lookup through the packet number.
     Int record: FI_* fields, per-resource triples, free packet numbers [W], packet type
     [W], FIFO packet numbers [J·W], FIFO heap ids [J·W].
-    Float record: tag S_j [J], last served order per resource (debug) [J], packet key set
-    at injection (DRFQ) [W], dovetail virtual starts per packet and resource [W·J], FIFO
-    tags [J·W], FIFO service times [J·W].
-    Returns (ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
-    o_fifo_s).
+    Float record: tag state F_j or S_j [J] (module docstring), last served order per
+    resource (debug) [J], s_j / w of the previous packet at j (PF) [J], the class weight
+    w [1], packet key set at injection (DRFQ) [W], dovetail virtual starts per packet and
+    resource [W·J], FIFO tags [J·W], FIFO service times [J·W].
+    Returns a :class:`Layout`.
     """
     o_free = FI_RES + 3 * J
     o_type = o_free + W
     o_fifo_pk = o_type + W
     o_fifo_id = o_fifo_pk + J * W
     ni = o_fifo_id + J * W
-    o_key = 2 * J
+    o_charge = 2 * J
+    o_weight = 3 * J
+    o_key = o_weight + 1
     o_vtags = o_key + W
     o_fifo_key = o_vtags + W * J
     o_fifo_s = o_fifo_key + J * W
     nf = o_fifo_s + J * W
-    return ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key, o_fifo_s
+    return Layout(ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
+                  o_fifo_s, o_charge, o_weight)
 
 
 @njit(cache=True, inline="always")
@@ -189,11 +286,11 @@ def _sift_down(heap_key, heap_id, n, J, j, key, hid):
 @njit(cache=True, inline="always", _nrt=False)
 def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
     """Inject the next packet of the flow whose records start at b / bf: draw its type,
-    take a free packet number, give the DRFQ tags. Returns (packet, first resource, its
+    take a free packet number, give the DRFQ tags (the previous packet's charge; the flow
+    state keeps F = S + charge). Returns (packet, first resource, its
     service time there)."""
-    (service, next_resource, first_resource, type_charge, type_cdf, class_type0,
-     class_ntypes, class_cycle, class_rtt, window, delta, hash_key) = model
-    o_free, o_type, o_key, o_vtags = layout[2], layout[3], layout[6], layout[7]
+    service, type_charge, type_cdf = model.service, model.type_charge, model.type_cdf
+    o_free, o_type, o_key, o_vtags = layout.o_free, layout.o_type, layout.o_key, layout.o_vtags
     number = flow_i[b + _U(FI_SENT)]
     flow_i[b + _U(FI_SENT)] = number + 1
     flow_i[b + _U(FI_TO_INJECT)] -= 1
@@ -201,10 +298,10 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
     ptype = flow_i[b + _U(FI_TYPE0)]
     count = flow_i[b + _U(FI_NTYPES)]
     if count > 1:
-        if class_cycle[_U(flow_i[b + _U(FI_CLASS)])]:
+        if model.class_cycle[_U(flow_i[b + _U(FI_CLASS)])]:
             ptype += number % count
         else:
-            u = packet_uniform(hash_key, flow_i[b + _U(FI_INDEX)], number)
+            u = packet_uniform(model.hash_key, flow_i[b + _U(FI_INDEX)], number)
             c = 0
             while c < count - 1 and type_cdf[_U(ptype + c)] <= u:
                 c += 1
@@ -214,25 +311,26 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
     pk = flow_i[b + _U(o_free + n_free)]
     flow_i[b + _U(o_type + pk)] = ptype
     if policy == DRFQ:
-        key = max(vglobal, flow_f[bf] + type_charge[_U(ptype)])
-        flow_f[bf] = key
+        key = max(vglobal, flow_f[bf])
+        flow_f[bf] = key + type_charge[_U(ptype)]
         flow_f[bf + _U(o_key + pk)] = key
     elif policy == DRFQ_DOVETAIL:
         key = -np.inf
         top_finish = -np.inf
+        w = flow_f[bf + _U(layout.o_weight)]
         for j in range(J):
             s = service[_U(ptype * J + j)]
             if s > 0.0:
                 begin = max(res_f[_U(J + j)], flow_f[bf + _U(j)])
                 flow_f[bf + _U(o_vtags + pk * J + j)] = begin
-                flow_f[bf + _U(j)] = begin + s
+                flow_f[bf + _U(j)] = begin + s / w
                 key = max(key, begin)
             top_finish = max(top_finish, flow_f[bf + _U(j)])
-        if delta < np.inf:
+        if model.delta < np.inf:
             for j in range(J):
-                flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - delta)
+                flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - model.delta)
         flow_f[bf + _U(o_key + pk)] = key
-    dest = first_resource[_U(ptype)]
+    dest = model.first_resource[_U(ptype)]
     return pk, dest, service[_U(ptype * J + dest)]
 
 
@@ -250,12 +348,12 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
         if key > vglobal:
             vglobal = key
     elif policy == DRFQ_DOVETAIL:
-        vtag = flow_f[sbf + _U(layout[7] + pk * J + j)]
+        vtag = flow_f[sbf + _U(layout.o_vtags + pk * J + j)]
         if vtag > res_f[_U(J + j)]:
             res_f[_U(J + j)] = vtag
     else:
         res_f[_U(J + j)] = key
-    ptype = flow_i[sb + _U(layout[3]) + _U(pk)]
+    ptype = flow_i[sb + _U(layout.o_type) + _U(pk)]
     nxt_res = next_resource[_U(ptype * J + j)]
     res_i[_U(2 * J + j)] = nxt_res
     if nxt_res >= 0:
@@ -276,20 +374,23 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
 def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, service,
             next_resource, J, W, layout, slot, b, bf, pk, dest, s, seq, t, vglobal):
     """Packet ``pk`` (service time s there) of the flow in ``slot`` arrives at resource
-    ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7), then either start it
-    (dest idle, nothing waiting) or enqueue it and push the flow into dest's heap if it was
-    not backlogged there. Returns the global virtual time."""
-    o_key, o_fifo_pk, o_fifo_id, o_fifo_key, o_fifo_s = (layout[6], layout[4], layout[5],
-                                                         layout[8], layout[9])
+    ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7; the flow is charged for
+    its previous packet at dest), then either start it (dest idle, nothing waiting) or
+    enqueue it and push the flow into dest's heap if it was not backlogged there. Returns
+    the global virtual time."""
+    o_key, o_fifo_pk, o_fifo_id, o_fifo_key, o_fifo_s = (
+        layout.o_key, layout.o_fifo_pk, layout.o_fifo_id, layout.o_fifo_key, layout.o_fifo_s)
     at = b + _U(FI_RES + 3 * dest)
     queued = flow_i[at] + 1
     flow_i[at] = queued
     if policy == BMF:
-        key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)] + s)
-        flow_f[bf + _U(dest)] = key
+        key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)])
+        flow_f[bf + _U(dest)] = key + s / flow_f[bf + _U(layout.o_weight)]
     elif policy == PF:
-        key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)] + s / queued)
+        charge_at = bf + _U(layout.o_charge + dest)
+        key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)] + flow_f[charge_at] / queued)
         flow_f[bf + _U(dest)] = key
+        flow_f[charge_at] = s / flow_f[bf + _U(layout.o_weight)]
     else:
         key = flow_f[bf + _U(o_key + pk)]
     hid = (seq << SLOT_BITS) | slot
@@ -329,20 +430,22 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     dispatch and the scan of every resource. Returns the loop's scalars (t, vglobal, seq,
     services, events, outstanding, free_top, active).
     """
-    service, next_resource, first_resource, type_charge = model[0], model[1], model[2], model[3]
-    ni, nf = layout[0], layout[1]
-    o_free, o_type, o_fifo_pk, o_fifo_id, o_key = (layout[2], layout[3], layout[4], layout[5],
-                                                    layout[6])
-    o_fifo_key = layout[8]
-    o_fifo_s = layout[9]
+    service, next_resource = model.service, model.next_resource
+    ni, nf = layout.ni, layout.nf
+    o_free, o_type, o_fifo_pk, o_fifo_id, o_key = (
+        layout.o_free, layout.o_type, layout.o_fifo_pk, layout.o_fifo_id, layout.o_key)
+    o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
     b = _U(slot * ni)
     bf = _U(slot * nf)
     ptype = flow_i[b + _U(FI_TYPE0)]
-    A = first_resource[_U(ptype)]
+    A = model.first_resource[_U(ptype)]
     B = next_resource[_U(ptype * J + A)]
     sA = service[_U(ptype * J + A)]
     sB = service[_U(ptype * J + B)]
-    charge = type_charge[_U(ptype)]
+    charge = model.type_charge[_U(ptype)]
+    w = flow_f[bf + _U(layout.o_weight)]
+    costA = sA / w  # what a packet charges at A and at B (BMF, PF)
+    costB = sB / w
     a_first = A < B
     ringA = _U(A * W)
     ringB = _U(B * W)
@@ -360,11 +463,14 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     qB = flow_i[atB]
     hB = flow_i[atB + _U(1)]
     nB = flow_i[atB + _U(2)]
+    # the tag state: F (BMF, DRFQ), or PF's S and the previous packet's charge
     if policy == DRFQ:
         prevA = prevB = flow_f[bf]
     else:
         prevA = flow_f[bf + _U(A)]
         prevB = flow_f[bf + _U(B)]
+    charge_prevA = flow_f[bf + _U(layout.o_charge + A)]
+    charge_prevB = flow_f[bf + _U(layout.o_charge + B)]
     in_system = flow_i[b + _U(FI_IN_SYSTEM)]
     to_inject = flow_i[b + _U(FI_TO_INJECT)]
     sent = flow_i[b + _U(FI_SENT)]
@@ -389,11 +495,12 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
             pk = pkA
             qB += 1
             if policy == BMF:
-                key = max(VB, prevB + sB)
-                prevB = key
+                key = max(VB, prevB)
+                prevB = key + costB
             elif policy == PF:
-                key = max(VB, prevB + sB / qB)
+                key = max(VB, prevB + charge_prevB / qB)
                 prevB = key
+                charge_prevB = costB
             else:
                 key = flow_f[bf + _U(o_key + pk)]
             hid = (seq << SLOT_BITS) | slot
@@ -449,14 +556,15 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 flow_i[b + _U(o_type + pk)] = ptype
                 qA += 1
                 if policy == BMF:
-                    key = max(VA, prevA + sA)
-                    prevA = key
+                    key = max(VA, prevA)
+                    prevA = key + costA
                 elif policy == PF:
-                    key = max(VA, prevA + sA / qA)
+                    key = max(VA, prevA + charge_prevA / qA)
                     prevA = key
+                    charge_prevA = costA
                 else:
-                    key = max(vglobal, prevA + charge)
-                    prevA = key
+                    key = max(vglobal, prevA)
+                    prevA = key + charge
                     flow_f[bf + _U(o_key + pk)] = key
                 hid = (seq << SLOT_BITS) | slot
                 seq += 1
@@ -518,6 +626,9 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
         res_f[_U(J + B)] = VB
         flow_f[bf + _U(A)] = prevA
         flow_f[bf + _U(B)] = prevB
+        if policy == PF:
+            flow_f[bf + _U(layout.o_charge + A)] = charge_prevA
+            flow_f[bf + _U(layout.o_charge + B)] = charge_prevB
     if started_A:  # the packet in service (or, idle, the last one started), as at a start
         res_i[_U(A)] = slot
         res_i[_U(J + A)] = pkA
@@ -591,21 +702,13 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     ``lone_flow`` lets a flow that is alone run in :func:`_lone_flow` (not in debug runs,
     which check the invariants after every event, nor for dovetailing DRFQ).
 
-    ``model`` = (service, next_resource, first_resource, type_charge, type_cdf,
-    class_type0, class_ntypes, class_cycle, class_rtt, window, delta, hash_key):
-    ``service[p·J + j]`` is the processing time of packet type p at resource j (0 = skip),
-    ``next_resource[p·J + j]`` the next resource after j with s > 0 (−1 = leave),
-    ``type_charge[p]`` = max_j service (the DRFQ charge).
-    ``arrivals`` = (arr_time, arr_class, arr_size, n_arrivals, flows, completion):
-    pre-generated flow arrivals; completion times of flows with index < ``flows`` are
-    written to ``completion`` and the run is DONE when all of them have completed.
-    ``state`` = (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key,
-    heap_id, pend_time, pend_slot, pend_head, pend_len, in_use): the layout above; the
-    round-trip rings are k·cap + position; ``in_use`` is scratch space for debug checks.
+    ``model``, ``arrivals``, ``state``: a :class:`Model`, :class:`Arrivals` and
+    :class:`State` (named tuples of plain arrays and scalars).
     """
     # the rest of the model is used by _inject, which takes the whole tuple
-    service, next_resource, class_type0, class_ntypes, class_rtt, window = (
-        model[0], model[1], model[5], model[6], model[8], model[9])
+    service, next_resource, class_type0, class_ntypes, class_rtt, class_weight, window = (
+        model.service, model.next_resource, model.class_type0, model.class_ntypes,
+        model.class_rtt, model.class_weight, model.window)
     arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
      pend_slot, pend_head, pend_len, in_use) = state
@@ -614,7 +717,10 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     W = window
     pend_cap = pend_time.shape[0] // K
     layout = record_layout(J, W)
-    ni, nf, o_free, _, o_fifo_pk, o_fifo_id, _, _, o_fifo_key, o_fifo_s = layout
+    ni, nf, o_free = layout.ni, layout.nf, layout.o_free
+    o_fifo_pk, o_fifo_id = layout.o_fifo_pk, layout.o_fifo_id
+    o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
+    o_charge, o_weight = layout.o_charge, layout.o_weight
     has_rtt = False
     for k in range(K):
         if class_rtt[k] > 0.0:
@@ -646,7 +752,7 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             if lone >= 0:
                 b = _U(lone * ni)
                 ptype = flow_i[b + _U(FI_TYPE0)]
-                first = model[2][_U(ptype)]
+                first = model.first_resource[_U(ptype)]
                 second = next_resource[_U(ptype * J + first)]
                 if (flow_i[b + _U(FI_NTYPES)] == 1 and flow_i[b + _U(FI_PENDING)] == 0
                         and not (has_rtt and class_rtt[_U(flow_i[b + _U(FI_CLASS)])] > 0.0)
@@ -783,6 +889,8 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                 flow_i[b + _U(FI_RES + 3 * j + 2)] = 0
                 flow_f[bf + _U(j)] = -np.inf
                 flow_f[bf + _U(J + j)] = -np.inf
+                flow_f[bf + _U(o_charge + j)] = 0.0
+            flow_f[bf + _U(o_weight)] = class_weight[_U(k)]
             for _ in range(min(W, size)):
                 pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
                                       vglobal)

@@ -17,7 +17,9 @@ class PacketModel:
     """Packet types of all classes as arrays (the kernel's model constants).
 
     ``service[p, j]``: processing time of packet type p at resource j (time unit: one
-    dominant packet service of the class's mean vector, SPEC §4).
+    dominant packet service of the class's mean vector, SPEC §4). Types are numbered over
+    all classes, class k's from ``type_start[k]``. ``class_weight[k]`` divides every tag
+    increment of class k's flows (weighted SFQ, SPEC §3).
     """
 
     service: np.ndarray
@@ -28,6 +30,7 @@ class PacketModel:
     type_cdf: np.ndarray
     class_cycle: np.ndarray
     class_rtt: np.ndarray
+    class_weight: np.ndarray
 
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> PacketModel:
@@ -55,6 +58,7 @@ class PacketModel:
             type_cdf=np.array(cdf, dtype=np.float64),
             class_cycle=np.array([c.packet_order == "cycle" for c in scenario.classes]),
             class_rtt=np.array([c.rtt for c in scenario.classes], dtype=np.float64),
+            class_weight=np.array([c.weight for c in scenario.classes], dtype=np.float64),
         )
 
 
