@@ -6,8 +6,14 @@
    mrfq on a smaller case; statistical agreement of γ_k (95% CIs over replications) and
    the speed ratio in services per second.
 
+3. Side by side with another checkout (``--compare DIR``): rounds of one throughput run
+   per policy in each tree, as separate processes (each tree's own package and Numba
+   cache), the order alternating from round to round; per-policy min / median / max and
+   the median of the per-round ratios, which is what survives the machine's drift.
+
 Usage: python benchmarks/bench_packet.py [--services 1e8] [--simpy-flows 1500]
        [--policies bmf,pf,drfq,drfq-dovetail] [--repeat 5] [--no-simpy]
+       [--compare OTHER_CHECKOUT --rounds 10]
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -94,6 +103,40 @@ def simpy_comparison(flows: int, replications: int) -> None:
           f"services/s: ratio {fast_rate / slow_rate:.0f}x")
 
 
+def _rates(tree: Path, policies: str, services: float) -> dict[str, float]:
+    """One process running this script's throughput part in checkout ``tree``."""
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    out = subprocess.run([sys.executable, "benchmarks/bench_packet.py", "--policies", policies,
+                          "--services", str(services), "--no-simpy"], cwd=tree, env=env,
+                         capture_output=True, text=True, check=True).stdout
+    found = re.findall(r"throughput: (\S+) .*: ([\d.]+) M services per CPU-second", out)
+    return {policy: float(rate) for policy, rate in found}
+
+
+def compare(other: Path, rounds: int, policies: str, services: float) -> None:
+    """This checkout against ``other``, interleaved (order alternating by round)."""
+    trees = {"before": other.resolve(), "after": ROOT}
+    for tree in trees.values():
+        _rates(tree, policies, 1e6)  # compile / load each tree's cache outside the rounds
+    rates = {name: [] for name in trees}
+    for r in range(rounds):
+        for name in (("before", "after") if r % 2 == 0 else ("after", "before")):
+            rates[name].append(_rates(trees[name], policies, services))
+    print(f"before: {trees['before']}\nafter: {trees['after']}\n{rounds} rounds, "
+          f"{services:g} services per run, M services per CPU-second (min / median / max)")
+    print("| policy | before | after | after / before, median of rounds [quartiles] "
+          "| rounds after faster |\n|---|---|---|---|---|")
+    for policy in policies.split(","):
+        b = [x[policy] for x in rates["before"]]
+        a = [x[policy] for x in rates["after"]]
+        ratios = sorted(y / x for x, y in zip(b, a, strict=True))
+        q = statistics.quantiles(ratios, n=4) if rounds > 1 else [ratios[0]] * 3
+        print(f"| {policy} | {min(b):.1f} / {statistics.median(b):.1f} / {max(b):.1f} "
+              f"| {min(a):.1f} / {statistics.median(a):.1f} / {max(a):.1f} "
+              f"| {statistics.median(ratios):.3f} [{q[0]:.3f}, {q[2]:.3f}] "
+              f"| {sum(x > 1 for x in ratios)} of {rounds} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--services", type=float, default=1e8)
@@ -104,7 +147,13 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="throughput runs per policy (the machine is noisy: report all)")
     parser.add_argument("--no-simpy", action="store_true", help="skip the SimPy comparison")
+    parser.add_argument("--compare", type=Path, metavar="OTHER_CHECKOUT",
+                        help="time this checkout against another, side by side, and stop")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds of --compare")
     args = parser.parse_args()
+    if args.compare is not None:
+        compare(args.compare, args.rounds, args.policies, args.services)
+        return
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, "
           f"python {platform.python_version()}")
     for policy in args.policies.split(","):

@@ -47,6 +47,10 @@ first packet gets S = V. w is the flow's class weight, which divides every incre
        then F_j ← max(F_j, max_r F_r − Δ)                   (Ghodsi et al. SIGCOMM'12)
 With one packet type per class the previous packet's cost is the current one's. Every
 s / w is one floating-point division (the reference simulator does the same).
+Weighted DRFQ as specified does not always realise weighted DRF: V (the largest tag
+started) keeps up with the flows that advance fastest in tag terms, and a flow that lags
+it is reset to V at every packet, losing its weight (tests/test_packet_weights.py: two
+flows of weights 1 and 2 behind an idle CPU get 1/2 each under memoryless DRFQ).
 
 Memory layout (why it looks like this: every separate array is a base pointer and a
 stride the loop must keep in a register or reload from the stack; with ~50 arrays the
