@@ -42,6 +42,7 @@ from numba import njit
 
 from mrfq.errors import InputError
 from mrfq.fluid.allocators import as_problem
+from mrfq.fluid.kernels import next_composition
 from mrfq.fluid.markov import MarkovResult
 
 #: bump when bf_service_rates' results change; for the keys of stored fluid points
@@ -233,15 +234,8 @@ def stream_levels(requirements, log_rho, first, last, previous, binom):
             weight[s] = w
             top = max(top, w)
             # next composition in lexicographic order
-            j = K - 1
-            while j > 0 and state[j] == 0:
-                j -= 1
-            if j == 0:
+            if not next_composition(state):
                 break
-            carry = state[j]
-            state[j] = 0
-            state[j - 1] += 1
-            state[K - 1] = carry - 1
         # second pass for the moments, in the same order
         total = 0.0
         state[:] = 0
@@ -252,15 +246,8 @@ def stream_levels(requirements, log_rho, first, last, previous, binom):
             total += e
             for k in range(K):
                 conditional[row, k] += state[k] * e
-            j = K - 1
-            while j > 0 and state[j] == 0:
-                j -= 1
-            if j == 0:
+            if not next_composition(state):
                 break
-            carry = state[j]
-            state[j] = 0
-            state[j - 1] += 1
-            state[K - 1] = carry - 1
         log_mass[row] = top + math.log(total)
         for k in range(K):
             conditional[row, k] /= total

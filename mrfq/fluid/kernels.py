@@ -352,6 +352,26 @@ def bmf(requirements, counts, weights, phi):
 
 
 @njit(cache=True)
+def next_composition(state):
+    """Advance ``state`` (K parts summing to a level) to the next composition of that level
+    in the order (0, …, 0, l), (0, …, 1, l−1), …, (l, 0, …, 0): one unit moves left past the
+    last non-zero part, the rest of it goes to the last part. Returns False (``state``
+    unchanged) after the last composition. The Markov solver and balanced fairness
+    enumerate every level in this order."""
+    K = state.shape[0]
+    j = K - 1
+    while j > 0 and state[j] == 0:
+        j -= 1
+    if j == 0:
+        return False
+    carry = state[j]
+    state[j] = 0
+    state[j - 1] += 1
+    state[K - 1] = carry - 1
+    return True
+
+
+@njit(cache=True)
 def allocate_into(policy, requirements, counts, weights, phi):
     """Dispatch to the kernel of ``policy`` (DRF=0, PF=1, BMF=2); any other code (balanced
     fairness has no kernel here: :mod:`mrfq.fluid.balanced`) gives NaN rates, never

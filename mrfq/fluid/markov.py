@@ -77,16 +77,8 @@ def _enumerate_states(level, K):
         while True:
             states[row, :] = current
             row += 1
-            # next composition: move one unit leftwards (reverse-lexicographic on suffix)
-            j = K - 1
-            while j > 0 and current[j] == 0:
-                j -= 1
-            if j == 0:
+            if not kernels.next_composition(current):
                 break
-            carry = current[j]
-            current[j] = 0
-            current[j - 1] += 1
-            current[K - 1] = carry - 1
     return states
 
 
