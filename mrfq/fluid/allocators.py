@@ -45,6 +45,24 @@ def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarra
     return np.ascontiguousarray(a), n, w
 
 
+def stable_loads(requirements: np.ndarray, loads, field: str = "loads",
+                 nonzero: bool = False) -> np.ndarray:
+    """Per-class loads ρ_k (K non-negative numbers; not all zero with ``nonzero``) under
+    which every resource is stable: Σ_k ρ_k a_kj < 1 (BR eq. 8). InputError otherwise."""
+    K = requirements.shape[0]
+    rho = np.array(loads, dtype=np.float64).reshape(-1)
+    if (rho.shape != (K,) or np.any(~np.isfinite(rho)) or np.any(rho < 0)
+            or (nonzero and rho.sum() <= 0)):
+        raise InputError(f"must be {K} non-negative numbers"
+                         + (", not all zero" if nonzero else ""), field)
+    resource_load = rho @ requirements
+    if np.any(resource_load >= 1):
+        j = int(np.argmax(resource_load))
+        raise InputError(f"resource {j} has load {resource_load[j]:.4g} >= 1 (unstable)",
+                         field)
+    return rho
+
+
 def allocate(policy: str, requirements: Sequence | np.ndarray,
              counts: Sequence | np.ndarray | None = None,
              weights: Sequence | np.ndarray | None = None) -> np.ndarray:

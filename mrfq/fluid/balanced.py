@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from mrfq.errors import InputError
-from mrfq.fluid.allocators import as_problem
+from mrfq.fluid.allocators import as_problem, stable_loads
 from mrfq.fluid.kernels import next_composition
 from mrfq.fluid.markov import MarkovResult
 
@@ -293,14 +293,7 @@ def bf_service_rates(requirements, loads, weights=None, tolerance: float = 1e-5,
     """
     a, _, _ = as_problem(requirements, None, weights)
     K = a.shape[0]
-    rho = np.array(loads, dtype=np.float64).reshape(-1)
-    if rho.shape != (K,) or np.any(~np.isfinite(rho)) or np.any(rho < 0):
-        raise InputError(f"must be {K} non-negative numbers", "loads")
-    resource_load = rho @ a
-    if np.any(resource_load >= 1):
-        j = int(np.argmax(resource_load))
-        raise InputError(f"resource {j} has load {resource_load[j]:.4g} >= 1 (unstable)",
-                         "loads")
+    rho = stable_loads(a, loads)
     if not tolerance > 0:
         raise InputError("must be positive", "tolerance")
     active = np.flatnonzero(rho > 0)
@@ -311,7 +304,7 @@ def bf_service_rates(requirements, loads, weights=None, tolerance: float = 1e-5,
     sub = np.ascontiguousarray(a[active])
     Ka = active.size
     log_rho = np.log(rho[active])
-    r0 = max(float(resource_load.max()), 0.05)
+    r0 = max(float((rho @ a).max()), 0.05)
     level = max(16, math.ceil(math.log(tolerance) / math.log(r0)))
     if max_level is not None:
         level = min(level, max_level)

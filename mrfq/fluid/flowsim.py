@@ -46,7 +46,7 @@ from scipy import stats as sps
 from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.fluid import balanced, kernels
-from mrfq.fluid.allocators import as_problem
+from mrfq.fluid.allocators import as_problem, stable_loads
 from mrfq.sizes import SizeLaw, parse_size
 
 #: bump when a seeded run's results change; for the keys of stored flow-level points
@@ -347,14 +347,7 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=
     code = entry.code
     a, _, w = as_problem(requirements, None, weights)
     K = a.shape[0]
-    rho = np.array(class_loads, dtype=np.float64).reshape(-1)
-    if rho.shape != (K,) or np.any(~np.isfinite(rho)) or np.any(rho < 0) or rho.sum() <= 0:
-        raise InputError(f"must be {K} non-negative numbers, not all zero", "class_loads")
-    load = rho @ a
-    if np.any(load >= 1):
-        j = int(np.argmax(load))
-        raise InputError(f"resource {j} has load {load[j]:.4g} >= 1 (unstable)",
-                         "class_loads")
+    rho = stable_loads(a, class_loads, "class_loads", nonzero=True)
     if isinstance(flows, bool) or not isinstance(flows, int | np.integer) or flows < 1:
         raise InputError(f"must be a positive integer, got {flows!r}", "flows")
     laws = _laws(sizes, K)

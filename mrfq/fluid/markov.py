@@ -35,7 +35,7 @@ from numba import njit
 from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid import kernels
-from mrfq.fluid.allocators import as_problem, policy_code
+from mrfq.fluid.allocators import as_problem, policy_code, stable_loads
 
 #: bump when the solver's results change; part of every stored fluid point's key
 SOLVER_VERSION = "4"
@@ -300,14 +300,8 @@ def _service_rates(policy, requirements, loads, weights, tolerance, max_level) -
 
         return bf_service_rates(requirements, loads, weights, tolerance, max_level)
     a, _, w = as_problem(requirements, None, weights)
-    rho = np.array(loads, dtype=np.float64).reshape(-1)
-    if rho.shape != (a.shape[0],) or np.any(~np.isfinite(rho)) or np.any(rho < 0):
-        raise InputError(f"must be {a.shape[0]} non-negative numbers", "loads")
+    rho = stable_loads(a, loads)
     resource_load = rho @ a
-    if np.any(resource_load >= 1):
-        j = int(np.argmax(resource_load))
-        raise InputError(f"resource {j} has load {resource_load[j]:.4g} >= 1 (unstable)",
-                         "loads")
     if not tolerance > 0:
         raise InputError("must be positive", "tolerance")
     r0 = max(float(resource_load.max()), 0.05)
