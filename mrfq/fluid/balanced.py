@@ -85,14 +85,22 @@ def _log_phi_state(log_a, state, predecessor_log_phi, terms):
 
 
 @njit(cache=True)
-def log_balance_box_kernel(requirements, dims):
-    """log Φ on the box Π_k [0, dims_k), flattened row-major (last class fastest)."""
+def _log_requirements(requirements):
+    """log a_kj (−∞ where a_kj = 0), the terms of the balance recursion in logs."""
     K, J = requirements.shape
     log_a = np.full((K, J), -np.inf)
     for k in range(K):
         for j in range(J):
             if requirements[k, j] > 0.0:
                 log_a[k, j] = math.log(requirements[k, j])
+    return log_a
+
+
+@njit(cache=True)
+def log_balance_box_kernel(requirements, dims):
+    """log Φ on the box Π_k [0, dims_k), flattened row-major (last class fastest)."""
+    K, J = requirements.shape
+    log_a = _log_requirements(requirements)
     strides = np.ones(K, dtype=np.int64)
     for k in range(K - 2, -1, -1):
         strides[k] = strides[k + 1] * dims[k + 1]
@@ -198,11 +206,7 @@ def stream_levels(requirements, log_rho, first, last, previous, binom):
     Returns (log Φ of level ``last``, log m_l per level, Σ_n n_k π(n) / m_l per level).
     """
     K, J = requirements.shape
-    log_a = np.full((K, J), -np.inf)
-    for k in range(K):
-        for j in range(J):
-            if requirements[k, j] > 0.0:
-                log_a[k, j] = math.log(requirements[k, j])
+    log_a = _log_requirements(requirements)
     count = last - first + 1
     log_mass = np.empty(count)
     conditional = np.zeros((count, K))

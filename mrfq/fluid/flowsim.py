@@ -44,6 +44,7 @@ from numba import njit
 from scipy import stats as sps
 
 from mrfq import policies
+from mrfq.arrivals import PoissonArrivals
 from mrfq.errors import InputError
 from mrfq.fluid import balanced, kernels
 from mrfq.fluid.allocators import as_problem, stable_loads
@@ -245,22 +246,14 @@ class FlowArrivals:
             return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
                 seed_seq.entropy, spawn_key=(*seed_seq.spawn_key, 2000 + i))))
 
-        self._gaps, self._classes = derived(0), derived(1)
         self._sizes = [derived(10 + k) for k in range(len(laws))]
         self._laws = list(laws)
         rates = np.asarray(class_loads, dtype=np.float64) / np.array([w.mean for w in laws])
-        self.total_rate = float(rates.sum())
-        self._cdf = np.cumsum(rates / self.total_rate)
-        self._cdf[np.flatnonzero(rates > 0)[-1]:] = 1.0  # no draw lands on an idle class
-        self._clock = 0.0
+        self._poisson = PoissonArrivals(derived(0), derived(1), rates, ARRIVAL_BLOCK)
+        self.total_rate = self._poisson.total_rate
 
     def next_block(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        gaps = self._gaps.standard_exponential(ARRIVAL_BLOCK) / self.total_rate
-        gaps[0] += self._clock
-        times = np.cumsum(gaps)
-        self._clock = float(times[-1])
-        classes = np.searchsorted(self._cdf, self._classes.random(ARRIVAL_BLOCK),
-                                  side="right").astype(np.int64)
+        times, classes = self._poisson.times_and_classes()
         sizes = np.empty(ARRIVAL_BLOCK)
         for k, law in enumerate(self._laws):
             mine = classes == k

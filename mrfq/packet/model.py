@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mrfq.arrivals import PoissonArrivals
 from mrfq.scenario import Scenario
 
 #: flows generated per block; fixed so the stream does not depend on how it is consumed
@@ -77,20 +78,14 @@ class ArrivalStream:
         streams = [np.random.SeedSequence(seed_seq.entropy,
                                           spawn_key=(*seed_seq.spawn_key, 1000 + i))
                    for i in range(3)]
-        self._gaps, self._classes, self._sizes = (np.random.Generator(np.random.PCG64(s))
-                                                  for s in streams)
-        rates = np.asarray(class_loads, dtype=np.float64) / mean_size
-        self.total_rate = float(rates.sum())
-        self._cdf = np.cumsum(rates / self.total_rate)
-        self._cdf[-1] = 1.0
+        gaps, classes, self._sizes = (np.random.Generator(np.random.PCG64(s))
+                                      for s in streams)
+        self._poisson = PoissonArrivals(
+            gaps, classes, np.asarray(class_loads, dtype=np.float64) / mean_size, ARRIVAL_BLOCK)
+        self.total_rate = self._poisson.total_rate
         self._p = 1.0 / mean_size
-        self._clock = 0.0
 
     def next_block(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        gaps = self._gaps.standard_exponential(ARRIVAL_BLOCK) / self.total_rate
-        gaps[0] += self._clock
-        times = np.cumsum(gaps)
-        self._clock = float(times[-1])
-        classes = np.searchsorted(self._cdf, self._classes.random(ARRIVAL_BLOCK), side="right")
+        times, classes = self._poisson.times_and_classes()
         sizes = self._sizes.geometric(self._p, ARRIVAL_BLOCK).astype(np.int64)
-        return times, classes.astype(np.int64), sizes
+        return times, classes, sizes
