@@ -162,11 +162,15 @@ def fluid(scenario, output, policies, loads, tolerance, results, jobs):
 @click.option("--replications", type=int, help="Independent replications.")
 @click.option("--warmup", help="Warm-up: 'auto' (MSER-5) or a fraction of flow arrivals.")
 @click.option("--delta", type=float, help="Dovetailing bound Δ (drfq-dovetail).")
+@click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
+              "gamma, every class: replications are added until it is reached.")
+@click.option("--max-replications", type=int, help="Replication budget of a point with "
+              "--precision (default: the scenario's, 1000).")
 @click.option("--flows-out", help="CSV file for per-flow records.")
 @click.option("--debug", is_flag=True, help="Check engine invariants after every event.")
 @user_errors
 def simulate(scenario, policy, load, seed, output, flows, mean_size, window, replications,
-             warmup, delta, flows_out, debug):
+             warmup, delta, precision, max_replications, flows_out, debug):
     """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
     function for every replication, combined as in a sweep."""
     from mrfq.io import write_csv
@@ -175,14 +179,16 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
 
     result = run_points(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
-                        warmup=warmup, delta=delta, debug=debug or None,
+                        warmup=warmup, delta=delta, precision=precision,
+                        max_replications=max_replications, debug=debug or None,
                         progress=Progress(f"simulate {policy}"))
     if output:
         write_csv(result.classes, output)
     if flows_out:
         write_csv(result.flows, flows_out)
     _show(result.classes, ["policy", "load", "class", "gamma", "ci_low", "ci_high",
-                           "flows_measured", "ratio_estimate", "little_gamma"])
+                           "flows_measured", "ratio_estimate", "little_gamma",
+                           "achieved_precision", "replications"])
     services = int(result.classes["services"].iloc[0])
     wall = float(result.classes["wall_s"].iloc[0])
     _log(f"{services} packet-resource services in {wall:.2f}s "
@@ -222,12 +228,15 @@ def plot(sources, output, jobs):
             click.echo(f"wrote {item}")
 
 
-def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str | None):
+def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str | None,
+           precision: float | None = None, max_replications: int | None = None):
     from mrfq import pipeline
     from mrfq.scenario import load_scenario
 
     _check_jobs(jobs)
-    sc = load_scenario(scenario)  # validate before creating anything
+    # validate before creating anything
+    sc = load_scenario(scenario).with_overrides(precision=precision,
+                                                max_replications=max_replications)
     results = Path(results) if results else pipeline.default_results_dir(sc)
     summary = pipeline.sweep(sc, results, jobs=jobs, scheduler=scheduler,
                              progress=Progress("sweep", always=True), log=_log)
@@ -241,13 +250,17 @@ def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str 
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
+@click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
+              "gamma, every class: replications are added until it is reached.")
+@click.option("--max-replications", type=int, help="Replication budget of a point with "
+              "--precision (default: the scenario's, 1000).")
 @user_errors
-def sweep(scenario, results, jobs, scheduler):
+def sweep(scenario, results, jobs, scheduler, precision, max_replications):
     """Every (policy, load, replication) packet point of SCENARIO plus the fluid curves.
 
     One file per point (hash-named, atomic): an interrupted sweep resumes where it was.
     """
-    _sweep(scenario, results, jobs, scheduler)
+    _sweep(scenario, results, jobs, scheduler, precision, max_replications)
 
 
 def _print_validation(table, tolerance: float) -> bool:
@@ -286,8 +299,12 @@ def validate(results, tolerance):
 @click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
 @click.option("--tolerance", type=float, default=0.05, show_default=True)
+@click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
+              "gamma, every class: replications are added until it is reached.")
+@click.option("--max-replications", type=int, help="Replication budget of a point with "
+              "--precision (default: the scenario's, 1000).")
 @user_errors
-def run(scenario, results, jobs, scheduler, tolerance):
+def run(scenario, results, jobs, scheduler, tolerance, precision, max_replications):
     """The main job: fluid curves, packet sweep, validation and plots for SCENARIO
     (default: fig3_quick, the Figure 3 scenario at reduced scale). Exit 0 when every
     packet point validates, 1 otherwise."""
@@ -296,7 +313,7 @@ def run(scenario, results, jobs, scheduler, tolerance):
     _check_jobs(jobs)
     result = pipeline.run(scenario, results, jobs=jobs, scheduler=scheduler,
                           tolerance=tolerance, progress=Progress("sweep", always=True),
-                          log=_log)
+                          log=_log, precision=precision, max_replications=max_replications)
     ok = _print_validation(result.validation, tolerance)
     for written in result.figures:
         click.echo(f"wrote {written}")

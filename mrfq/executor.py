@@ -12,6 +12,7 @@ where a point ran.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import multiprocessing
 import os
@@ -43,32 +44,48 @@ def _spawned_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
                 os.environ[name] = value
 
 
+FollowUp = Callable[[Any, Any], Iterable[Any]]
+
+
 def execute(function: Callable[..., Any], items: Iterable[Item], *,
             arguments: tuple = (), jobs: int | None = 1,
-            scheduler: str | None = None) -> Iterator[tuple[Item, Any]]:
+            scheduler: str | None = None,
+            follow_up: FollowUp | None = None) -> Iterator[tuple[Item, Any]]:
     """Yield ``(item, function(*arguments, item))`` for every item, in completion order.
 
     ``jobs``: local worker processes (1: in this process; ``None``: one per core).
     ``scheduler``: address of a Dask distributed scheduler (``tcp://host:8786``), used
-    instead of local processes. Interrupting the iteration (Ctrl-C) cancels what has not
-    started; what was yielded is the caller's to keep.
+    instead of local processes. ``follow_up(item, result)``, called as each result
+    arrives (before it is yielded), returns further items to run the same way (for
+    example the next replications of a point that has not reached its precision).
+    Interrupting the iteration (Ctrl-C) cancels what has not started; what was yielded
+    is the caller's to keep.
     """
     items = list(items)
     if scheduler:
-        yield from _dask(function, items, arguments, scheduler)
+        yield from _dask(function, items, arguments, scheduler, follow_up)
         return
     jobs = jobs or os.cpu_count() or 1
-    if jobs == 1 or len(items) <= 1:
-        for item in items:
-            yield item, function(*arguments, item)
+    if jobs == 1 or (len(items) <= 1 and follow_up is None):
+        queue = collections.deque(items)
+        while queue:
+            item = queue.popleft()
+            result = function(*arguments, item)
+            if follow_up is not None:
+                queue.extend(follow_up(item, result))
+            yield item, result
         return
-    with _spawned_pool(min(jobs, len(items))) as pool:
+    with _spawned_pool(jobs if follow_up else min(jobs, len(items))) as pool:
         pending = {pool.submit(function, *arguments, item): item for item in items}
         try:
             while pending:
                 finished, _ = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    yield pending.pop(future), future.result()
+                    item, result = pending.pop(future), future.result()
+                    if follow_up is not None:
+                        for more in follow_up(item, result):
+                            pending[pool.submit(function, *arguments, more)] = more
+                    yield item, result
         except BaseException:
             # interrupted (or the caller stopped iterating): do not wait for the points
             # in progress; what was yielded is kept, the rest is recomputed on resume
@@ -86,7 +103,7 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
             process.terminate()
 
 
-def _dask(function, items, arguments, scheduler):
+def _dask(function, items, arguments, scheduler, follow_up=None):
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -102,7 +119,14 @@ def _dask(function, items, arguments, scheduler):
                   else a for a in arguments]
         futures = {client.submit(function, *shared, item, pure=False): item
                    for item in items}
-        for future in as_completed(futures):
-            yield futures[future], future.result()
+        running = as_completed(list(futures))
+        for future in running:
+            item, result = futures.pop(future), future.result()
+            if follow_up is not None:
+                for more in follow_up(item, result):
+                    new = client.submit(function, *shared, more, pure=False)
+                    futures[new] = more
+                    running.add(new)
+            yield item, result
     finally:
         client.close()

@@ -36,6 +36,11 @@ def _scenario(scenario: Scenario | str | Path | None) -> Scenario:
     return load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO)
 
 
+def _with_precision(scenario: Scenario, precision: float | None,
+                    max_replications: int | None) -> Scenario:
+    return scenario.with_overrides(precision=precision, max_replications=max_replications)
+
+
 def default_results_dir(scenario: Scenario) -> Path:
     """``results/<scenario name>`` under the current directory."""
     return Path("results") / scenario.name
@@ -44,11 +49,16 @@ def default_results_dir(scenario: Scenario) -> Path:
 def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
           jobs: int | None = None, scheduler: str | None = None,
           kinds: Iterable[str] = KINDS, progress: Progress | None = None,
-          log: Callable[[str], None] | None = None) -> pd.DataFrame:
+          log: Callable[[str], None] | None = None, precision: float | None = None,
+          max_replications: int | None = None) -> pd.DataFrame:
     """Compute every missing point of a scenario (a :class:`Scenario`, a file, or the name
     of a packaged scenario) into ``results_dir`` and return its summary (also written as
-    ``summary.csv``). Resumable; results independent of ``jobs`` and ``scheduler``."""
-    scenario = _scenario(scenario)
+    ``summary.csv``). Resumable; results independent of ``jobs`` and ``scheduler``.
+
+    ``precision``, ``max_replications``: override the scenario's ``[packet]`` values (a
+    target relative 95% half-width of every packet γ_k; replications are added until it
+    is reached or the budget is spent)."""
+    scenario = _with_precision(_scenario(scenario), precision, max_replications)
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     return run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, kinds=kinds,
                      progress=progress, log=log)
@@ -204,12 +214,13 @@ class RunResult:
 
 def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path | None = None,
         *, jobs: int | None = None, scheduler: str | None = None, tolerance: float = 0.05,
-        progress: Progress | None = None,
-        log: Callable[[str], None] | None = None) -> RunResult:
+        progress: Progress | None = None, log: Callable[[str], None] | None = None,
+        precision: float | None = None, max_replications: int | None = None) -> RunResult:
     """The main job: sweep (fluid curves and packet points), validation and plots of a
     scenario (default: the packaged ``fig3_quick``, Figure 3 at reduced scale) into
-    ``results_dir`` (default ``results/<name>``)."""
-    scenario = _scenario(scenario)
+    ``results_dir`` (default ``results/<name>``). ``precision``, ``max_replications``:
+    as in :func:`sweep`."""
+    scenario = _with_precision(_scenario(scenario), precision, max_replications)
     if not tolerance >= 0:
         raise InputError("must be >= 0", "--tolerance")
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)

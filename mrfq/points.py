@@ -24,8 +24,14 @@ import pandas as pd
 from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.fluid.markov import fluid_point
-from mrfq.scenario import Scenario
-from mrfq.stats import combine_replications, replication_table
+from mrfq.scenario import PacketConfig, Scenario
+from mrfq.stats import (
+    MIN_REPLICATIONS_FOR_T,
+    combine_replications,
+    relative_half_widths,
+    replication_table,
+    replications_for_precision,
+)
 
 
 def replication_seed(seed: int, replication: int) -> np.random.SeedSequence:
@@ -64,18 +70,115 @@ def packet_point(scenario: Scenario, policy: str, load: float, replication: int)
     return _replication(scenario, policy, load, replication)[0]
 
 
+def first_replications(packet: PacketConfig) -> int:
+    """Replications every packet point starts with: ``replications``; with a precision
+    target at least :data:`mrfq.stats.MIN_REPLICATIONS_FOR_T` (the stopping rule uses the
+    t interval over replications), at most ``max_replications``."""
+    if packet.precision is None:
+        return packet.replications
+    return min(max(packet.replications, MIN_REPLICATIONS_FOR_T), packet.max_replications)
+
+
+def _in_order(records: list[dict]) -> list[dict]:
+    """The records of replications 0, 1, 2, … up to the first missing index."""
+    by_index = {int(r["replication"]): r for r in records}
+    ordered = []
+    while len(ordered) in by_index:
+        ordered.append(by_index[len(ordered)])
+    return ordered
+
+
+def _sums(records: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """(replications × classes) arrays of Σ N and Σ T of the measured flows."""
+    size = [[c.get("size_sum", np.nan) for c in r["classes"]] for r in records]
+    sojourn = [[c.get("sojourn_sum", np.nan) for c in r["classes"]] for r in records]
+    return (np.array(size, dtype=np.float64).reshape(len(records), -1),
+            np.array(sojourn, dtype=np.float64).reshape(len(records), -1))
+
+
+@dataclass(frozen=True)
+class Stopping:
+    """What the precision rule says about the finished replications of one (policy, load).
+
+    ``replications``: how many the point uses (replications 0 … n−1), or None when it
+    needs more. ``wanted``: with None, the number of replications the spread seen so far
+    suggests in total (> the replications available in order), to schedule ahead."""
+
+    replications: int | None
+    wanted: int
+
+
+def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95,
+             start: int | None = None) -> Stopping:
+    """The precision stopping rule on the finished replications of one (policy, load)
+    (any order; only those from replication 0 without a gap count).
+
+    The point uses the first n ≥ :func:`first_replications` replications such that every
+    class's 95% half-width over replications 0 … n−1 is at most ``precision`` × γ_k
+    (:func:`mrfq.stats.replications_for_precision`), or ``max_replications`` (the
+    budget). It also stops at the first n at which one of its replications has a
+    ``ci_problem`` (for example MSER-5 at its limit): the point's interval is flagged
+    whatever follows, so more replications cannot help. Without a precision target:
+    ``replications``. The answer depends only on the replications' values, so it is the
+    same whatever the number of workers, and extra replications computed ahead are
+    ignored.
+    """
+    if packet.precision is None:
+        return Stopping(packet.replications, packet.replications)
+    ordered = _in_order(records)[: packet.max_replications]
+    first = first_replications(packet)
+    have = len(ordered)
+    if have < first:
+        return Stopping(None, first)
+    bad = [i for i, r in enumerate(ordered)
+           if any(isinstance(c.get("ci_problem"), str) and c["ci_problem"]
+                  for c in r["classes"])]
+    limit = max(first, bad[0] + 1) if bad else have  # no rule beyond a flagged one
+    size, sojourn = _sums(ordered)
+    if first >= 2:
+        n = replications_for_precision(size[:limit], sojourn[:limit], packet.precision,
+                                       first, confidence, start)
+        if n is not None:
+            return Stopping(n, n)
+    if bad or have >= packet.max_replications:
+        return Stopping(limit if bad else packet.max_replications, have)
+    # n ≈ have · (achieved / target)²: the half-width shrinks like 1/√n
+    widths = relative_half_widths(size, sojourn, confidence)
+    ratio = float(np.max(widths)) / packet.precision if np.isfinite(widths).all() else 0.0
+    wanted = int(np.ceil(have * ratio * ratio)) if ratio > 0 else have + 1
+    return Stopping(None, min(max(wanted, have + 1), packet.max_replications))
+
+
 def combine_packet_records(scenario: Scenario, records: list[dict],
                            confidence: float = 0.95) -> pd.DataFrame:
     """Per-class table of the replications of one (policy, load): γ_k with its
-    ``confidence`` interval and ``ci_method`` (:func:`mrfq.stats.combine_replications`)."""
+    ``confidence`` interval and ``ci_method`` (:func:`mrfq.stats.combine_replications`).
+
+    With a precision target, the replications the stopping rule chose (:func:`stopping`;
+    extra ones computed ahead are ignored). Run facts: ``replications``,
+    ``flows_simulated`` (flow arrivals over all replications, warm-up included),
+    ``services`` (packet-resource services), ``target_precision`` (NaN without one),
+    ``achieved_precision`` (half-width / γ_k of this class's interval) and
+    ``precision_reached`` (every class of the point at or below the target)."""
+    packet = scenario.packet
+    if packet.precision is not None:
+        decided = stopping(packet, records, confidence)
+        ordered = _in_order(records)
+        records = ordered[: decided.replications or len(ordered)]
     tables = []
     for record in sorted(records, key=lambda r: r["replication"]):
         table = pd.DataFrame(record["classes"])
         table.insert(0, "class", scenario.class_names)
         tables.append(table)
-    combined = combine_replications(tables, scenario.packet.mean_size, confidence)
+    combined = combine_replications(tables, packet.mean_size, confidence)
     combined["replications"] = len(records)
+    combined["flows_simulated"] = packet.flows * len(records)
     combined["services"] = sum(int(r.get("services", 0)) for r in records)
+    achieved = (combined["ci_high"] - combined["gamma"]) / combined["gamma"]
+    combined["target_precision"] = np.nan if packet.precision is None else packet.precision
+    combined["achieved_precision"] = achieved
+    combined["precision_reached"] = (np.nan if packet.precision is None
+                                     else bool((achieved <= packet.precision).all()))
     return combined
 
 
@@ -94,18 +197,22 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
              flows: int | None = None, mean_size: float | None = None,
              window: int | None = None, replications: int | None = None,
              warmup: float | str | None = None, delta: float | None = None,
+             precision: float | None = None, max_replications: int | None = None,
              debug: bool | None = None, confidence: float = 0.95,
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Packet simulation of ``scenario`` at a value ``load`` of its load axis: the
     replications of :func:`packet_point`, combined as in a sweep.
 
     Keyword overrides replace the scenario's ``[packet]`` values (validated alike).
-    γ_k = m / E[T_k] in work units per time unit, comparable with the fluid γ_k.
+    γ_k = m / E[T_k] in work units per time unit, comparable with the fluid γ_k. With a
+    ``precision`` target, replications are added one at a time until the stopping rule
+    of :func:`stopping` ends the point (the same replications a sweep would use).
     """
     policy = policies.get(policies.PACKET, policy).name
     scenario = scenario.with_overrides(flows=flows, mean_size=mean_size, window=window,
                                        replications=replications, warmup=warmup,
-                                       delta=delta, seed=seed)
+                                       delta=delta, seed=seed, precision=precision,
+                                       max_replications=max_replications)
     scenario.check_load(load)
     if not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
@@ -113,10 +220,18 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
     started = time.perf_counter()
     records, flow_frames = [], []
     names = np.array(scenario.class_names, dtype=object)
-    for rep in range(cfg.replications):
-        def report(done, total, rep=rep):
+    first = planned = first_replications(cfg)  # planned grows with a precision target
+    rep = 0
+    while True:
+        if rep >= first:  # the rule after every replication, in order
+            decided = stopping(cfg, records, confidence, start=rep)
+            if decided.replications is not None:
+                break
+            planned = max(planned, decided.wanted)
+
+        def report(done, total, rep=rep, planned=planned):
             if progress:
-                progress(rep * total + done, cfg.replications * total)
+                progress(rep * total + done, planned * total)
         record, run = _replication(scenario, policy, load, rep, debug, report)
         records.append(record)
         # the first measured flow: fixed by a warm-up fraction or found by MSER-5
@@ -124,6 +239,7 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
         flow_frames.append(pd.DataFrame({
             "replication": rep, "class": names[run.flow_class], "size": run.size,
             "arrival": run.arrival, "completion": run.completion, "measured": measured}))
+        rep += 1
     summary = combine_packet_records(scenario, records, confidence)
     summary.insert(0, "class_load", scenario.class_loads(load))
     summary.insert(0, "load", load)

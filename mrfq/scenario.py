@@ -25,7 +25,7 @@ _LOAD_KEYS = {"axis", "values"}
 _FLUID_KEYS = {"policies", "tolerance"}
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
-    "batches",
+    "batches", "precision", "max_replications",
 }
 
 
@@ -66,6 +66,10 @@ class PacketConfig:
     seed: int = 1
     delta: float = math.inf
     batches: int = 20
+    #: target relative 95% half-width of every class's γ (None: a fixed number of
+    #: replications); replications are added until it is reached or ``max_replications``
+    precision: float | None = None
+    max_replications: int = 1000
 
 
 @dataclass(frozen=True)
@@ -191,6 +195,18 @@ def _warmup(value: Any, field_name: str, source: str | None) -> float | str:
     return fraction
 
 
+def _precision(value: Any, field_name: str, source: str | None) -> float | None:
+    """A relative half-width target in (0, 1), or None (no target: JSON null in a stored
+    scenario; TOML has no null, so a file simply leaves the key out)."""
+    if value is None:
+        return None
+    target = fields.number(value, field_name, source, positive=True)
+    if target >= 1:
+        raise _fail(f"must be a fraction in (0, 1) of gamma, got {target:g}", field_name,
+                    source)
+    return target
+
+
 def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
     where = f"classes[{index}]"
     raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
@@ -276,7 +292,12 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
         delta=fields.number(value("delta"), _field(where, "delta"), source, nonnegative=True,
                             allow_inf=True),
         batches=integer("batches", 2),
+        precision=_precision(value("precision"), _field(where, "precision"), source),
+        max_replications=integer("max_replications", 1),
     )
+    if packet.precision is not None and packet.max_replications < packet.replications:
+        raise _fail(f"must be >= replications ({packet.replications}), got "
+                    f"{packet.max_replications}", _field(where, "max_replications"), source)
     if packet.mean_size < 1:
         raise _fail(f"must be >= 1 packet, got {packet.mean_size:g}", _field(where, "mean_size"),
                     source)

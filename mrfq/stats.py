@@ -627,3 +627,51 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             "warmup_cut": float(max(cuts)) if _known(cuts) else np.nan,
         })
     return pd.DataFrame(rows)
+
+
+# ----------------------------------------------------------------- precision targets
+
+
+def relative_half_widths(size_sums: np.ndarray, sojourn_sums: np.ndarray,
+                         confidence: float = 0.95) -> np.ndarray:
+    """Per class, the half-width of the ratio interval over replications divided by the
+    estimate (:func:`ratio_interval` with ``require_positive``, exactly as
+    :func:`combine_replications` computes it with ≥ :data:`MIN_REPLICATIONS_FOR_T`
+    replications). ``size_sums``, ``sojourn_sums``: (replications × classes) arrays of
+    Σ N and Σ T. NaN for a class whose interval is flagged."""
+    y = np.asarray(size_sums, dtype=np.float64)
+    x = np.asarray(sojourn_sums, dtype=np.float64)
+    out = np.full(y.shape[1], np.nan)
+    for k in range(y.shape[1]):
+        ci = ratio_interval(y[:, k], x[:, k], confidence, require_positive=True)
+        if ci.ok:
+            out[k] = (ci.high - ci.estimate) / ci.estimate
+    return out
+
+
+def replications_for_precision(size_sums: np.ndarray, sojourn_sums: np.ndarray,
+                               precision: float, first: int, confidence: float = 0.95,
+                               start: int | None = None) -> int | None:
+    """Sequential stopping rule for a relative precision (Law, *Simulation Modeling and
+    Analysis*, 5th ed., §9.4.1, the fixed-relative-precision procedure with n₀ = ``first``).
+
+    Rows are replications in index order, columns classes (Σ N, Σ T of the measured flows
+    of each). Returns the smallest n with ``first`` ≤ n ≤ rows such that, over
+    replications 0 … n−1, every class's 95% half-width (:func:`relative_half_widths`) is
+    at most ``precision`` × its γ; None when no such n exists yet. The rule is evaluated
+    after each replication in order, so the answer depends only on the replications'
+    values, not on how many were computed at once; ``start`` skips the n already known to
+    fail (an optimisation with the same answer). Use with ``first`` ≥
+    :data:`MIN_REPLICATIONS_FOR_T`: with fewer replications a point's interval is not the
+    one over replications."""
+    if not 0.0 < precision < 1.0:
+        raise ValueError(f"precision must be in (0, 1), got {precision!r}")
+    if first < 2:
+        raise ValueError(f"first must be ≥ 2, got {first}")
+    y = np.asarray(size_sums, dtype=np.float64)
+    x = np.asarray(sojourn_sums, dtype=np.float64)
+    for n in range(max(first, start or 0), y.shape[0] + 1):
+        # NaN (a flagged interval) never satisfies the rule
+        if (relative_half_widths(y[:n], x[:n], confidence) <= precision).all():
+            return n
+    return None

@@ -101,10 +101,84 @@ def sweep_points(scenario: Scenario, kinds: Iterable[str] = KINDS) -> list[Point
         points += [Point(policies.FLUID, p, load) for p in chosen
                    for load in scenario.load_values]
     if policies.PACKET in kinds:
+        from mrfq.points import first_replications
+
         points += [Point(policies.PACKET, p, load, r) for p in scenario.packet.policies
                    for load in scenario.load_values
-                   for r in range(scenario.packet.replications)]
+                   for r in range(first_replications(scenario.packet))]
     return points
+
+
+class _PrecisionPlan:
+    """The packet replications of a sweep with a precision target (``[packet] precision``).
+
+    Every (policy, load) starts with :func:`mrfq.points.first_replications` replications;
+    as they finish, the stopping rule (:func:`mrfq.points.stopping`) is evaluated in
+    replication order, and while it says "more", replications are scheduled up to half-way
+    between those finished and the number the spread so far suggests (so that little is
+    computed beyond the stopping point). Which replications a point
+    uses depends only on their values, never on how many ran at once; a replication
+    computed beyond the stopping point is stored and ignored. Replications already on
+    disk (an interrupted sweep, or another precision) are read, not recomputed.
+    """
+
+    def __init__(self, scenario: Scenario, points_dir: Path):
+        self.scenario = scenario
+        self.points_dir = points_dir
+        groups = [(p, load) for p in scenario.packet.policies for load in scenario.load_values]
+        self.records: dict[tuple[str, float], dict[int, dict]] = {g: {} for g in groups}
+        self.scheduled = dict.fromkeys(groups, 0)  # replications < this: stored or running
+        self.checked = dict.fromkeys(groups, 0)  # the rule failed for every n < this
+        self.decided: dict[tuple[str, float], int] = {}
+
+    def start(self) -> list[Point]:
+        """The replications to compute first (what is on disk is read)."""
+        return [point for group in self.records for point in self._advance(group)]
+
+    def finished(self, point: Point, record: dict) -> list[Point]:
+        """Record a computed replication; return the next ones to compute."""
+        if point.kind != policies.PACKET:
+            return []
+        group = (point.policy, point.load)
+        self.records[group][point.replication] = record
+        return [] if group in self.decided else self._advance(group)
+
+    def _advance(self, group: tuple[str, float]) -> list[Point]:
+        from mrfq.points import stopping
+
+        policy, load = group
+        records = self.records[group]
+        while True:
+            decision = stopping(self.scenario.packet, list(records.values()),
+                                start=self.checked[group])
+            if decision.replications is not None:
+                self.decided[group] = decision.replications
+                return []
+            prefix = 0
+            while prefix in records:
+                prefix += 1
+            self.checked[group] = max(self.checked[group], prefix + 1)
+            # schedule half-way to the number the spread suggests, and at most half as
+            # many again as are finished: the rule stops at the first n that qualifies,
+            # usually before that number, early spreads are noisy, and what runs past
+            # the stopping point is wasted. Re-estimated as every replication finishes.
+            target = min(prefix + -(-(decision.wanted - prefix) // 2),
+                         prefix + prefix // 2 + 1)
+            if self.scheduled[group] >= target:
+                return []
+            new = []
+            for r in range(self.scheduled[group], target):
+                path = self.points_dir / point_filename(self.scenario,
+                                                        Point(policies.PACKET, policy, load, r))
+                if r in records:
+                    continue
+                if path.exists():
+                    records[r] = json.loads(path.read_text())
+                else:
+                    new.append(Point(policies.PACKET, policy, load, r))
+            self.scheduled[group] = target
+            if new:
+                return new
 
 
 def compute_point(scenario: Scenario, point: Point) -> dict:
@@ -175,10 +249,23 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
         raise InputError("exists and is not a directory", None, str(results))
     points_dir = results / POINTS_DIR
     points = sweep_points(scenario, kinds)
+    plan = None
+    if scenario.packet.precision is not None and policies.PACKET in kinds:
+        plan = _PrecisionPlan(scenario, points_dir)
+        points = [p for p in points if p.kind != policies.PACKET]
     todo = [p for p in points if not (points_dir / point_filename(scenario, p)).exists()]
+    if plan is not None:
+        todo += plan.start()
+        stored = sum(len(r) for r in plan.records.values())
+        points += [Point(policies.PACKET, policy, load, r)
+                   for (policy, load), reps in plan.records.items() for r in reps]
+        points += [p for p in todo if p.kind == policies.PACKET]
     total, done = len(points), len(points) - len(todo)
     if log:
-        log(f"{total} points, {done} already done, {len(todo)} to compute")
+        log(f"{total} points, {done} already done, {len(todo)} to compute"
+            + (f" (packet replications added until the 95% half-width is "
+               f"{scenario.packet.precision:g} of gamma; {stored} stored ones read)"
+               if plan is not None else ""))
     if progress:
         progress(done, total)
     # the expensive points first, so parallel workers finish together
@@ -186,14 +273,23 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     if todo:
         if not scheduler:
             _warm_up({p.policy for p in todo if p.kind == policies.PACKET})
+        added = 0
+
+        def follow_up(point: Point, result: dict) -> list[Point]:
+            nonlocal added
+            more = plan.finished(point, result)
+            added += len(more)
+            return more
+
         for point, result in execute(compute_point, todo, arguments=(scenario,), jobs=jobs,
-                                     scheduler=scheduler):
+                                     scheduler=scheduler,
+                                     follow_up=follow_up if plan is not None else None):
             # atomic_path creates the directory with the first finished point
             with atomic_path(points_dir / point_filename(scenario, point)) as tmp:
                 tmp.write_text(json.dumps(result, default=float))
             done += 1
             if progress:
-                progress(done, total)
+                progress(done, total + added)
     summary = summarize(scenario, load_records(scenario, results, kinds))
     if record:  # the scenario and its summary change together, at the end
         store_scenario(scenario, results)
@@ -206,10 +302,25 @@ def load_records(scenario: Scenario, results_dir: str | Path,
     """Every stored point record of ``scenario`` in a results directory (files of other
     scenario versions are ignored)."""
     records = []
+    packet = scenario.packet
+    sequential = packet.precision is not None
     for point in sweep_points(scenario, kinds):
+        if sequential and point.kind == policies.PACKET:
+            continue
         path = Path(results_dir) / POINTS_DIR / point_filename(scenario, point)
         if path.exists():
             records.append(json.loads(path.read_text()))
+    if sequential and policies.PACKET in set(kinds):
+        # replications 0, 1, … up to the first one missing; the stopping rule
+        # (mrfq.points.stopping, applied when combining) decides how many count
+        for policy in packet.policies:
+            for load in scenario.load_values:
+                for r in range(packet.max_replications):
+                    path = Path(results_dir) / POINTS_DIR / point_filename(
+                        scenario, Point(policies.PACKET, policy, load, r))
+                    if not path.exists():
+                        break
+                    records.append(json.loads(path.read_text()))
     return records
 
 
@@ -234,7 +345,7 @@ def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
             packets.setdefault((record["policy"], record["load"]), []).append(record)
     for (policy, load), group in packets.items():
         combined = combine_packet_records(scenario, group)
-        combined = combined.drop(columns=["services", "mean_sojourn"], errors="ignore")
+        combined = combined.drop(columns=["mean_sojourn"], errors="ignore")
         for row in combined.to_dict("records"):
             rows.append({"kind": policies.PACKET, "policy": policy, "load": load, **row,
                          "error_estimate": np.nan})

@@ -28,6 +28,9 @@ BAD = {
     "all zero": ("", "classes[0].requirements"),
     "unstable": ('[load]\naxis = "link"\nvalues = [1.2]\n', "load.values[0]"),
     "repeated load": ('[load]\naxis = "link"\nvalues = [0.4, 0.4]\n', "load.values"),
+    "precision": ('[packet]\nprecision = 1.5\n', "packet.precision"),
+    "budget": ('[packet]\nprecision = 0.1\nreplications = 20\nmax_replications = 10\n',
+               "packet.max_replications"),
 }
 
 
@@ -69,7 +72,11 @@ def test_missing_file_and_syntax_error(tmp_path):
                                   ["--policy", "pf", "--load", "0.5", "--mean-size", "0.5"],
                                   ["--policy", "pf", "--load", "0.5", "--flows", "0"],
                                   ["--policy", "pf", "--load", "0.5", "--warmup", "soon"],
-                                  ["--policy", "pf", "--load", "0.5", "--warmup", "1.0"]])
+                                  ["--policy", "pf", "--load", "0.5", "--warmup", "1.0"],
+                                  ["--policy", "pf", "--load", "0.5", "--precision", "0"],
+                                  ["--policy", "pf", "--load", "0.5", "--precision", "nan"],
+                                  ["--policy", "pf", "--load", "0.5", "--precision", "0.1",
+                                   "--max-replications", "0"]])
 def test_simulate_bad_options(tmp_path, args):
     out = tmp_path / "o.csv"
     result = _run("simulate", str(GOOD), *args, "-o", str(out))
@@ -95,6 +102,16 @@ def test_fluid_and_simulate_write_tables(tmp_path):
     assert {"gamma", "ci_low", "ci_high", "services", "wall_s"} <= set(
         sim.read_text().splitlines()[0].split(","))
     assert len(flows.read_text().splitlines()) == 301
+
+
+@pytest.mark.parametrize("verb", ["run", "sweep"])
+def test_sweep_and_run_reject_a_bad_precision_before_writing(tmp_path, verb):
+    result = _run(verb, str(GOOD), "-o", str(tmp_path / "res"), "--precision", "2",
+                  cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "error: --precision: must be a fraction in (0, 1) of " \
+        "gamma, got 2"
+    assert not (tmp_path / "res").exists()
 
 
 def test_unwritable_output_is_one_line_error(tmp_path):
