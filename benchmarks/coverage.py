@@ -1,0 +1,222 @@
+"""Coverage campaign (issue 13): how often the nominal 95% intervals of mrfq's packet points
+cover the true steady-state γ_k, and the mean relative bias of the estimate.
+
+For the Figure 3 scenario (classes [0.1, 1], [1, 0.1], [1, 1], load shares 4:1:1, load on
+the link) at each (policy, load), three kinds of independent runs, all through the
+package's own point function and combiner (:func:`mrfq.points.packet_point`,
+:func:`mrfq.points.combine_packet_records`), so what is measured is what a sweep reports:
+
+* ``reference``: ``--reference-runs`` replications of ``--reference-factor`` × ``--flows``
+  flows (seed 7); their pooled ratio estimate with its t interval over replications is
+  the "true" γ_k, stated with its own CI;
+* ``batch``: ``--runs`` single runs of ``--flows`` flows (seeds 1000 + i), the interval
+  from correlation-checked batch means;
+* ``replications``: ``--runs`` sets of ``--replications`` replications of
+  ``--replication-flows`` flows (seeds 100 000 + i), the t interval over replications.
+
+Per (mode, policy, load, class): coverage = fraction of runs whose interval contains the
+reference γ_k (a flagged run, NaN interval, counts as a miss and is counted), with its
+binomial 95% interval; relative bias = mean estimate / reference − 1 with a 95% interval
+that includes the reference's own uncertainty. Every computed item is cached as one JSON
+file under ``--cache`` (resumable). Run with ``nice``; the services estimate is printed
+first.
+
+    nice -n 10 python benchmarks/coverage.py --runs 200 --jobs 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from scipy import stats as sps
+
+from mrfq.executor import execute
+from mrfq.points import combine_packet_records, packet_point
+from mrfq.scenario import load_scenario
+
+REFERENCE_SEED = 7
+BATCH_SEED = 1000
+REPLICATION_SEED = 100_000
+SERVICE_RATE = 4e7  # services per core-second, for the up-front estimate only
+
+
+def scenario_for(settings: dict, mode: str, index: int):
+    """The Figure 3 scenario with this mode's run length and seed."""
+    flows = {"reference": settings["flows"] * settings["reference_factor"],
+             "batch": settings["flows"],
+             "replications": settings["replication_flows"]}[mode]
+    seed = {"reference": REFERENCE_SEED, "batch": BATCH_SEED + index,
+            "replications": REPLICATION_SEED + index}[mode]
+    return load_scenario("fig3_packet").with_overrides(
+        flows=flows, mean_size=settings["mean_size"], window=settings["window"],
+        warmup=settings["warmup"], seed=seed, replications=1)
+
+
+def compute(settings: dict, item: tuple) -> dict:
+    """One replication: item = (mode, policy, load, run index, replication)."""
+    mode, policy, load, index, replication = item
+    return packet_point(scenario_for(settings, mode, index), policy, load, replication)
+
+
+def items_for(settings: dict) -> list[tuple]:
+    out = []
+    for policy in settings["policies"]:
+        for load in settings["loads"]:
+            out += [("reference", policy, load, 0, r) for r in range(settings["reference_runs"])]
+            if "batch" in settings["modes"]:
+                out += [("batch", policy, load, i, 0) for i in range(settings["runs"])]
+            if "replications" in settings["modes"]:
+                out += [("replications", policy, load, i, r) for i in range(settings["runs"])
+                        for r in range(settings["replications"])]
+    return out
+
+
+def item_flows(settings: dict, item: tuple) -> int:
+    return scenario_for(settings, item[0], item[3]).packet.flows
+
+
+def cache_path(cache: Path, settings: dict, item: tuple) -> Path:
+    from mrfq.packet.kernel import ENGINE_VERSION
+    from mrfq.stats import STATS_VERSION
+
+    # everything that determines the item's numbers (not the run counts)
+    keyed = {k: settings[k] for k in ("mean_size", "window", "flows", "reference_factor",
+                                      "replication_flows", "warmup")}
+    keyed.update(engine=ENGINE_VERSION, statistics=STATS_VERSION, item=list(item))
+    digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]
+    mode, policy, load, index, replication = item
+    return cache / f"{mode}-{policy}-{load:g}-{index}-{replication}-{digest}.json"
+
+
+def proportion_interval(hits: int, n: int) -> tuple[float, float]:
+    """Clopper–Pearson 95% interval of a proportion."""
+    low = sps.beta.ppf(0.025, hits, n - hits + 1) if hits > 0 else 0.0
+    high = sps.beta.ppf(0.975, hits + 1, n - hits) if hits < n else 1.0
+    return float(low), float(high)
+
+
+def analyse(settings: dict, records: dict[tuple, dict]) -> list[dict]:
+    rows = []
+    for policy in settings["policies"]:
+        for load in settings["loads"]:
+            ref_records = [records[("reference", policy, load, 0, r)]
+                           for r in range(settings["reference_runs"])]
+            reference = combine_packet_records(scenario_for(settings, "reference", 0),
+                                               ref_records)
+            for mode in settings["modes"]:
+                reps = settings["replications"] if mode == "replications" else 1
+                tables = [combine_packet_records(
+                    scenario_for(settings, mode, i),
+                    [records[(mode, policy, load, i, r)] for r in range(reps)])
+                    for i in range(settings["runs"])]
+                for k, name in enumerate(reference["class"]):
+                    truth = float(reference["gamma"].iloc[k])
+                    truth_half = float(reference["ci_high"].iloc[k]) - truth
+                    est = np.array([t["gamma"].iloc[k] for t in tables])
+                    low = np.array([t["ci_low"].iloc[k] for t in tables])
+                    high = np.array([t["ci_high"].iloc[k] for t in tables])
+                    flagged = int(np.count_nonzero(~np.isfinite(low)))
+                    covered = int(np.count_nonzero((low <= truth) & (truth <= high)))
+                    n = len(tables)
+                    c_low, c_high = proportion_interval(covered, n)
+                    bias = est.mean() / truth - 1
+                    # 95% interval of the bias: runs' spread and the reference's own
+                    se_mean = est.std(ddof=1) / np.sqrt(n) / truth
+                    se_ref = truth_half / sps.t.ppf(0.975, settings["reference_runs"] - 1) \
+                        / truth
+                    bias_half = 1.96 * np.hypot(se_mean, se_ref)
+                    width = np.nanmean((high - low) / 2 / est)
+                    rows.append({"mode": mode, "policy": policy, "load": load, "class": name,
+                                 "reference": truth, "reference_half": truth_half,
+                                 "runs": n, "covered": covered, "coverage": covered / n,
+                                 "coverage_low": c_low, "coverage_high": c_high,
+                                 "flagged": flagged, "bias": bias, "bias_half": bias_half,
+                                 "mean_relative_half_width": width,
+                                 "batches_used": float(np.mean(
+                                     [t["batches_used"].iloc[k] for t in tables])),
+                                 "warmup_flows": float(np.mean(
+                                     [t["warmup_flows"].iloc[k] for t in tables]))})
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    lines = ["| mode | policy | load | class | reference γ [95% CI] | coverage [95% CI] | "
+             "flagged | mean bias [95% CI] | mean half-width |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(
+            f"| {r['mode']} | {r['policy']} | {r['load']:g} | {r['class']} | "
+            f"{r['reference']:.4f} ± {r['reference_half']:.4f} | "
+            f"{100 * r['coverage']:.1f}% ({r['covered']}/{r['runs']}) "
+            f"[{100 * r['coverage_low']:.1f}, {100 * r['coverage_high']:.1f}] | "
+            f"{r['flagged']} | {100 * r['bias']:+.2f}% ± {100 * r['bias_half']:.2f} | "
+            f"{100 * r['mean_relative_half_width']:.1f}% |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--policies", default="bmf,drfq")
+    parser.add_argument("--loads", default="0.5,0.9")
+    parser.add_argument("--modes", default="batch,replications")
+    parser.add_argument("--mean-size", type=float, default=200)
+    parser.add_argument("--window", type=int, default=30)
+    parser.add_argument("--flows", type=int, default=20000)
+    parser.add_argument("--replications", type=int, default=10)
+    parser.add_argument("--replication-flows", type=int, default=2000)
+    parser.add_argument("--reference-runs", type=int, default=10)
+    parser.add_argument("--reference-factor", type=int, default=50)
+    parser.add_argument("--warmup", default="auto")
+    parser.add_argument("--cache", default="results/coverage_cache")
+    parser.add_argument("--json", help="write the table as JSON here")
+    parser.add_argument("--estimate-only", action="store_true")
+    args = parser.parse_args(argv)
+    warmup = args.warmup if args.warmup == "auto" else float(args.warmup)
+    settings = {"runs": args.runs, "policies": args.policies.split(","),
+                "loads": [float(v) for v in args.loads.split(",")],
+                "modes": args.modes.split(","), "mean_size": args.mean_size,
+                "window": args.window, "flows": args.flows,
+                "replications": args.replications,
+                "replication_flows": args.replication_flows,
+                "reference_runs": args.reference_runs,
+                "reference_factor": args.reference_factor, "warmup": warmup}
+    cache = Path(args.cache)
+    items = items_for(settings)
+    todo = [i for i in items if not cache_path(cache, settings, i).exists()]
+    # every Figure 3 class uses both resources: 2 services per packet
+    services = sum(item_flows(settings, i) for i in todo) * settings["mean_size"] * 2
+    print(f"{len(items)} items, {len(todo)} to compute: about {services:.3g} services, "
+          f"{services / SERVICE_RATE:.0f} core-seconds at {SERVICE_RATE:.0e}/s",
+          file=sys.stderr)
+    if args.estimate_only:
+        return 0
+    started = time.perf_counter()
+    todo.sort(key=lambda i: -item_flows(settings, i))  # the long ones first
+    cache.mkdir(parents=True, exist_ok=True)
+    for done, (item, record) in enumerate(execute(compute, todo, arguments=(settings,),
+                                                  jobs=args.jobs), 1):
+        path = cache_path(cache, settings, item)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, default=float))
+        tmp.replace(path)
+        if done % 50 == 0 or done == len(todo):
+            print(f"{done}/{len(todo)} items, {time.perf_counter() - started:.0f} s",
+                  file=sys.stderr)
+    records = {i: json.loads(cache_path(cache, settings, i).read_text()) for i in items}
+    rows = analyse(settings, records)
+    print(markdown(rows))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
