@@ -144,7 +144,7 @@ class _PrecisionPlan:
         return [] if group in self.decided else self._advance(group)
 
     def _advance(self, group: tuple[str, float]) -> list[Point]:
-        from mrfq.points import stopping
+        from mrfq.points import first_replications, stopping
 
         policy, load = group
         records = self.records[group]
@@ -164,6 +164,8 @@ class _PrecisionPlan:
             # the stopping point is wasted. Re-estimated as every replication finishes.
             target = min(prefix + -(-(decision.wanted - prefix) // 2),
                          prefix + prefix // 2 + 1)
+            if prefix < first_replications(self.scenario.packet):
+                target = decision.wanted  # the first replications: all at once
             if self.scheduled[group] >= target:
                 return []
             new = []

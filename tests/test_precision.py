@@ -219,3 +219,13 @@ def test_precision_is_validated_and_stored():
     assert rebuilt.packet == scenario.packet
     assert scenario_from_dict(json.loads(json.dumps(make_scenario().to_dict()))).packet \
         .precision is None
+
+
+def test_precision_plan_schedules_the_first_replications_at_once(tmp_path):
+    from mrfq.sweeps import _PrecisionPlan
+
+    scenario = _scenario(tmp_path, 0.06, loads=(0.6,))
+    plan = _PrecisionPlan(scenario, tmp_path / "none")
+    first = plan.start()
+    assert sorted(p.replication for p in first if p.policy == "bmf") == list(range(10))
+    assert len(first) == 20
