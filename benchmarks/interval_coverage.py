@@ -21,7 +21,7 @@ that includes the reference's own uncertainty. Every computed item is cached as 
 file under ``--cache`` (resumable). Run with ``nice``; the services estimate is printed
 first.
 
-    nice -n 10 python benchmarks/coverage.py --runs 200 --jobs 2
+    nice -n 10 python benchmarks/interval_coverage.py --runs 200 --jobs 2
 """
 
 from __future__ import annotations
