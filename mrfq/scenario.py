@@ -17,9 +17,11 @@ import numpy as np
 
 from mrfq import fields, policies
 from mrfq.errors import InputError
+from mrfq.sizes import SizeLaw, parse_size
 
 _TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet"}
-_CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order"}
+_CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order",
+               "size"}
 _MIX_KEYS = {"requirements", "probability"}
 _LOAD_KEYS = {"axis", "values"}
 _FLUID_KEYS = {"policies", "tolerance"}
@@ -47,6 +49,7 @@ class TrafficClass:
     packet_requirements: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     packet_probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0))
     packet_order: str = "random"
+    size: SizeLaw = field(default_factory=parse_size)
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,17 @@ class Scenario:
     def class_names(self) -> list[str]:
         return [c.name for c in self.classes]
 
+    @property
+    def size_laws(self) -> list[SizeLaw]:
+        """The flow-size law of every class (scenario order)."""
+        return [c.size for c in self.classes]
+
+    @property
+    def exponential_sizes(self) -> bool:
+        """Every class has exponential sizes (geometric in packets): the Markov model's
+        assumption (BR §4.1)."""
+        return all(c.size.distribution == "exponential" for c in self.classes)
+
     def class_loads(self, load: float) -> np.ndarray:
         """Per-class loads ρ_k (work per unit time) for a value on the load axis.
 
@@ -139,6 +153,8 @@ class Scenario:
                 entry["packets"] = [{"requirements": r.tolist(), "probability": float(p)}
                                     for r, p in zip(c.packet_requirements,
                                                     c.packet_probabilities, strict=True)]
+            if c.size.distribution != "exponential":  # absent = exponential
+                entry["size"] = size_spec(c.size)
             classes.append(entry)
         return {
             "name": self.name, "description": self.description,
@@ -191,6 +207,14 @@ def _warmup(value: Any, field_name: str, source: str | None) -> float | str:
     return fraction
 
 
+def size_spec(law: SizeLaw) -> dict:
+    """The ``size`` table that :func:`mrfq.sizes.parse_size` reads back into ``law`` (an
+    empirical law keeps its file, as an absolute path)."""
+    spec = {"distribution": law.distribution}
+    spec.update({k: v for k, v in law.params.items() if v is not None})
+    return spec
+
+
 def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
     where = f"classes[{index}]"
     raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
@@ -236,6 +260,9 @@ def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traff
             probabilities = np.full(len(rows), 1.0 / len(rows))
     mean = probabilities @ vectors
     scale = mean.max()
+    # an empirical file is found relative to the scenario's folder
+    base = Path(source).parent if not source.startswith("<") else None
+    size = parse_size(raw.get("size"), f"{where}.size", source, base_dir=base)
     return TrafficClass(
         name=name,
         requirements=mean / scale,
@@ -245,6 +272,7 @@ def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traff
         packet_requirements=vectors / scale,
         packet_probabilities=probabilities,
         packet_order=order,
+        size=size,
     )
 
 

@@ -74,6 +74,8 @@ def point_key(scenario: Scenario, point: Point) -> str:
                  "warmup": cfg.warmup, "batches": cfg.batches, "statistics": STATS_VERSION}
         if point.policy == "drfq-dovetail":  # the only policy Δ acts on
             parts["delta"] = repr(cfg.delta)
+        if not scenario.exponential_sizes:  # absent for geometric sizes: older keys hold
+            parts["sizes"] = [law.key() for law in scenario.size_laws]
     parts.update(kind=point.kind, policy=point.policy)
     text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
