@@ -120,14 +120,16 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
 
 def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
           policies: Iterable[str] | None = None, loads: Iterable[float] | None = None,
-          tolerance: float | None = None, jobs: int | None = 1,
+          tolerance: float | None = None, method: str | None = None, jobs: int | None = 1,
           scheduler: str | None = None, progress: Progress | None = None) -> pd.DataFrame:
     """Fluid γ_k for every (policy, load) of a scenario through the cached sweep: the
     fluid points of ``results_dir`` (default ``results/<name>``) are reused and the
     missing ones computed (the directory's scenario and summary are left as they are).
-    Returns the tidy table of :func:`mrfq.fluid.fluid_table` for the requested policies
-    and loads."""
-    from mrfq.fluid.markov import fluid_table
+    ``method`` (auto, markov, simulation) replaces the scenario's ``[fluid] method``
+    (:func:`mrfq.fluid.method.fluid_method`). Returns the tidy table of
+    :func:`mrfq.fluid.fluid_table` (with each point's method and interval) for the
+    requested policies and loads."""
+    from mrfq.fluid.method import fluid_table
     from mrfq.sweeps import load_records
 
     scenario = _scenario(scenario)
@@ -138,9 +140,21 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
         scenario.check_load(value, "--loads")
     if tolerance is not None and not tolerance > 0:
         raise InputError("must be positive", "--tolerance")
+    if method is not None:
+        from mrfq.scenario import FLUID_METHODS
+
+        if method not in FLUID_METHODS:
+            raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
+                             "--method")
     scenario = replace(scenario, load_values=values, fluid=replace(
         scenario.fluid, policies=chosen,
-        tolerance=scenario.fluid.tolerance if tolerance is None else tolerance))
+        tolerance=scenario.fluid.tolerance if tolerance is None else tolerance,
+        method=scenario.fluid.method if method is None else method))
+    if scenario.fluid.method == "markov":  # rejected here rather than at the first point
+        from mrfq.fluid.method import fluid_method
+
+        for policy in chosen:
+            fluid_method(scenario, policy, values[0])
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
               kinds=(registry.FLUID,), progress=progress, record=False)

@@ -1,8 +1,9 @@
 """One point function per kind, and ``simulate``: the unit every sweep, ``mrfq simulate``
 and ``mrfq fluid`` compute.
 
-* :func:`fluid_point` (from :mod:`mrfq.fluid.markov`) — the Markov model's γ_k of one
-  (policy, load) (BR §4.1);
+* :func:`fluid_point` (from :mod:`mrfq.fluid.method`) — the fluid γ_k of one
+  (policy, load) (BR §4.1): the Markov solver or the flow-level simulator, as
+  :func:`mrfq.fluid.method.fluid_method` chooses;
 * :func:`packet_point` — one independent replication of the packet model at one
   (policy, load) with its per-class statistics (SPEC §3 Measurement).
 
@@ -23,7 +24,7 @@ import pandas as pd
 
 from mrfq import policies
 from mrfq.errors import InputError
-from mrfq.fluid.markov import fluid_point
+from mrfq.fluid.method import fluid_point
 from mrfq.scenario import Scenario
 from mrfq.stats import combine_replications, replication_table
 

@@ -24,7 +24,9 @@ _CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets",
                "size"}
 _MIX_KEYS = {"requirements", "probability"}
 _LOAD_KEYS = {"axis", "values"}
-_FLUID_KEYS = {"policies", "tolerance"}
+_FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed"}
+#: how a fluid point is computed (:mod:`mrfq.fluid.method`)
+FLUID_METHODS = ("auto", "markov", "simulation")
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
     "batches",
@@ -54,8 +56,16 @@ class TrafficClass:
 
 @dataclass(frozen=True)
 class FluidConfig:
+    """``[fluid]``: policies; ``tolerance`` (relative truncation error of the Markov
+    solver); ``method`` (auto, markov or simulation, :mod:`mrfq.fluid.method`); for the
+    flow-level simulator ``flows`` per replication, ``replications`` and ``seed``."""
+
     policies: tuple[str, ...] = ("drf", "pf", "bmf")
     tolerance: float = 1e-5
+    method: str = "auto"
+    flows: int = 1_000_000
+    replications: int = 10
+    seed: int = 1
 
 
 @dataclass(frozen=True)
@@ -160,8 +170,7 @@ class Scenario:
             "name": self.name, "description": self.description,
             "resources": list(self.resources), "classes": classes,
             "load": {"axis": self.load_axis, "values": list(self.load_values)},
-            "fluid": {"policies": list(self.fluid.policies),
-                      "tolerance": self.fluid.tolerance},
+            "fluid": {**self.fluid.__dict__, "policies": list(self.fluid.policies)},
             "packet": {**self.packet.__dict__, "policies": list(self.packet.policies)},
         }
 
@@ -315,6 +324,31 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
     return packet
 
 
+def _parse_fluid(raw: dict, source: str, classes: tuple[TrafficClass, ...]) -> FluidConfig:
+    defaults = FluidConfig()
+    method = raw.get("method", defaults.method)
+    if not isinstance(method, str) or method.lower() not in FLUID_METHODS:
+        raise _fail(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
+                    "fluid.method", source)
+    fluid = FluidConfig(
+        policies=_policies(raw.get("policies", list(defaults.policies)), policies.FLUID,
+                           "fluid.policies", source),
+        tolerance=fields.number(raw.get("tolerance", defaults.tolerance), "fluid.tolerance",
+                                source, positive=True),
+        method=method.lower(),
+        flows=fields.integer(raw.get("flows", defaults.flows), "fluid.flows", source, 1),
+        replications=fields.integer(raw.get("replications", defaults.replications),
+                                    "fluid.replications", source, 1),
+        seed=fields.integer(raw.get("seed", defaults.seed), "fluid.seed", source, 0),
+    )
+    other = [c for c in classes if c.size.distribution != "exponential"]
+    if fluid.method == "markov" and other and set(fluid.policies) - {"bf"}:
+        raise _fail(f"the Markov solver assumes exponential sizes, but class '{other[0].name}'"
+                    f" has {other[0].size.distribution} sizes (use 'simulation' or 'auto'; "
+                    "only bf is exact for every law)", "fluid.method", source)
+    return fluid
+
+
 def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     """Validate a scenario given as a plain dict (the parsed TOML) and fill defaults."""
     raw = fields.check_keys(raw, _TOP_KEYS, "", source)
@@ -352,12 +386,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
                     "twice)", "load.values", source)
 
     fluid_raw = fields.check_keys(raw.get("fluid", {}), _FLUID_KEYS, "fluid", source)
-    fluid = FluidConfig(
-        policies=_policies(fluid_raw.get("policies", list(FluidConfig.policies)), policies.FLUID,
-                           "fluid.policies", source),
-        tolerance=fields.number(fluid_raw.get("tolerance", 1e-5), "fluid.tolerance", source,
-                          positive=True),
-    )
+    fluid = _parse_fluid(fluid_raw, source, classes)
     packet = _parse_packet(raw.get("packet", {}), source)
 
     scenario = Scenario(
