@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -159,6 +160,27 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
               kinds=(registry.FLUID,), progress=progress, record=False)
     return fluid_table(scenario, load_records(scenario, results_dir, (registry.FLUID,)))
+
+
+def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
+                  results_dir: str | Path | None = None, *, jobs: int | None = 1,
+                  scheduler: str | None = None,
+                  progress: Progress | None = None) -> pd.DataFrame:
+    """The fluid curves of ``scenario`` once per flow-size law (issue 14's insensitivity
+    study): for every ``name → size table`` of ``laws`` the scenario with that law for
+    every class (:meth:`Scenario.with_sizes`) goes through :func:`fluid` (so each point
+    takes the method :func:`mrfq.fluid.method.fluid_method` chooses) into one cached
+    ``results_dir``: Markov points, which do not depend on the law, are computed once.
+    Returns the tables stacked, with a ``law`` column first."""
+    scenario = _scenario(scenario)
+    results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
+    tables = []
+    for name, spec in laws.items():
+        table = fluid(scenario.with_sizes(spec), results_dir, jobs=jobs, scheduler=scheduler,
+                      progress=progress)
+        table.insert(0, "law", name)
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True)
 
 
 def plot_fluid_table(csv: str | Path, output: str | Path | None = None) -> list[Path]:

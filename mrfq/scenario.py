@@ -174,6 +174,12 @@ class Scenario:
             "packet": {**self.packet.__dict__, "policies": list(self.packet.policies)},
         }
 
+    def with_sizes(self, spec: Any) -> Scenario:
+        """A copy with every class's flow-size law replaced by ``spec`` (a ``size`` table
+        or a :class:`~mrfq.sizes.SizeLaw`; validated like the file's)."""
+        law = parse_size(spec, "size", self.source)
+        return replace(self, classes=tuple(replace(c, size=law) for c in self.classes))
+
     def with_overrides(self, **changes: Any) -> Scenario:
         """A copy with packet-section fields replaced (validated like the file's)."""
         raw = {k: v for k, v in changes.items() if v is not None}

@@ -207,3 +207,22 @@ def test_packet_sweep_with_pareto_sizes_validates_against_the_flow_level_fluid(t
     stored = json.loads((tmp_path / "scenario.json").read_text())
     assert stored["classes"][0]["size"] == PARETO and stored["fluid"]["flows"] == 20000
     assert replace(scenario, source="x").fluid.flows == 20000
+
+
+def test_insensitivity_study_shares_exact_points_and_plots(tmp_path):
+    from mrfq.plots import insensitivity as plot
+
+    scenario = _scenario(fluid={"flows": 2000, "replications": 10,
+                                "policies": ["pf", "bf"]}, values=(0.5,))
+    laws = {"exp": {"distribution": "exponential"}, "pareto": PARETO}
+    table = pipeline.insensitivity(scenario, laws, tmp_path)
+    methods = table.groupby(["law", "policy"])["method"].first().to_dict()
+    assert methods == {("exp", "bf"): "markov", ("exp", "pf"): "markov",
+                       ("pareto", "bf"): "markov", ("pareto", "pf"): "simulation"}
+    bf = table[table["policy"] == "bf"]
+    assert np.array_equal(bf[bf["law"] == "exp"]["gamma"], bf[bf["law"] == "pareto"]["gamma"])
+    # one file per distinct point: BF's exact law is computed once for both laws
+    assert len(list((tmp_path / "points").iterdir())) == 3
+    assert all(law.distribution == "pareto" for law in scenario.with_sizes(PARETO).size_laws)
+    written = plot(table, tmp_path / "ins.png", "t")
+    assert [p.suffix for p in written] == [".png", ".pdf"] and written[0].stat().st_size > 0
