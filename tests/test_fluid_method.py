@@ -50,7 +50,7 @@ def test_auto_takes_the_markov_solver_only_where_it_is_exact_and_within_budget()
 
 
 @pytest.mark.parametrize("policy, load", [("drf", 0.7), ("pf", 0.8), ("bmf", 0.8),
-                                          ("pf", 0.7)])
+                                          ("pf", 0.7), ("bmf", 0.1), ("drf", 0.4)])
 def test_predicted_states_cover_what_the_solver_needs(policy, load):
     """The budget check must not under-predict: the states the solver really used at
     the default tolerance are fewer than predicted."""

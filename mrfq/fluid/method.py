@@ -28,11 +28,13 @@ from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.scenario import FLUID_METHODS as METHODS  # noqa: F401 - the names, re-exported
 
-#: predicted final truncation level = LEVEL_FACTOR · ln(tol) / ln(r), r the largest
-#: resource load. Calibrated on Figures 1-2 (DRF, PF, BMF, loads 0.7-0.94, tolerance
-#: 1e-5): the solver's final level was at most 2.43 ln(tol)/ln(r) (BENCHMARKS.md); at
-#: 2.6 the paper's loads up to 0.9 stay with the solver and 0.95 goes to simulation
+#: predicted final truncation level = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r
+#: the largest resource load. Calibrated on Figures 1-2 (DRF, PF, BMF, loads 0.1-0.9,
+#: tolerance 1e-5; README): from load 0.5 on the solver's final level was at most
+#: 2.43 ln(tol)/ln(r), below it at most 36 (its first levels are ≥ 16 and grow by ≥ 10);
+#: the paper's loads up to 0.9 stay with the solver, 0.95 goes to simulation
 LEVEL_FACTOR = 2.6
+MIN_LEVEL = 40
 #: the flow-level simulator's intervals (the points' ``ci_low``/``ci_high``)
 CONFIDENCE = 0.95
 #: fraction of each replication's arrivals not measured
@@ -41,12 +43,13 @@ WARMUP = 0.05
 
 def predicted_states(requirements, class_loads, tolerance: float) -> int:
     """States the Markov solver is expected to need: C(L̂ + K, K) states at level
-    L̂ = LEVEL_FACTOR · ln(tol) / ln(r), r the largest resource load (the level mass decays
-    about like r^l; the factor is calibrated on the paper's scenarios)."""
+    L̂ = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r the largest resource load (the
+    level mass decays about like r^l; the constants are calibrated on the paper's
+    scenarios)."""
     a = np.asarray(requirements, dtype=np.float64)
     rho = np.asarray(class_loads, dtype=np.float64)
     r = max(float((rho @ a).max()), 0.05)
-    level = math.ceil(LEVEL_FACTOR * math.log(tolerance) / math.log(r))
+    level = max(MIN_LEVEL, math.ceil(LEVEL_FACTOR * math.log(tolerance) / math.log(r)))
     K = int(np.count_nonzero(rho > 0))
     return math.comb(level + K, K)
 
