@@ -1,7 +1,8 @@
 """Flow-level simulator throughput: flow events (arrivals + departures) per CPU-second.
 
 Usage: python benchmarks/bench_flowsim.py [--flows N] [--repeats R] [--load L] [--no-cache]
-       [--versus-markov] [--policies drf,pf,bmf,bf]
+       [--versus-markov] [--policies drf,pf,bmf,bf] [--markov-loads 0.9,0.95,0.98]
+       [--max-flows N] [--skip-throughput]
 
 Figure 3 classes (a = (0.1, 1), (1, 0.1), (1, 1); load shares 4, 1, 1), link (resource 2)
 load 0.9, exponential sizes, policies DRF, PF, BMF and BF. Each policy is run ``repeats``
@@ -9,9 +10,12 @@ times with different seeds after a warm-up run (Numba compilation and cache load
 counted); the median events per CPU-second (``time.process_time``) of the whole
 ``simulate_flows`` call is reported (arrival generation in NumPy included), with the
 allocation cache's hit rate, and with ``--no-cache`` the same without the cache.
-``--versus-markov`` also times, per policy, a flow-level point whose 95% half-widths are
-≤ 0.5% (flows doubled until they are) against the Markov solver (BF: its explicit
-stationary law) at tolerance 1e-5.
+``--versus-markov`` also times, per policy and each of ``--markov-loads``, a flow-level
+point whose 95% half-widths are ≤ 0.5% (flows doubled until they are, at most
+``--max-flows``) against the Markov solver (BF: its explicit stationary law) at tolerance
+1e-5. Where the method choice (:func:`mrfq.fluid.method.predicted_states`) predicts more
+states than the solver's budget, the solver is not run and the prediction is printed:
+those are the points only the simulator reaches.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ import numpy as np
 from mrfq.fluid import service_rates
 from mrfq.fluid.balanced import bf_service_rates
 from mrfq.fluid.flowsim import flow_service_rates, simulate_flows
+from mrfq.fluid.markov import MAX_STATES
+from mrfq.fluid.method import predicted_states
 
 REQUIREMENTS = np.array([[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]])
 SHARES = np.array([4.0, 1.0, 1.0])
@@ -46,25 +52,32 @@ def throughput(policy: str, loads: np.ndarray, flows: int, seed: int, cache: boo
     return run.events / cpu, (run.cache_hits / lookups if lookups else float("nan"))
 
 
-def versus_markov(policy: str, loads: np.ndarray) -> None:
-    started = time.process_time()
-    if policy == "bf":
-        exact = bf_service_rates(REQUIREMENTS, loads).gamma
+def versus_markov(policy: str, loads: np.ndarray, max_flows: int) -> None:
+    predicted = predicted_states(REQUIREMENTS, loads, 1e-5)
+    exact = None
+    if policy == "bf" or predicted <= MAX_STATES:
+        started = time.process_time()
+        if policy == "bf":
+            exact = bf_service_rates(REQUIREMENTS, loads).gamma
+        else:
+            exact = service_rates(policy, REQUIREMENTS, loads).gamma
+        markov = f"exact {time.process_time() - started:7.2f} s CPU"
     else:
-        exact = service_rates(policy, REQUIREMENTS, loads).gamma
-    markov_cpu = time.process_time() - started
+        markov = f"Markov not run: {predicted:.2e} states predicted > {MAX_STATES:.0e}"
     flows = 1_000_000
     while True:
         started = time.process_time()
         result = flow_service_rates(REQUIREMENTS, loads, policy, flows=flows, seed=1)
         cpu = time.process_time() - started
         half = float(np.max((result.ci_high - result.ci_low) / 2 / result.gamma))
-        if half <= 0.005 or flows >= 256_000_000:
+        if half <= 0.005 or 2 * flows > max_flows:
             break
         flows *= 2
-    worst = float(np.max(np.abs(result.gamma / exact - 1)))
-    print(f"  {policy:4s} exact {markov_cpu:7.2f} s CPU | flow-level {flows:>11,d} flows "
-          f"{cpu:7.1f} s CPU, max half-width {half:.2%}, max |γ/exact − 1| {worst:.2%}")
+    worst = (f", max |γ/exact − 1| {float(np.max(np.abs(result.gamma / exact - 1))):.2%}"
+             if exact is not None else "")
+    print(f"  {policy:4s} {markov} | flow-level {flows:>11,d} flows {cpu:7.1f} s CPU, "
+          f"max half-width {half:.2%}{worst}; γ = {np.round(result.gamma, 4).tolist()}",
+          flush=True)
 
 
 def main() -> None:
@@ -75,6 +88,9 @@ def main() -> None:
     parser.add_argument("--no-cache", action="store_true", help="also run without the cache")
     parser.add_argument("--versus-markov", action="store_true")
     parser.add_argument("--policies", default=",".join(POLICIES))
+    parser.add_argument("--markov-loads", default="0.9")
+    parser.add_argument("--max-flows", type=int, default=256_000_000)
+    parser.add_argument("--skip-throughput", action="store_true")
     args = parser.parse_args()
     chosen = args.policies.split(",")
     loads = class_loads(args.load)
@@ -82,7 +98,7 @@ def main() -> None:
           f"Figure 3 classes, link load {args.load}, {args.flows:,d} flows per run, "
           f"median of {args.repeats}")
     modes = [True, False] if args.no_cache else [True]
-    for policy in chosen:
+    for policy in chosen if not args.skip_throughput else ():
         for cache in modes:
             if policy == "bf" and not cache:
                 continue  # BF reads Φ from its box, it has no cache
@@ -96,9 +112,11 @@ def main() -> None:
                   f"events/CPU-s (min {min(rates) / 1e6:.2f}, max {max(rates) / 1e6:.2f})"
                   + (f"; cache hit rate {hits:.4f}" if hits == hits else ""))
     if args.versus_markov:
-        print("time for one point at half-width <= 0.5% against the exact solver:")
-        for policy in chosen:
-            versus_markov(policy, loads)
+        for load in (float(v) for v in args.markov_loads.split(",")):
+            print(f"link load {load}: one point at 95% half-width <= 0.5% against the "
+                  "exact solver:", flush=True)
+            for policy in chosen:
+                versus_markov(policy, class_loads(load), args.max_flows)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import tempfile
 import time
 
 from mrfq import pipeline
-from mrfq.fluid.markov import fluid_curves
+from mrfq.fluid import fluid_curves
 from mrfq.scenario import load_scenario
 
 

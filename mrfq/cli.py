@@ -130,12 +130,18 @@ def main() -> None:
 @click.option("--policies", help="Override the fluid policies, e.g. 'drf,pf'.")
 @click.option("--loads", help="Override the load values, e.g. '0.5,0.9'.")
 @click.option("--tolerance", type=float, help="Relative truncation error target.")
+@click.option("--method", type=click.Choice(["auto", "markov", "simulation"]),
+              help="Override the scenario's [fluid] method (default auto: the Markov "
+              "solver when it is exact and within its state budget, else the flow-level "
+              "simulator).")
 @click.option("--results", help="Results directory caching the points "
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
 @user_errors
-def fluid(scenario, output, policies, loads, tolerance, results, jobs):
-    """Fluid service rates γ_k of SCENARIO (Markov model, BR §4.1) into a tidy CSV.
+def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
+    """Fluid service rates γ_k of SCENARIO (BR §4.1) into a tidy CSV: the Markov solver
+    or the flow-level simulator per point (column ``method``; ``ci_low``/``ci_high``
+    equal γ for the exact method).
 
     The points go through the cached sweep: a second call reuses them."""
     from mrfq import pipeline
@@ -144,9 +150,10 @@ def fluid(scenario, output, policies, loads, tolerance, results, jobs):
     _check_jobs(jobs)
     table = pipeline.fluid(scenario, results, policies=_split_names(policies),
                            loads=_split_floats(loads, "--loads"), tolerance=tolerance,
-                           jobs=jobs, progress=Progress("fluid"))
+                           method=method, jobs=jobs, progress=Progress("fluid"))
     write_csv(table, output)
-    _show(table, ["policy", "load", "class", "gamma", "error_estimate"], 6)
+    _show(table, ["policy", "load", "class", "method", "gamma", "ci_low", "ci_high",
+                  "error_estimate"], 6)
     _log(f"wrote {output}")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -130,14 +131,16 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
 
 def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
           policies: Iterable[str] | None = None, loads: Iterable[float] | None = None,
-          tolerance: float | None = None, jobs: int | None = 1,
+          tolerance: float | None = None, method: str | None = None, jobs: int | None = 1,
           scheduler: str | None = None, progress: Progress | None = None) -> pd.DataFrame:
     """Fluid γ_k for every (policy, load) of a scenario through the cached sweep: the
     fluid points of ``results_dir`` (default ``results/<name>``) are reused and the
     missing ones computed (the directory's scenario and summary are left as they are).
-    Returns the tidy table of :func:`mrfq.fluid.fluid_table` for the requested policies
-    and loads."""
-    from mrfq.fluid.markov import fluid_table
+    ``method`` (auto, markov, simulation) replaces the scenario's ``[fluid] method``
+    (:func:`mrfq.fluid.method.fluid_method`). Returns the tidy table of
+    :func:`mrfq.fluid.fluid_table` (with each point's method and interval) for the
+    requested policies and loads."""
+    from mrfq.fluid.method import fluid_table
     from mrfq.sweeps import load_records
 
     scenario = _scenario(scenario)
@@ -148,13 +151,46 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
         scenario.check_load(value, "--loads")
     if tolerance is not None and not tolerance > 0:
         raise InputError("must be positive", "--tolerance")
+    if method is not None:
+        from mrfq.scenario import FLUID_METHODS
+
+        if method not in FLUID_METHODS:
+            raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
+                             "--method")
     scenario = replace(scenario, load_values=values, fluid=replace(
         scenario.fluid, policies=chosen,
-        tolerance=scenario.fluid.tolerance if tolerance is None else tolerance))
+        tolerance=scenario.fluid.tolerance if tolerance is None else tolerance,
+        method=scenario.fluid.method if method is None else method))
+    if scenario.fluid.method == "markov":  # rejected here rather than at the first point
+        from mrfq.fluid.method import fluid_method
+
+        for policy in chosen:
+            fluid_method(scenario, policy, values[0])
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
               kinds=(registry.FLUID,), progress=progress, record=False)
     return fluid_table(scenario, load_records(scenario, results_dir, (registry.FLUID,)))
+
+
+def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
+                  results_dir: str | Path | None = None, *, jobs: int | None = 1,
+                  scheduler: str | None = None,
+                  progress: Progress | None = None) -> pd.DataFrame:
+    """The fluid curves of ``scenario`` once per flow-size law (issue 14's insensitivity
+    study): for every ``name → size table`` of ``laws`` the scenario with that law for
+    every class (:meth:`Scenario.with_sizes`) goes through :func:`fluid` (so each point
+    takes the method :func:`mrfq.fluid.method.fluid_method` chooses) into one cached
+    ``results_dir``: Markov points, which do not depend on the law, are computed once.
+    Returns the tables stacked, with a ``law`` column first."""
+    scenario = _scenario(scenario)
+    results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
+    tables = []
+    for name, spec in laws.items():
+        table = fluid(scenario.with_sizes(spec), results_dir, jobs=jobs, scheduler=scheduler,
+                      progress=progress)
+        table.insert(0, "law", name)
+        tables.append(table)
+    return pd.concat(tables, ignore_index=True)
 
 
 def plot_fluid_table(csv: str | Path, output: str | Path | None = None) -> list[Path]:

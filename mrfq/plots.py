@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from mrfq.io import atomic_path
 from mrfq.policies import FLUID, REGISTRY, fluid_counterpart, label
@@ -93,6 +94,58 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     axes[0][0].set_ylabel(r"service rate $\gamma_k$")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
+LAW_STYLES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))]
+
+
+def insensitivity(fluid: pd.DataFrame, path: str | Path, title: str = "",
+                  xlabel: str = "load", packet: pd.DataFrame | None = None,
+                  packet_law: str = "") -> list[Path]:
+    """The insensitivity study (issue 14) in Figure 2's style: one panel per fluid policy,
+    one colour per class, one line style per size law (``fluid`` has a ``law`` column,
+    as :func:`mrfq.pipeline.insensitivity` returns it); optional packet points with their
+    intervals (a sweep summary's packet rows) on the panel of the policy they realise,
+    labelled with ``packet_law``."""
+    policies = list(dict.fromkeys(fluid["policy"]))
+    laws = list(dict.fromkeys(fluid["law"]))
+    classes = list(dict.fromkeys(fluid["class"]))
+    fig = Figure(figsize=(4.2 * len(policies), 4.4))
+    axes = fig.subplots(1, len(policies), sharey=True, squeeze=False)[0]
+    for ax, policy in zip(axes, policies, strict=True):
+        for law, style in zip(laws, LAW_STYLES * len(laws), strict=False):
+            part = fluid[(fluid["policy"] == policy) & (fluid["law"] == law)]
+            for i, name in enumerate(classes):
+                rows = part[part["class"] == name].sort_values("load")
+                ax.plot(rows["load"], rows["gamma"], linestyle=style, color=_colour(i),
+                        linewidth=1.2)
+        if packet is not None:
+            mine = packet[packet["policy"].map(fluid_counterpart) == policy]
+            for i, name in enumerate(classes):
+                pts = mine[mine["class"] == name].sort_values("load")
+                if pts.empty:
+                    continue
+                err = [pts["gamma"] - pts["ci_low"], pts["ci_high"] - pts["gamma"]]
+                ax.errorbar(pts["load"], pts["gamma"], yerr=err, fmt="x", color=_colour(i),
+                            capsize=2)
+        ax.set_title(label(policy))
+        ax.set_xlabel(xlabel)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel(r"service rate $\gamma_k$")
+    # one legend: line styles for the laws (black), colours for the classes
+    handles = [Line2D([], [], color="black", linestyle=style, label=law)
+               for law, style in zip(laws, LAW_STYLES * len(laws), strict=False)]
+    handles += [Line2D([], [], color=_colour(i), label=f"class {name}")
+                for i, name in enumerate(classes)]
+    if packet is not None:
+        handles.append(Line2D([], [], color="grey", marker="x", linestyle="none",
+                              label=f"packet, {packet_law} (95% CI)"))
+    axes[-1].legend(handles=handles, fontsize=6, loc="upper right")
     if title:
         fig.suptitle(title)
     return _save(fig, path)

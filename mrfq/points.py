@@ -1,8 +1,9 @@
 """One point function per kind, and ``simulate``: the unit every sweep, ``mrfq simulate``
 and ``mrfq fluid`` compute.
 
-* :func:`fluid_point` (from :mod:`mrfq.fluid.markov`) — the Markov model's γ_k of one
-  (policy, load) (BR §4.1);
+* :func:`fluid_point` (from :mod:`mrfq.fluid.method`) — the fluid γ_k of one
+  (policy, load) (BR §4.1): the Markov solver or the flow-level simulator, as
+  :func:`mrfq.fluid.method.fluid_method` chooses;
 * :func:`packet_point` — one independent replication of the packet model at one
   (policy, load) with its per-class statistics (SPEC §3 Measurement).
 
@@ -23,7 +24,7 @@ import pandas as pd
 
 from mrfq import policies
 from mrfq.errors import InputError
-from mrfq.fluid.markov import fluid_point
+from mrfq.fluid.method import fluid_point
 from mrfq.scenario import PacketConfig, Scenario
 from mrfq.stats import (
     MIN_REPLICATIONS_FOR_T,
@@ -52,7 +53,8 @@ def _replication(scenario: Scenario, policy: str, load: float, replication: int,
     run = run_replication(PacketModel.from_scenario(scenario), policy, rho,
                           replication_seed(cfg.seed, replication), flows=cfg.flows,
                           mean_size=cfg.mean_size, window=cfg.window, delta=cfg.delta,
-                          debug=debug, progress=progress)
+                          debug=debug, progress=progress,
+                          size_laws=scenario.size_laws)
     table = replication_table(run.arrival, run.completion, run.flow_class, run.size,
                               scenario.class_names, rho, cfg.mean_size, cfg.warmup,
                               cfg.batches)

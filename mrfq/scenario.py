@@ -17,12 +17,16 @@ import numpy as np
 
 from mrfq import fields, policies
 from mrfq.errors import InputError
+from mrfq.sizes import SizeLaw, parse_size
 
 _TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet"}
-_CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order"}
+_CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order",
+               "size"}
 _MIX_KEYS = {"requirements", "probability"}
 _LOAD_KEYS = {"axis", "values"}
-_FLUID_KEYS = {"policies", "tolerance"}
+_FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed"}
+#: how a fluid point is computed (:mod:`mrfq.fluid.method`)
+FLUID_METHODS = ("auto", "markov", "simulation")
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
     "batches", "precision", "max_replications",
@@ -47,12 +51,21 @@ class TrafficClass:
     packet_requirements: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
     packet_probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0))
     packet_order: str = "random"
+    size: SizeLaw = field(default_factory=parse_size)
 
 
 @dataclass(frozen=True)
 class FluidConfig:
+    """``[fluid]``: policies; ``tolerance`` (relative truncation error of the Markov
+    solver); ``method`` (auto, markov or simulation, :mod:`mrfq.fluid.method`); for the
+    flow-level simulator ``flows`` per replication, ``replications`` and ``seed``."""
+
     policies: tuple[str, ...] = ("drf", "pf", "bmf")
     tolerance: float = 1e-5
+    method: str = "auto"
+    flows: int = 1_000_000
+    replications: int = 10
+    seed: int = 1
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,17 @@ class Scenario:
     def class_names(self) -> list[str]:
         return [c.name for c in self.classes]
 
+    @property
+    def size_laws(self) -> list[SizeLaw]:
+        """The flow-size law of every class (scenario order)."""
+        return [c.size for c in self.classes]
+
+    @property
+    def exponential_sizes(self) -> bool:
+        """Every class has exponential sizes (geometric in packets): the Markov model's
+        assumption (BR §4.1)."""
+        return all(c.size.distribution == "exponential" for c in self.classes)
+
     def class_loads(self, load: float) -> np.ndarray:
         """Per-class loads ρ_k (work per unit time) for a value on the load axis.
 
@@ -143,15 +167,22 @@ class Scenario:
                 entry["packets"] = [{"requirements": r.tolist(), "probability": float(p)}
                                     for r, p in zip(c.packet_requirements,
                                                     c.packet_probabilities, strict=True)]
+            if c.size.distribution != "exponential":  # absent = exponential
+                entry["size"] = size_spec(c.size)
             classes.append(entry)
         return {
             "name": self.name, "description": self.description,
             "resources": list(self.resources), "classes": classes,
             "load": {"axis": self.load_axis, "values": list(self.load_values)},
-            "fluid": {"policies": list(self.fluid.policies),
-                      "tolerance": self.fluid.tolerance},
+            "fluid": {**self.fluid.__dict__, "policies": list(self.fluid.policies)},
             "packet": {**self.packet.__dict__, "policies": list(self.packet.policies)},
         }
+
+    def with_sizes(self, spec: Any) -> Scenario:
+        """A copy with every class's flow-size law replaced by ``spec`` (a ``size`` table
+        or a :class:`~mrfq.sizes.SizeLaw`; validated like the file's)."""
+        law = parse_size(spec, "size", self.source)
+        return replace(self, classes=tuple(replace(c, size=law) for c in self.classes))
 
     def with_overrides(self, **changes: Any) -> Scenario:
         """A copy with packet-section fields replaced (validated like the file's)."""
@@ -207,6 +238,14 @@ def _precision(value: Any, field_name: str, source: str | None) -> float | None:
     return target
 
 
+def size_spec(law: SizeLaw) -> dict:
+    """The ``size`` table that :func:`mrfq.sizes.parse_size` reads back into ``law`` (an
+    empirical law keeps its file, as an absolute path)."""
+    spec = {"distribution": law.distribution}
+    spec.update({k: v for k, v in law.params.items() if v is not None})
+    return spec
+
+
 def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
     where = f"classes[{index}]"
     raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
@@ -252,6 +291,9 @@ def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traff
             probabilities = np.full(len(rows), 1.0 / len(rows))
     mean = probabilities @ vectors
     scale = mean.max()
+    # an empirical file is found relative to the scenario's folder
+    base = Path(source).parent if not source.startswith("<") else None
+    size = parse_size(raw.get("size"), f"{where}.size", source, base_dir=base)
     return TrafficClass(
         name=name,
         requirements=mean / scale,
@@ -261,6 +303,7 @@ def _parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traff
         packet_requirements=vectors / scale,
         packet_probabilities=probabilities,
         packet_order=order,
+        size=size,
     )
 
 
@@ -308,6 +351,31 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
     return packet
 
 
+def _parse_fluid(raw: dict, source: str, classes: tuple[TrafficClass, ...]) -> FluidConfig:
+    defaults = FluidConfig()
+    method = raw.get("method", defaults.method)
+    if not isinstance(method, str) or method.lower() not in FLUID_METHODS:
+        raise _fail(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
+                    "fluid.method", source)
+    fluid = FluidConfig(
+        policies=_policies(raw.get("policies", list(defaults.policies)), policies.FLUID,
+                           "fluid.policies", source),
+        tolerance=fields.number(raw.get("tolerance", defaults.tolerance), "fluid.tolerance",
+                                source, positive=True),
+        method=method.lower(),
+        flows=fields.integer(raw.get("flows", defaults.flows), "fluid.flows", source, 1),
+        replications=fields.integer(raw.get("replications", defaults.replications),
+                                    "fluid.replications", source, 1),
+        seed=fields.integer(raw.get("seed", defaults.seed), "fluid.seed", source, 0),
+    )
+    other = [c for c in classes if c.size.distribution != "exponential"]
+    if fluid.method == "markov" and other and set(fluid.policies) - {"bf"}:
+        raise _fail(f"the Markov solver assumes exponential sizes, but class '{other[0].name}'"
+                    f" has {other[0].size.distribution} sizes (use 'simulation' or 'auto'; "
+                    "only bf is exact for every law)", "fluid.method", source)
+    return fluid
+
+
 def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     """Validate a scenario given as a plain dict (the parsed TOML) and fill defaults."""
     raw = fields.check_keys(raw, _TOP_KEYS, "", source)
@@ -345,12 +413,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
                     "twice)", "load.values", source)
 
     fluid_raw = fields.check_keys(raw.get("fluid", {}), _FLUID_KEYS, "fluid", source)
-    fluid = FluidConfig(
-        policies=_policies(fluid_raw.get("policies", list(FluidConfig.policies)), policies.FLUID,
-                           "fluid.policies", source),
-        tolerance=fields.number(fluid_raw.get("tolerance", 1e-5), "fluid.tolerance", source,
-                          positive=True),
-    )
+    fluid = _parse_fluid(fluid_raw, source, classes)
     packet = _parse_packet(raw.get("packet", {}), source)
 
     scenario = Scenario(

@@ -51,13 +51,23 @@ def point_key(scenario: Scenario, point: Point) -> str:
     """Hash of everything that determines a point's stored numbers (and nothing else)."""
     rho = scenario.class_loads(point.load)
     if point.kind == policies.FLUID:
+        from mrfq.fluid.flowsim import FLOWSIM_VERSION
         from mrfq.fluid.markov import solver_version
+        from mrfq.fluid.method import CONFIDENCE, WARMUP, fluid_method
 
         parts = {"requirements": _floats(scenario.requirements),
                  "shape": list(scenario.requirements.shape),
-                 "weights": _floats(scenario.weights), "rho": _floats(rho),
-                 "tolerance": scenario.fluid.tolerance,
-                 "solver": solver_version(point.policy)}
+                 "weights": _floats(scenario.weights), "rho": _floats(rho)}
+        if fluid_method(scenario, point.policy, point.load) == "markov":
+            # as before the method choice: finished Markov points keep their keys
+            parts.update(tolerance=scenario.fluid.tolerance,
+                         solver=solver_version(point.policy))
+        else:
+            cfg = scenario.fluid
+            parts.update(method="simulation", flowsim=FLOWSIM_VERSION,
+                         sizes=[law.key() for law in scenario.size_laws], flows=cfg.flows,
+                         replications=cfg.replications, seed=cfg.seed, warmup=WARMUP,
+                         confidence=CONFIDENCE)
     else:
         from mrfq.packet.kernel import ENGINE_VERSION
         from mrfq.stats import STATS_VERSION
@@ -74,6 +84,8 @@ def point_key(scenario: Scenario, point: Point) -> str:
                  "warmup": cfg.warmup, "batches": cfg.batches, "statistics": STATS_VERSION}
         if point.policy == "drfq-dovetail":  # the only policy Δ acts on
             parts["delta"] = repr(cfg.delta)
+        if not scenario.exponential_sizes:  # absent for geometric sizes: older keys hold
+            parts["sizes"] = [law.key() for law in scenario.size_laws]
     parts.update(kind=point.kind, policy=point.policy)
     text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -328,21 +340,27 @@ def load_records(scenario: Scenario, results_dir: str | Path,
 
 def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy summary, one row per (kind, policy, load, class): gamma, ci_low, ci_high,
-    replications, flows_measured, mean_in_progress, error_estimate (fluid), and the packet
-    estimators' columns (:func:`mrfq.points.combine_packet_records`)."""
+    replications, flows_measured, mean_in_progress, error_estimate and method (fluid:
+    markov, whose interval is γ itself, or simulation, :mod:`mrfq.fluid.method`), and the
+    packet estimators' columns (:func:`mrfq.points.combine_packet_records`)."""
+    from mrfq.fluid.method import class_interval, record_method
     from mrfq.points import combine_packet_records
 
     rows = []
     packets: dict[tuple[str, float], list[dict]] = {}
     for record in records:
         if record["kind"] == policies.FLUID:
-            for name, c in zip(scenario.class_names, record["classes"], strict=True):
+            for k, (name, c) in enumerate(zip(scenario.class_names, record["classes"],
+                                              strict=True)):
+                low, high = class_interval(record, k)
                 rows.append({"kind": policies.FLUID, "policy": record["policy"],
                              "load": record["load"], "class": name, "gamma": c["gamma"],
-                             "ci_low": np.nan, "ci_high": np.nan, "replications": 0,
-                             "flows_measured": 0,
+                             "ci_low": low, "ci_high": high,
+                             "replications": record.get("replications", 0),
+                             "flows_measured": c.get("flows_measured", 0),
                              "mean_in_progress": c["mean_in_progress"],
-                             "error_estimate": c["error_estimate"]})
+                             "error_estimate": c["error_estimate"],
+                             "method": record_method(record)})
         else:
             packets.setdefault((record["policy"], record["load"]), []).append(record)
     for (policy, load), group in packets.items():

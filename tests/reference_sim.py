@@ -61,7 +61,9 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         order = sorted(range(len(times)), key=lambda i: times[i])  # stable
         trace = [(float(times[i]), int(classes[i]), int(sizes[i])) for i in order]
     else:
-        stream = ArrivalStream(seed_seq, class_loads, mean_size)
+        # the scenario's size laws (geometric packets for exponential classes)
+        stream = ArrivalStream(seed_seq, class_loads, mean_size,
+                               [c.size for c in scenario.classes])
 
     def arrival(i):
         if arrivals is not None:

@@ -31,6 +31,13 @@ BAD = {
     "precision": ('[packet]\nprecision = 1.5\n', "packet.precision"),
     "budget": ('[packet]\nprecision = 0.1\nreplications = 20\nmax_replications = 10\n',
                "packet.max_replications"),
+    # the lines below land in the second [[classes]] table
+    "pareto shape 1": ('size = {distribution = "pareto", shape = 1}\n', "classes[1].size.shape"),
+    "negative sigma": ('size = {distribution = "lognormal", sigma = -0.5}\n',
+                       "classes[1].size.sigma"),
+    "unknown law": ('size = {distribution = "zipf"}\n', "classes[1].size.distribution"),
+    "unknown size key": ('size = {distribution = "pareto", shape = 2, scale = 1}\n',
+                         "classes[1].size.scale"),
 }
 
 
@@ -54,6 +61,19 @@ def test_bad_scenarios(tmp_path, case):
     assert len(lines) == 1 and lines[0].startswith(f"error: {path}: {field}:"), lines
     assert "Traceback" not in result.stderr
     assert not out.exists() and not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("content", ["", "size\n", "1.5\nbig\n", "2\n-1\n"])
+def test_bad_empirical_size_files(tmp_path, content):
+    (tmp_path / "sizes.csv").write_text(content)
+    path = _scenario(tmp_path, _text("", 'size = {distribution = "empirical", '
+                                         'file = "sizes.csv"}\n'))
+    result = _run("fluid", str(path), "-o", str(tmp_path / "o.csv"), cwd=tmp_path)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {path}: classes[1].size.file: "
+                                                   "'sizes.csv'"), lines
+    assert not (tmp_path / "o.csv").exists()
 
 
 def test_missing_file_and_syntax_error(tmp_path):

@@ -249,6 +249,20 @@ def test_balanced_fairness_is_insensitive(size, width):
     assert_inside(result, exact, width)  # observed ≤ 0.011 and ≤ 0.037
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("requirements, loads", [
+    (FIG3, fig3_loads(0.5)),                          # Figure 2's classes (unbalanced)
+    (FIG3, np.full(3, 0.8 / 2.1))])                   # Figure 1's (balanced), max load 0.8
+def test_balanced_fairness_is_insensitive_to_pareto_sizes(requirements, loads):
+    """The small version of benchmarks/flowsim_bars.py's BF part (two scenarios × three
+    loads × four laws there, recorded in BENCHMARKS.md)."""
+    exact = bf_service_rates(requirements, loads, tolerance=1e-6).gamma
+    result = flow_service_rates(requirements, loads, "bf",
+                                {"distribution": "pareto", "shape": 2.5}, flows=200_000,
+                                replications=10, confidence=0.99, seed=3)
+    assert_inside(result, exact, 0.03)  # observed ≤ 0.0073 and ≤ 0.0283
+
+
 def test_arrival_buffer_grows_without_losing_arrivals():
     buffer = flowsim._ArrivalBuffer(3)
     for start in range(0, 20, 4):

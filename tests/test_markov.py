@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mrfq.errors import InputError
-from mrfq.fluid.markov import fluid_curves, service_rates
+from mrfq.fluid import fluid_curves, service_rates
 from mrfq.scenario import scenario_from_dict
 
 # --- exact anchors and the error estimate ---------------------------------------------

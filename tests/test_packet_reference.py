@@ -58,6 +58,12 @@ CASES = {
                   "packets": [{"requirements": [1, 2]}, {"requirements": [2, 0]},
                               {"requirements": [0.5, 1]}]},
                  {"name": "plain", "requirements": [1, 1], "load_share": 1}], load=0.8),
+    # non-geometric sizes: Pareto 1.5 packets, deterministic (= m), lognormal
+    "size-laws": dict(
+        classes=[{**FIG3_CLASSES[0], "size": {"distribution": "pareto", "shape": 1.5}},
+                 {**FIG3_CLASSES[1], "size": {"distribution": "deterministic"}},
+                 {**FIG3_CLASSES[2], "size": {"distribution": "lognormal", "sigma": 1.5}}],
+        axis="link", load=0.8),
 }
 
 
@@ -71,13 +77,14 @@ def _both(case, policy, seed=3, flows=150, delta=np.inf):
     rho = scenario.class_loads(load)
     seed_seq = np.random.SeedSequence(seed)
     fast = run_replication(model, policy, rho, seed_seq, flows=flows, mean_size=cfg.mean_size,
-                           window=cfg.window, delta=delta, debug=True)
+                           window=cfg.window, delta=delta, debug=True,
+                           size_laws=scenario.size_laws)
     slow = simulate_reference(scenario, policy, rho, seed_seq, flows=flows,
                               mean_size=cfg.mean_size, window=cfg.window, delta=delta)
     # the production loop (with its lone-flow loop) must give the same times as well
     production = run_replication(model, policy, rho, seed_seq, flows=flows,
                                  mean_size=cfg.mean_size, window=cfg.window, delta=delta,
-                                 debug=False)
+                                 debug=False, size_laws=scenario.size_laws)
     np.testing.assert_array_equal(production.completion, fast.completion)
     return fast, slow
 

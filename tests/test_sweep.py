@@ -243,6 +243,8 @@ def _key_scenario(**changes):
     ("packet", "bmf", {"packet.flows": 500}, False),
     ("packet", "bmf", {"packet.warmup": 0.1}, False),
     ("packet", "bmf", {"packet.batches": 10}, False),
+    ("packet", "bmf", {"classes.0.size": {"distribution": "exponential"}}, True),
+    ("packet", "bmf", {"classes.0.size": {"distribution": "pareto", "shape": 1.5}}, False),
     ("fluid", "pf", {"description": "other"}, True),
     ("fluid", "pf", {"packet.seed": 7}, True),
     ("fluid", "pf", {"classes.0.weight": 2.0}, False),

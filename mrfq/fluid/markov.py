@@ -27,7 +27,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from numba import njit
@@ -255,7 +254,8 @@ def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, pr
     if states.shape[0] > MAX_STATES:
         raise InputError(
             f"truncation needs more than {MAX_STATES} states (level {level}); "
-            "relax the tolerance or lower the load", "tolerance")
+            "relax the tolerance, lower the load or use [fluid] method = 'simulation'",
+            "tolerance")
     done = 0 if previous_phi is None else previous_phi.shape[0]
     phi = np.empty((states.shape[0], K))
     if done:
@@ -375,11 +375,11 @@ def solver_version(policy: str) -> str:
     return SOLVER_VERSION
 
 
-def fluid_point(scenario, policy: str, load: float) -> dict:
-    """The fluid point function: γ_k = ρ_k / E[n_k] of one policy at one value on the
-    scenario's load axis, as a JSON-serialisable record ``{kind, policy, load,
-    replication, classes, level, states, wall_s}``; per class (scenario order) γ_k,
-    E[n_k] and the relative truncation-error estimate."""
+def markov_point(scenario, policy: str, load: float) -> dict:
+    """The Markov fluid point (:mod:`mrfq.fluid.method` chooses it): γ_k = ρ_k / E[n_k]
+    of one policy at one value on the scenario's load axis, as a JSON-serialisable record
+    ``{kind, policy, load, replication, method, classes, level, states, wall_s}``; per
+    class (scenario order) γ_k, E[n_k] and the relative truncation-error estimate."""
     import time
 
     started = time.perf_counter()
@@ -390,43 +390,5 @@ def fluid_point(scenario, policy: str, load: float) -> dict:
                 "error_estimate": float(result.error_estimate[k])}
                for k in range(len(scenario.classes))]
     return {"kind": "fluid", "policy": policy, "load": float(load), "replication": 0,
-            "classes": classes, "level": int(result.level), "states": int(result.states),
-            "wall_s": time.perf_counter() - started}
-
-
-def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
-    """Tidy table of fluid point records: policy, load, class, rho, gamma,
-    mean_in_progress, error_estimate (relative), level, states."""
-    rows = []
-    for record in records:
-        rho = scenario.class_loads(record["load"])
-        for k, name in enumerate(scenario.class_names):
-            c = record["classes"][k]
-            rows.append({"policy": record["policy"], "load": record["load"], "class": name,
-                         "rho": float(rho[k]), "gamma": c["gamma"],
-                         "mean_in_progress": c["mean_in_progress"],
-                         "error_estimate": c["error_estimate"], "level": record["level"],
-                         "states": record["states"]})
-    return pd.DataFrame(rows)
-
-
-def fluid_curves(scenario, policies: list[str] | None = None, loads: list[float] | None = None,
-                 progress=None) -> pd.DataFrame:
-    """Fluid γ_k for every (policy, load) of a scenario, computed here one point after
-    the other, as a tidy table (:func:`fluid_table`). For parallel, cached and resumable
-    curves use :func:`mrfq.sweep` (``mrfq fluid``); the numbers are the same.
-    ``progress(done, total)`` is called after each point.
-    """
-    loads = list(loads or scenario.load_values)
-    for load in loads:
-        scenario.check_load(load)
-    chosen = [registry.get(registry.FLUID, p).name
-              for p in (policies or scenario.fluid.policies)]
-    records = []
-    total = len(chosen) * len(loads)
-    for policy in chosen:
-        for load in loads:
-            records.append(fluid_point(scenario, policy, load))
-            if progress:
-                progress(len(records), total)
-    return fluid_table(scenario, records)
+            "method": "markov", "classes": classes, "level": int(result.level),
+            "states": int(result.states), "wall_s": time.perf_counter() - started}

@@ -17,6 +17,7 @@ from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.packet import kernel
 from mrfq.packet.model import ArrivalStream, PacketModel
+from mrfq.sizes import SizeLaw
 
 #: events per kernel call between returns to Python (progress, Ctrl-C)
 CHUNK_EVENTS = 20_000_000
@@ -144,19 +145,21 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     window: int, delta: float = np.inf, debug: bool | None = None,
                     lone_flow: bool = True,
                     progress: Callable[[int, int], None] | None = None,
-                    arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-                    ) -> Replication:
+                    arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+                    size_laws: list[SizeLaw] | None = None) -> Replication:
     """Simulate until every flow with arrival index < ``flows`` has completed (SPEC §3).
 
     ``arrivals`` = (times, class indices, sizes in packets) replaces the Poisson stream by
     an explicit trace (no arrivals after it). ``progress(completed, flows)`` is called
-    between kernel chunks. ``lone_flow=False`` runs every event through the general loop
-    (the lone-flow loop of :mod:`mrfq.packet.kernel` gives the same results faster; the
-    switch is for tests and benchmarks).
+    between kernel chunks. ``size_laws``: the flow-size law of every class (``None``: all
+    exponential, i.e. geometric in packets; :class:`~mrfq.packet.model.ArrivalStream`).
+    ``lone_flow=False`` runs every event through the general loop (the lone-flow loop of
+    :mod:`mrfq.packet.kernel` gives the same results faster; the switch is for tests and
+    benchmarks).
     """
     code = policies.get(policies.PACKET, policy).code
     debug = debug_enabled() if debug is None else debug
-    stream = ArrivalStream(seed_seq, class_loads, mean_size)
+    stream = ArrivalStream(seed_seq, class_loads, mean_size, size_laws)
     hash_key = np.uint64(seed_seq.generate_state(1, np.uint64)[0])
     times, classes, sizes = [], [], []
     n_arrivals = 0

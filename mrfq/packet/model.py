@@ -8,6 +8,7 @@ import numpy as np
 
 from mrfq.arrivals import PoissonArrivals
 from mrfq.scenario import Scenario
+from mrfq.sizes import SizeLaw, packet_counts
 
 #: flows generated per block; fixed so the stream does not depend on how it is consumed
 ARRIVAL_BLOCK = 4096
@@ -64,28 +65,45 @@ class PacketModel:
 
 
 class ArrivalStream:
-    """Poisson flow arrivals (superposed classes), geometric sizes of mean ``mean_size``.
+    """Poisson flow arrivals (superposed classes), sizes in packets of mean ``mean_size``.
 
     Three independent PCG64 streams (inter-arrival, class, size) spawned from ``seed_seq``,
     consumed in fixed blocks, so the sequence depends only on the seed. Inter-arrival
-    times are standard exponentials divided by the total flow rate Λ = Σ_k ρ_k / m, so all
-    loads share the same underlying draws (common random numbers).
+    times are standard exponentials divided by the total flow rate Λ = Σ_k λ_k, λ_k =
+    ρ_k / (m E[X_k]) (E[X_k] = 1 except for an un-rescaled empirical law), so all loads
+    share the same underlying draws (common random numbers).
+
+    Sizes: a geometric draw of mean m for every flow of the block (exactly the stream of
+    an all-exponential scenario, ``laws=None``); a class with another law (``laws[k]``, a
+    :class:`~mrfq.sizes.SizeLaw`) then replaces its flows' sizes by N = 1 + ⌊x / θ⌋
+    packets of works x drawn from its own stream (:func:`mrfq.sizes.packet_counts`), so
+    exponential classes keep their sizes whatever the other classes' laws.
     """
 
     def __init__(self, seed_seq: np.random.SeedSequence, class_loads: np.ndarray,
-                 mean_size: float):
+                 mean_size: float, laws: list[SizeLaw] | None = None):
         # derived, not spawn()ed: spawn() mutates seed_seq, so a second user would differ
-        streams = [np.random.SeedSequence(seed_seq.entropy,
-                                          spawn_key=(*seed_seq.spawn_key, 1000 + i))
-                   for i in range(3)]
-        gaps, classes, self._sizes = (np.random.Generator(np.random.PCG64(s))
-                                      for s in streams)
-        self._poisson = PoissonArrivals(
-            gaps, classes, np.asarray(class_loads, dtype=np.float64) / mean_size, ARRIVAL_BLOCK)
+        def derived(i):
+            return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+                seed_seq.entropy, spawn_key=(*seed_seq.spawn_key, 1000 + i))))
+
+        gaps, classes, self._sizes = (derived(i) for i in range(3))
+        rates = np.asarray(class_loads, dtype=np.float64) / mean_size
+        # classes whose law is not exponential: (class, law, its own size stream)
+        self._other = [(k, law, derived(10 + k)) for k, law in enumerate(laws or ())
+                       if law.distribution != "exponential"]
+        for k, law, _ in self._other:
+            if law.mean != 1.0:
+                rates[k] /= law.mean
+        self._poisson = PoissonArrivals(gaps, classes, rates, ARRIVAL_BLOCK)
         self.total_rate = self._poisson.total_rate
         self._p = 1.0 / mean_size
+        self._mean_size = mean_size
 
     def next_block(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         times, classes = self._poisson.times_and_classes()
         sizes = self._sizes.geometric(self._p, ARRIVAL_BLOCK).astype(np.int64)
+        for k, law, rng in self._other:
+            mine = classes == k
+            sizes[mine] = packet_counts(law.sample(rng, int(mine.sum())), self._mean_size)
         return times, classes, sizes

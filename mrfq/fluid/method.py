@@ -1,0 +1,179 @@
+"""The fluid point of a scenario: which method computes it, and the point functions.
+
+Two methods give a fluid γ_k (BR §4.1, γ_k = ρ_k / E[n_k] = E[S_k] / E[T_k]):
+
+* ``markov`` — exact up to a reported truncation error: the Markov solver
+  (:mod:`mrfq.fluid.markov`) for DRF, PF and BMF, which assumes exponential sizes, and
+  balanced fairness's explicit stationary law (:mod:`mrfq.fluid.balanced`), which holds
+  for every size law (BF is insensitive);
+* ``simulation`` — the flow-level simulator (:mod:`mrfq.fluid.flowsim`): any size law,
+  any number of classes and any load below saturation, with a confidence interval.
+
+``auto`` (the default of a scenario's ``[fluid] method``) takes ``markov`` when it is
+exact for the point (BF, or every class exponential) and the Markov truncation is
+predicted to fit the solver's state budget (:func:`predicted_states`), ``simulation``
+otherwise. The choice depends only on the scenario, the policy and the load, so a
+point's key (:func:`mrfq.sweeps.point_key`) is known before it is computed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pandas as pd
+
+from mrfq import policies as registry
+from mrfq.errors import InputError
+from mrfq.scenario import FLUID_METHODS as METHODS  # noqa: F401 - the names, re-exported
+
+#: predicted final truncation level = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r
+#: the largest resource load. Calibrated on Figures 1-2 (DRF, PF, BMF, loads 0.1-0.9,
+#: tolerance 1e-5; README): from load 0.5 on the solver's final level was at most
+#: 2.43 ln(tol)/ln(r), below it at most 36 (its first levels are ≥ 16 and grow by ≥ 10);
+#: the paper's loads up to 0.9 stay with the solver, 0.95 goes to simulation
+LEVEL_FACTOR = 2.6
+MIN_LEVEL = 40
+#: the flow-level simulator's intervals (the points' ``ci_low``/``ci_high``)
+CONFIDENCE = 0.95
+#: fraction of each replication's arrivals not measured
+WARMUP = 0.05
+
+
+def predicted_states(requirements, class_loads, tolerance: float) -> int:
+    """States the Markov solver is expected to need: C(L̂ + K, K) states at level
+    L̂ = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r the largest resource load (the
+    level mass decays about like r^l; the constants are calibrated on the paper's
+    scenarios)."""
+    a = np.asarray(requirements, dtype=np.float64)
+    rho = np.asarray(class_loads, dtype=np.float64)
+    r = max(float((rho @ a).max()), 0.05)
+    level = max(MIN_LEVEL, math.ceil(LEVEL_FACTOR * math.log(tolerance) / math.log(r)))
+    K = int(np.count_nonzero(rho > 0))
+    return math.comb(level + K, K)
+
+
+def _exact_for_any_law(policy: str) -> bool:
+    return registry.get(registry.FLUID, policy).name == "bf"
+
+
+def fluid_method(scenario, policy: str, load: float) -> str:
+    """``"markov"`` or ``"simulation"``: the method of one fluid point (module doc).
+
+    Raises InputError (field ``fluid.method``) when ``markov`` is forced on a policy whose
+    Markov model does not hold for the scenario's size laws.
+    """
+    from mrfq.fluid.markov import MAX_STATES
+
+    chosen = scenario.fluid.method
+    exact = scenario.exponential_sizes or _exact_for_any_law(policy)
+    if chosen == "markov":
+        if not exact:
+            law = next(c for c in scenario.classes if c.size.distribution != "exponential")
+            raise InputError(f"the Markov solver of {registry.label(policy)} assumes "
+                             f"exponential sizes, but class '{law.name}' has "
+                             f"{law.size.distribution} sizes (use 'simulation' or 'auto')",
+                             "fluid.method", scenario.source)
+        return "markov"
+    if chosen == "simulation" or not exact:
+        return "simulation"
+    if _exact_for_any_law(policy):
+        return "markov"  # an explicit law: no linear solve, and its own (larger) budget
+    states = predicted_states(scenario.requirements, scenario.class_loads(load),
+                              scenario.fluid.tolerance)
+    return "markov" if states <= MAX_STATES else "simulation"
+
+
+def flow_point(scenario, policy: str, load: float) -> dict:
+    """The flow-level fluid point function: γ_k of one policy at one load by the
+    flow-level simulator (``[fluid]`` flows, replications, seed; warm-up
+    :data:`WARMUP`; intervals at :data:`CONFIDENCE`), as a record like
+    :func:`mrfq.fluid.markov.markov_point`'s with ``method`` "simulation", per class
+    ``ci_low``, ``ci_high`` and, as ``error_estimate``, the interval's relative
+    half-width."""
+    from mrfq.fluid.flowsim import flow_service_rates
+
+    cfg = scenario.fluid
+    started = time.perf_counter()
+    result = flow_service_rates(scenario.requirements, scenario.class_loads(load), policy,
+                                scenario.size_laws, flows=cfg.flows, warmup=WARMUP,
+                                replications=cfg.replications, seed=cfg.seed,
+                                weights=scenario.weights, confidence=CONFIDENCE)
+    classes = []
+    for k in range(len(scenario.classes)):
+        gamma, low, high = (float(x[k]) for x in (result.gamma, result.ci_low,
+                                                  result.ci_high))
+        classes.append({"gamma": gamma, "ci_low": low, "ci_high": high,
+                        "mean_in_progress": float(result.mean_in_progress[k]),
+                        "error_estimate": (high - low) / 2 / gamma if gamma > 0 else np.nan,
+                        "flows_measured": int(result.flows_measured[k])})
+    return {"kind": registry.FLUID, "policy": policy, "load": float(load), "replication": 0,
+            "method": "simulation", "classes": classes, "ci_method": result.ci_method,
+            "replications": int(result.replications), "events": int(result.events),
+            "wall_s": time.perf_counter() - started}
+
+
+def fluid_point(scenario, policy: str, load: float) -> dict:
+    """The fluid point function of sweeps: :func:`mrfq.fluid.markov.markov_point` or
+    :func:`flow_point`, as :func:`fluid_method` chooses."""
+    from mrfq.fluid.markov import markov_point
+
+    if fluid_method(scenario, policy, load) == "markov":
+        return markov_point(scenario, policy, load)
+    return flow_point(scenario, policy, load)
+
+
+def record_method(record: dict) -> str:
+    """The method of a stored fluid record (records from before the choice: markov)."""
+    return record.get("method", "markov")
+
+
+def class_interval(record: dict, k: int) -> tuple[float, float]:
+    """(ci_low, ci_high) of class k in a fluid record: γ itself for an exact method."""
+    c = record["classes"][k]
+    return c.get("ci_low", c["gamma"]), c.get("ci_high", c["gamma"])
+
+
+def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
+    """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
+    ci_low, ci_high (= gamma for the exact method), mean_in_progress, error_estimate
+    (relative: truncation error, or the interval's half-width), level, states (Markov
+    truncation; NaN for simulation)."""
+    rows = []
+    for record in records:
+        rho = scenario.class_loads(record["load"])
+        for k, name in enumerate(scenario.class_names):
+            c = record["classes"][k]
+            low, high = class_interval(record, k)
+            rows.append({"policy": record["policy"], "load": record["load"], "class": name,
+                         "rho": float(rho[k]), "gamma": c["gamma"],
+                         "method": record_method(record), "ci_low": low, "ci_high": high,
+                         "mean_in_progress": c["mean_in_progress"],
+                         "error_estimate": c["error_estimate"],
+                         "level": record.get("level", np.nan),
+                         "states": record.get("states", np.nan)})
+    return pd.DataFrame(rows)
+
+
+def fluid_curves(scenario, policies: list[str] | None = None, loads: list[float] | None = None,
+                 progress=None) -> pd.DataFrame:
+    """Fluid γ_k for every (policy, load) of a scenario, computed here one point after
+    the other with the method :func:`fluid_method` chooses, as a tidy table
+    (:func:`fluid_table`). For parallel, cached and resumable curves use
+    :func:`mrfq.sweep` (``mrfq fluid``); the numbers are the same.
+    ``progress(done, total)`` is called after each point.
+    """
+    loads = list(loads or scenario.load_values)
+    for load in loads:
+        scenario.check_load(load)
+    chosen = [registry.get(registry.FLUID, p).name
+              for p in (policies or scenario.fluid.policies)]
+    records = []
+    total = len(chosen) * len(loads)
+    for policy in chosen:
+        for load in loads:
+            records.append(fluid_point(scenario, policy, load))
+            if progress:
+                progress(len(records), total)
+    return fluid_table(scenario, records)
