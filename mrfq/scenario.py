@@ -25,7 +25,7 @@ _LOAD_KEYS = {"axis", "values"}
 _FLUID_KEYS = {"policies", "tolerance"}
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
-    "batches",
+    "batches", "fq_resource",
 }
 
 
@@ -66,6 +66,7 @@ class PacketConfig:
     seed: int = 1
     delta: float = math.inf
     batches: int = 20
+    fq_resource: str | None = None  # bottleneck FQ's resource (None: the last, the link)
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,13 @@ class Scenario:
         else:
             reference = per_resource[self.resources.index(self.load_axis)]
         return shares * (load / reference)
+
+    @property
+    def fq_resource_index(self) -> int:
+        """Index of the resource the ``bottleneck-fq`` policy schedules (SPEC §3.1):
+        ``[packet] fq_resource``, by default the last resource (the output link)."""
+        name = self.packet.fq_resource
+        return len(self.resources) - 1 if name is None else self.resources.index(name)
 
     def resource_loads(self, load: float) -> np.ndarray:
         """Load Σ_k ρ_k a_kj of every resource j at a value on the load axis."""
@@ -276,6 +284,8 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
         delta=fields.number(value("delta"), _field(where, "delta"), source, nonnegative=True,
                             allow_inf=True),
         batches=integer("batches", 2),
+        fq_resource=(None if value("fq_resource") is None else
+                     fields.text(value("fq_resource"), _field(where, "fq_resource"), source)),
     )
     if packet.mean_size < 1:
         raise _fail(f"must be >= 1 packet, got {packet.mean_size:g}", _field(where, "mean_size"),
@@ -331,6 +341,9 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
                           positive=True),
     )
     packet = _parse_packet(raw.get("packet", {}), source)
+    if packet.fq_resource is not None and packet.fq_resource not in resources:
+        raise _fail(f"unknown resource '{packet.fq_resource}' (choose from "
+                    f"{', '.join(resources)})", "packet.fq_resource", source)
 
     scenario = Scenario(
         name=fields.text(raw.get("name", Path(source).stem), "name", source),

@@ -74,6 +74,8 @@ def point_key(scenario: Scenario, point: Point) -> str:
                  "warmup": cfg.warmup, "batches": cfg.batches, "statistics": STATS_VERSION}
         if point.policy == "drfq-dovetail":  # the only policy Δ acts on
             parts["delta"] = repr(cfg.delta)
+        if point.policy == "bottleneck-fq":  # the only policy fq_resource acts on
+            parts["fq_resource"] = scenario.fq_resource_index
     parts.update(kind=point.kind, policy=point.policy)
     text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -28,6 +28,8 @@ BAD = {
     "all zero": ("", "classes[0].requirements"),
     "unstable": ('[load]\naxis = "link"\nvalues = [1.2]\n', "load.values[0]"),
     "repeated load": ('[load]\naxis = "link"\nvalues = [0.4, 0.4]\n', "load.values"),
+    "unknown fq resource": ('[packet]\nfq_resource = "disk"\n', "packet.fq_resource"),
+    "fq resource not a name": ('[packet]\nfq_resource = 1\n', "packet.fq_resource"),
 }
 
 

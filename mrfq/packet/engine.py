@@ -46,6 +46,12 @@ def _flat_model(model: PacketModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]
             model.service.max(axis=1) / type_weight)
 
 
+def default_inflight(resources: int) -> int:
+    """MR3's ingress bound L for J resources: 2J packets inside the tandem (one in service
+    and one waiting at every resource; SPEC §3.1 leaves L open)."""
+    return 2 * resources
+
+
 class InvariantError(AssertionError):
     """Raised in debug mode when the engine breaks one of its invariants."""
 
@@ -78,8 +84,9 @@ class _State:
         self.J, self.K = J, K
         layout = kernel.record_layout(J, window)
         self.ni, self.nf = int(layout.ni), int(layout.nf)
-        self.istate = np.zeros(8, dtype=np.int64)
-        self.fstate = np.zeros(2)
+        self.istate = np.zeros(kernel.N_ISTATE, dtype=np.int64)
+        self.istate[[kernel.I_RR_HEAD, kernel.I_RR_TAIL, kernel.I_RR_END]] = -1
+        self.fstate = np.zeros(kernel.N_FSTATE)
         self.res_i = np.zeros(4 * J, dtype=np.int64)
         self.res_f = np.zeros(4 * J)
         self.res_f[:J] = np.inf  # idle
@@ -141,7 +148,8 @@ class _State:
 
 def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
-                    window: int, delta: float = np.inf, debug: bool | None = None,
+                    window: int, delta: float = np.inf, fq_resource: int = -1,
+                    inflight: int | None = None, debug: bool | None = None,
                     lone_flow: bool = True,
                     progress: Callable[[int, int], None] | None = None,
                     arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
@@ -149,7 +157,10 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     """Simulate until every flow with arrival index < ``flows`` has completed (SPEC §3).
 
     ``arrivals`` = (times, class indices, sizes in packets) replaces the Poisson stream by
-    an explicit trace (no arrivals after it). ``progress(completed, flows)`` is called
+    an explicit trace (no arrivals after it). ``fq_resource``: the resource bottleneck FQ
+    schedules (−1: the last one, the link). ``inflight``: MR3 releases packets at the
+    ingress while fewer than this many are inside the tandem (default
+    :func:`default_inflight`). ``progress(completed, flows)`` is called
     between kernel chunks. ``lone_flow=False`` runs every event through the general loop
     (the lone-flow loop of :mod:`mrfq.packet.kernel` gives the same results faster; the
     switch is for tests and benchmarks).
@@ -197,7 +208,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         type_charge=type_charge, type_cdf=model.type_cdf, class_type0=model.type_start,
         class_ntypes=model.type_count, class_cycle=model.class_cycle,
         class_rtt=model.class_rtt, class_weight=model.class_weight, window=window,
-        delta=float(delta), hash_key=hash_key)
+        delta=float(delta), hash_key=hash_key, fq_resource=int(fq_resource) % state.J,
+        inflight=default_inflight(state.J) if inflight is None else int(inflight))
     state.istate[kernel.I_OUTSTANDING] = flows
     completion = np.full(flows, np.nan)
     started = time.perf_counter()
