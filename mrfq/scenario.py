@@ -17,8 +17,10 @@ import numpy as np
 
 from mrfq import fields, policies
 from mrfq.errors import InputError
+from mrfq.explicit import ExplicitFlow, Timeline, parse_flows
 
-_TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet"}
+_TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet",
+             "flows", "timeline"}
 _CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order"}
 _MIX_KEYS = {"requirements", "probability"}
 _LOAD_KEYS = {"axis", "values"}
@@ -82,6 +84,8 @@ class Scenario:
     fluid: FluidConfig
     packet: PacketConfig
     source: str = "<scenario>"
+    flows: tuple[ExplicitFlow, ...] = ()  # explicit flows ([[flows]], mrfq.explicit)
+    timeline: Timeline | None = None
 
     @property
     def requirements(self) -> np.ndarray:
@@ -155,6 +159,10 @@ class Scenario:
             "fluid": {"policies": list(self.fluid.policies),
                       "tolerance": self.fluid.tolerance},
             "packet": {**self.packet.__dict__, "policies": list(self.packet.policies)},
+            **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,
+                           "stop": f.stop, "window": f.window, "rate": f.rate}
+                          for f in self.flows],
+                "timeline": dict(self.timeline.__dict__)} if self.timeline else {}),
         }
 
     def with_overrides(self, **changes: Any) -> Scenario:
@@ -345,6 +353,9 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         raise _fail(f"unknown resource '{packet.fq_resource}' (choose from "
                     f"{', '.join(resources)})", "packet.fq_resource", source)
 
+    flows, timeline = parse_flows(raw.get("flows"), raw.get("timeline"), names,
+                                  packet.window, source)
+
     scenario = Scenario(
         name=fields.text(raw.get("name", Path(source).stem), "name", source),
         description=fields.text(raw.get("description", ""), "description", source),
@@ -355,6 +366,8 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         fluid=fluid,
         packet=packet,
         source=source,
+        flows=flows,
+        timeline=timeline,
     )
     for i, value in enumerate(values):
         scenario.check_load(value, f"load.values[{i}]")

@@ -46,15 +46,30 @@ def packet_uniform(key: int, flow: int, number: int) -> float:
 
 def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: int,
                        mean_size: float, window: int, delta: float = math.inf,
-                       arrivals=None, fq_resource: int = -1, inflight: int | None = None):
+                       arrivals=None, fq_resource: int = -1, inflight: int | None = None,
+                       class_window=None, class_period=None, class_stop=None,
+                       interval: float = 0.0, bins: int = 0, record: dict | None = None):
     """Per-flow completion times of flows 0 … flows−1. ``arrivals`` = (times, classes,
     sizes) replaces the Poisson stream by an explicit trace, as in ``run_replication``.
     ``fq_resource``: bottleneck FQ's resource (−1: the last); ``inflight``: MR3's bound on
-    packets inside the tandem (default 2J)."""
+    packets inside the tandem (default 2J).
+
+    Explicit-flow settings per class (as ``run_replication``): ``class_window`` (default
+    ``window``); ``class_period`` > 0: an open-loop flow, one packet every period from
+    its arrival until it has offered its size, dropped when it already has its window in
+    the router; ``class_stop``: a windowed flow injects nothing at a departure at or after
+    that time. With ``interval`` > 0, ``record["timeline"][k][j][b]`` is the service time
+    class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``, and
+    ``record["dropped"][k]`` the open-loop packets dropped."""
     J = len(scenario.resources)
     fq_resource %= J
     inflight = 2 * J if inflight is None else inflight
     K = len(scenario.classes)
+    windows = [window] * K if class_window is None else [int(x) for x in class_window]
+    periods = [0.0] * K if class_period is None else [float(x) for x in class_period]
+    stops = [math.inf] * K if class_stop is None else [float(x) for x in class_stop]
+    timeline = [[[0.0] * bins for _ in range(J)] for _ in range(K)]
+    dropped = [0] * K
     types = [[[float(x) for x in row] for row in c.packet_requirements]
              for c in scenario.classes]
     cdfs = [list(itertools.accumulate(float(p) for p in c.packet_probabilities))
@@ -244,6 +259,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             busy[j] = None
             flow = packet["flow"]
             flow["queue"][j] -= 1
+            if interval > 0 and int(t / interval) < bins:
+                timeline[flow["class"]][j][int(t / interval)] += packet["s"][j]
             later = [r for r in packet["route"] if r > j]
             if later:
                 moves.append((packet, later[0]))
@@ -251,7 +268,14 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                 flow["in_system"] -= 1
                 if policy == "mr3":
                     inside -= 1
-                if flow["to_inject"] > flow["pending"]:
+                if t >= stops[flow["class"]]:  # the flow stops: cancel what is not sent
+                    flow["to_inject"] = flow["pending"]
+                if periods[flow["class"]] > 0:  # open loop: departures inject nothing
+                    if flow["in_system"] == 0 and flow["pending"] == 0:
+                        if flow["index"] < flows:
+                            completion[flow["index"]] = t
+                            outstanding -= 1
+                elif flow["to_inject"] > flow["pending"]:
                     rtt = rtts[flow["class"]]
                     if rtt > 0:
                         flow["pending"] += 1
@@ -264,6 +288,20 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                     if flow["index"] < flows:
                         completion[flow["index"]] = t
                         outstanding -= 1
+        elif kind == "tick":  # an open-loop flow offers its next packet
+            flow = payload
+            flow["pending"] -= 1
+            if flow["in_system"] < windows[flow["class"]]:
+                if policy == "mr3":
+                    hold(flow)
+                else:
+                    moves.append(inject(flow))
+            else:
+                flow["to_inject"] -= 1
+                dropped[flow["class"]] += 1
+            if flow["to_inject"] > 0:
+                flow["pending"] += 1
+                schedule(t + periods[flow["class"]], J + flow["class"], "tick", flow)
         elif kind == "inject":
             payload["pending"] -= 1
             if policy == "mr3":
@@ -278,15 +316,22 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                     "held": [], "sc": 0.0, "round": 0}
             next_index += 1
             schedule(arrival(next_index)[0], J + K, "arrival", None)
-            for _ in range(min(window, size)):
+            # an open-loop flow offers its first packet on arrival, then one every period
+            for _ in range(1 if periods[k] > 0 else min(windows[k], size)):
                 if policy == "mr3":
                     hold(flow)
                 else:
                     packet, j = inject(flow)
                     arrive(packet, j)
+            if periods[k] > 0 and flow["to_inject"] > 0:
+                flow["pending"] += 1
+                schedule(t + periods[k], J + k, "tick", flow)
         for packet, j in moves:
             arrive(packet, j)
         if policy == "mr3":
             release()
         start_idle(t)
+    if record is not None:
+        record["timeline"] = np.array(timeline).reshape(K, J, bins)
+        record["dropped"] = np.array(dropped)
     return np.array([completion[i] for i in range(flows)])

@@ -71,6 +71,10 @@ class Replication:
     events: int
     end_time: float
     wall_s: float
+    #: [k, j, b]: service time class k completed at resource j in interval b (if recorded)
+    timeline: np.ndarray | None = None
+    #: [k]: open-loop packets dropped because the flow's window was full
+    dropped: np.ndarray | None = None
 
 
 class _State:
@@ -149,8 +153,9 @@ class _State:
 def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
                     window: int, delta: float = np.inf, fq_resource: int = -1,
-                    inflight: int | None = None, debug: bool | None = None,
-                    lone_flow: bool = True,
+                    inflight: int | None = None, class_window=None, class_period=None,
+                    class_stop=None, interval: float = 0.0, bins: int = 0,
+                    debug: bool | None = None, lone_flow: bool = True,
                     progress: Callable[[int, int], None] | None = None,
                     arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
                     ) -> Replication:
@@ -160,7 +165,16 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     an explicit trace (no arrivals after it). ``fq_resource``: the resource bottleneck FQ
     schedules (−1: the last one, the link). ``inflight``: MR3 releases packets at the
     ingress while fewer than this many are inside the tandem (default
-    :func:`default_inflight`). ``progress(completed, flows)`` is called
+    :func:`default_inflight`).
+
+    Explicit flows (one class each, :mod:`mrfq.packet.flows`): ``class_window[k]``
+    (default ``window``), ``class_period[k]`` > 0 makes class k open loop (a packet offered
+    every period from the flow's arrival until its size is offered; dropped when the flow
+    already has its window in the router), ``class_stop[k]``: no injection at a departure
+    at or after that time. ``interval`` > 0 records in ``timeline[k, j, b]`` the service
+    time class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``
+    (a service counts where it ends). These runs do not use the lone-flow loop.
+    ``progress(completed, flows)`` is called
     between kernel chunks. ``lone_flow=False`` runs every event through the general loop
     (the lone-flow loop of :mod:`mrfq.packet.kernel` gives the same results faster; the
     switch is for tests and benchmarks).
@@ -201,6 +215,17 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         extend()
     while n_arrivals < flows + 1:
         extend()
+    K = model.type_start.shape[0]
+    windows = np.full(K, window, np.int64) if class_window is None else (
+        np.asarray(class_window, np.int64))
+    periods = np.zeros(K) if class_period is None else np.asarray(class_period, np.float64)
+    stops = np.full(K, np.inf) if class_stop is None else np.asarray(class_stop, np.float64)
+    special = bool(np.any(periods > 0) or np.any(stops < np.inf) or interval > 0)
+    lone_flow = lone_flow and not special
+    # the slot layout's window: the largest, +1 for an open-loop flow's scheduled offer
+    window = int(windows.max()) + int(np.any(periods > 0))
+    timeline = np.zeros(K * model.service.shape[1] * bins if interval > 0 else 0)
+    dropped = np.zeros(K, np.int64)
     state = _State(model, window, INITIAL_CAPACITY)
     service, next_resource, type_charge = _flat_model(model)
     constants = kernel.Model(
@@ -209,7 +234,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         class_ntypes=model.type_count, class_cycle=model.class_cycle,
         class_rtt=model.class_rtt, class_weight=model.class_weight, window=window,
         delta=float(delta), hash_key=hash_key, fq_resource=int(fq_resource) % state.J,
-        inflight=default_inflight(state.J) if inflight is None else int(inflight))
+        inflight=default_inflight(state.J) if inflight is None else int(inflight),
+        class_window=windows, class_period=periods, class_stop=stops,
+        interval=float(interval))
     state.istate[kernel.I_OUTSTANDING] = flows
     completion = np.full(flows, np.nan)
     started = time.perf_counter()
@@ -221,7 +248,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                              "mean size", "flows")
         status = kernel.run_kernel(
             code, debug, CHUNK_EVENTS, constants,
-            kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion),
+            kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion,
+                            timeline, dropped),
             s.arrays(), lone_flow)
         if status == kernel.DONE:
             break
@@ -243,4 +271,6 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         events=int(s.istate[kernel.I_EVENTS]),
         end_time=float(s.fstate[kernel.F_TIME]),
         wall_s=time.perf_counter() - started,
+        timeline=timeline.reshape(K, state.J, bins) if interval > 0 else None,
+        dropped=dropped,
     )

@@ -152,6 +152,10 @@ class Model(NamedTuple):
     hash_key: np.uint64         # key of the packet-type hash
     fq_resource: int            # bottleneck FQ: the one resource with SFQ tags
     inflight: int               # MR3: the ingress releases while < inflight packets inside
+    class_window: np.ndarray    # [k]: window of class k's flows (≤ window)
+    class_period: np.ndarray    # [k]: > 0: open loop, one packet offered every period
+    class_stop: np.ndarray      # [k]: no injection at a departure at or after this time
+    interval: float             # > 0: service per class, resource and interval recorded
 
 
 class Arrivals(NamedTuple):
@@ -164,6 +168,8 @@ class Arrivals(NamedTuple):
     n_arrivals: int
     flows: int
     completion: np.ndarray
+    timeline: np.ndarray        # [(k·J + j)·bins + b]: service completed in interval b
+    dropped: np.ndarray         # [k]: open-loop packets dropped (window full)
 
 
 class State(NamedTuple):
@@ -820,7 +826,9 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     service, next_resource, class_type0, class_ntypes, class_rtt, class_weight, window = (
         model.service, model.next_resource, model.class_type0, model.class_ntypes,
         model.class_rtt, model.class_weight, model.window)
-    arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
+    arr_time, arr_class, arr_size, n_arrivals, flows, completion, timeline, dropped = arrivals
+    class_window, class_period, class_stop = (model.class_window, model.class_period,
+                                              model.class_stop)
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
      pend_slot, pend_head, pend_len, in_use) = state
     J = res_i.shape[0] // 4
@@ -833,10 +841,15 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
     o_charge, o_weight = layout.o_charge, layout.o_weight
     fq = model.fq_resource
-    has_rtt = False
+    has_rtt = False  # round-trip or open-loop injections use the timed rings
+    special = False  # open-loop flows or stop times (explicit flows)
     for k in range(K):
-        if class_rtt[k] > 0.0:
+        if class_rtt[k] > 0.0 or class_period[k] > 0.0:
             has_rtt = True
+        if class_period[k] > 0.0 or class_stop[k] < np.inf:
+            special = True
+    has_timeline = model.interval > 0.0
+    bins = timeline.shape[0] // (K * J) if has_timeline else 0
     t = fstate[F_TIME]
     vglobal = fstate[F_VGLOBAL]
     nxt = istate[I_NEXT_ARRIVAL]
@@ -928,6 +941,12 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             services += 1
             b = _U(slot * ni)
             bf = _U(slot * nf)
+            if has_timeline:  # the service is counted in the interval where it ends
+                at_bin = int(t / model.interval)
+                if at_bin < bins:
+                    ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
+                    timeline[_U((flow_i[b + _U(FI_CLASS)] * J + done) * bins + at_bin)] += (
+                        service[_U(ptype * J + done)])
             flow_i[b + _U(FI_RES + 3 * done)] -= 1
             if target >= 0:  # on to the next resource
                 vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
@@ -943,7 +962,13 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                 if policy == MR3:  # packets held at the ingress are reserved as well
                     istate[I_INSIDE] -= 1
                     reserved += flow_i[b + _U(FI_HELD)]
-                if flow_i[b + _U(FI_TO_INJECT)] > reserved:
+                open_loop = False
+                if special:
+                    k = flow_i[b + _U(FI_CLASS)]
+                    if t >= class_stop[_U(k)]:  # the flow stops: cancel what is not sent
+                        flow_i[b + _U(FI_TO_INJECT)] = reserved
+                    open_loop = class_period[_U(k)] > 0.0  # departures inject nothing
+                if flow_i[b + _U(FI_TO_INJECT)] > reserved and not open_loop:
                     # pending injections are already reserved
                     k = flow_i[b + _U(FI_CLASS)]
                     if has_rtt and class_rtt[_U(k)] > 0.0:
@@ -977,7 +1002,12 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             b = _U(slot * ni)
             bf = _U(slot * nf)
             flow_i[b + _U(FI_PENDING)] -= 1
-            if policy == MR3:
+            open_loop = special and class_period[_U(k)] > 0.0
+            held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
+            if open_loop and flow_i[b + _U(FI_IN_SYSTEM)] + held >= class_window[_U(k)]:
+                flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
+                dropped[_U(k)] += 1
+            elif policy == MR3:
                 _hold(flow_i, istate, ni, slot, b, 1)
             else:
                 pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
@@ -986,6 +1016,14 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                                   heap_id, istate, service, next_resource, J, W, layout,
                                   slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
                 seq += 1
+            if open_loop:  # offer the next packet one period later
+                held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
+                if flow_i[b + _U(FI_TO_INJECT)] - held > 0:
+                    pos = (pend_head[k] + pend_len[k]) % pend_cap
+                    pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
+                    pend_slot[_U(k * pend_cap + pos)] = slot
+                    pend_len[k] += 1
+                    flow_i[b + _U(FI_PENDING)] += 1
         else:
             free_top -= 1
             slot = free_slots[_U(free_top)]
@@ -1013,17 +1051,26 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                 flow_f[bf + _U(J + j)] = -np.inf
                 flow_f[bf + _U(o_charge + j)] = 0.0
             flow_f[bf + _U(o_weight)] = class_weight[_U(k)]
+            # an open-loop flow offers its first packet on arrival, then one every period
+            open_loop = special and class_period[_U(k)] > 0.0
+            first = 1 if open_loop else min(class_window[_U(k)], size)
             if policy == MR3:
                 flow_i[b + _U(FI_HELD)] = 0
                 flow_f[bf + _U(layout.o_sc)] = 0.0
-                _hold(flow_i, istate, ni, slot, b, min(W, size))
-            for _ in range(0 if policy == MR3 else min(W, size)):
+                _hold(flow_i, istate, ni, slot, b, first)
+            for _ in range(0 if policy == MR3 else first):
                 pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
                                       vglobal)
                 vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                                   heap_id, istate, service, next_resource, J, W, layout,
                                   slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
                 seq += 1
+            if open_loop and flow_i[b + _U(FI_TO_INJECT)] - flow_i[b + _U(FI_HELD)] > 0:
+                pos = (pend_head[k] + pend_len[k]) % pend_cap
+                pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
+                pend_slot[_U(k * pend_cap + pos)] = slot
+                pend_len[k] += 1
+                flow_i[b + _U(FI_PENDING)] += 1
             nxt += 1
             t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
         if policy == MR3:  # the ingress releases packets into the tandem
