@@ -107,3 +107,23 @@ def test_fifo_serves_in_arrival_order_at_every_resource():
                            flows=2, mean_size=3, window=3,
                            arrivals=([0.0, 0.0], [0, 0], [3, 2]))
     np.testing.assert_array_equal(fair.completion, [5.0, 4.0])
+
+
+@pytest.mark.parametrize("policy, requirements, expected", [
+    ("mr3", [1.0, 0.5], (1 / 3, 2 / 3)),
+    ("mr3", [0.5, 1.0], (1 / 3, 2 / 3)),
+    ("mr3", [1.0, 1.0], (1 / 3, 2 / 3)),
+    # bottleneck FQ (the link) honours weights only where it schedules: with the CPU a
+    # bottleneck (FIFO, first in the tandem) both flows get 1/2 whatever their weights
+    ("bottleneck-fq", [0.5, 1.0], (1 / 3, 2 / 3)),
+    ("bottleneck-fq", [1.0, 0.5], (1 / 2, 1 / 2)),
+    ("bottleneck-fq", [1.0, 1.0], (1 / 2, 1 / 2)),
+])
+def test_weights_one_and_two(policy, requirements, expected):
+    """Two backlogged flows with the same requirements and weights 1 and 2 (measured: MR3
+    within 0.02% of 1/3, 2/3; bottleneck FQ 0.3335 / 0.6668 on its link, 0.5002 each when
+    the FIFO CPU is a bottleneck)."""
+    classes = [{"name": "w1", "requirements": requirements, "load_share": 1, "weight": 1},
+               {"name": "w2", "requirements": requirements, "load_share": 1, "weight": 2}]
+    rates = [backlogged_rate(classes, k, policy) for k in range(2)]
+    assert rates == pytest.approx(expected, rel=0.01)
