@@ -67,7 +67,7 @@ def c_run_kernel(lib: ctypes.CDLL):
                 or (class_ntypes != 1).any() or (model.class_weight != 1).any()):
             raise ValueError("the C loop covers PF and BMF without debug checks, round-trip "
                              "times, class weights or several packet types per class")
-        arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
+        arr_time, arr_class, arr_size, n_arrivals, flows, completion, *_ = arrivals
         (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
          *_) = state
         J = res_i.shape[0] // 4

@@ -203,6 +203,25 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
 
 
 @main.command()
+@click.argument("scenario")
+@click.option("-o", "--output", "results", help="Results directory "
+              "(default results/<scenario name>).")
+@click.option("--policies", help="Packet policies, e.g. 'drfq,mr3,fifo' (default: the "
+              "scenario's).")
+@click.option("--seed", type=int, help="Override the scenario's seed.")
+@user_errors
+def flows(scenario, results, policies, seed):
+    """Run a scenario's explicit flows ([[flows]]): flows.csv, timeline.csv (service per
+    flow, resource and interval) and the dominant share over time plot."""
+    from mrfq import pipeline
+    from mrfq.scenario import load_scenario
+
+    sc = load_scenario(scenario)  # validate before creating anything
+    for item in pipeline.flows(sc, results, policies=_split_names(policies), seed=seed):
+        click.echo(f"wrote {item}")
+
+
+@main.command()
 @click.argument("sources", nargs=-1)
 @click.option("-o", "--output", help="Output figure (PNG; a PDF is written beside it).")
 @click.option("--jobs", type=int, default=2, show_default=True,
@@ -214,7 +233,8 @@ def plot(sources, output, jobs):
 
     A SOURCE may be a results directory of ``mrfq sweep`` (Figure 3 layout: one panel per
     packet policy, fluid lines, packet points with CIs; plus the Figure 1/2 panels) or a
-    fluid CSV written by ``mrfq fluid`` (Figure 1/2 layout).
+    fluid CSV written by ``mrfq fluid`` (Figure 1/2 layout), or a directory of ``mrfq
+    flows`` (dominant share over time).
     """
     from mrfq import pipeline
 

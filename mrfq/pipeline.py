@@ -110,6 +110,12 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
     from mrfq.plots import fluid_comparison, packet_vs_fluid
 
     results = Path(results_dir)
+    if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
+        from mrfq.plots import dominant_share_over_time
+
+        timeline = pd.read_csv(results / TIMELINE_FILE, dtype={"flow": str})
+        return dominant_share_over_time(timeline, Path(output) if output else
+                                        results / "dominant_share.png")
     scenario = stored_scenario(results)
     summary = read_summary(results)
     target = Path(output) if output else results / f"{scenario.name}.png"
@@ -126,6 +132,33 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
                       else target)
         written += fluid_comparison(fluid, comparison, scenario.description,
                                     _xlabel(scenario))
+    return written
+
+
+TIMELINE_FILE, FLOWS_FILE = "timeline.csv", "flows.csv"
+
+
+def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
+          policies: Iterable[str] | None = None, seed: int | None = None) -> list[Path]:
+    """Run a scenario's explicit flows (``[[flows]]``) under each packet policy (default:
+    the scenario's ``[packet] policies``) and write ``flows.csv`` (one row per flow and
+    policy), ``timeline.csv`` (service and share per flow, resource and interval) and the
+    dominant share over time plot. Returns the files written."""
+    from mrfq.packet.flows import run_flows
+    from mrfq.plots import dominant_share_over_time
+
+    scenario = _scenario(scenario)
+    chosen = [registry.get(registry.PACKET, p, "--policies").name
+              for p in (policies or scenario.packet.policies)]
+    runs = [run_flows(scenario, p, seed) for p in chosen]
+    results = Path(results_dir) if results_dir else default_results_dir(scenario)
+    results.mkdir(parents=True, exist_ok=True)
+    timeline = pd.concat([r.timeline for r in runs], ignore_index=True)
+    write_csv(pd.concat([r.flows for r in runs], ignore_index=True), results / FLOWS_FILE)
+    write_csv(timeline, results / TIMELINE_FILE)
+    written = [results / FLOWS_FILE, results / TIMELINE_FILE]
+    written += dominant_share_over_time(timeline, results / f"{scenario.name}_dominant.png",
+                                        scenario.description)
     return written
 
 

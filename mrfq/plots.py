@@ -149,3 +149,27 @@ def insensitivity(fluid: pd.DataFrame, path: str | Path, title: str = "",
     if title:
         fig.suptitle(title)
     return _save(fig, path)
+
+
+def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
+                             title: str = "") -> list[Path]:
+    """The DRFQ/MR3 papers' figure: one panel per packet policy, each flow's dominant
+    share (max over resources of its share of the resource's time) per interval."""
+    rows = timeline[timeline["resource"] == "dominant"]
+    policies = list(dict.fromkeys(rows["policy"]))
+    fig = Figure(figsize=(4.2 * len(policies), 3.6))
+    axes = fig.subplots(1, len(policies), sharey=True, squeeze=False)
+    for ax, policy in zip(axes[0], policies, strict=True):
+        part = rows[rows["policy"] == policy]
+        for i, flow in enumerate(dict.fromkeys(part["flow"])):
+            line = part[part["flow"] == flow].sort_values("time")
+            ax.step(line["time"], line["share"], where="post", color=_colour(i), label=flow)
+        ax.set_title(label(policy))
+        ax.set_xlabel("time")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("dominant share")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)

@@ -53,8 +53,8 @@ def _replication(scenario: Scenario, policy: str, load: float, replication: int,
     run = run_replication(PacketModel.from_scenario(scenario), policy, rho,
                           replication_seed(cfg.seed, replication), flows=cfg.flows,
                           mean_size=cfg.mean_size, window=cfg.window, delta=cfg.delta,
-                          debug=debug, progress=progress,
-                          size_laws=scenario.size_laws)
+                          fq_resource=scenario.fq_resource_index, debug=debug,
+                          progress=progress, size_laws=scenario.size_laws)
     table = replication_table(run.arrival, run.completion, run.flow_class, run.size,
                               scenario.class_names, rho, cfg.mean_size, cfg.warmup,
                               cfg.batches)

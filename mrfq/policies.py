@@ -55,6 +55,13 @@ _ENTRIES = (
            "queue length (BR eq. 5)", realises="pf"),
     Policy("bmf", PACKET, 3, "BMF", "time-fair SFQ at every resource, i.e. per-resource "
            "fair queueing (BR eq. 7)", realises="bmf"),
+    Policy("fifo", PACKET, 4, "FIFO", "first come first served at every resource: no "
+           "isolation, the no-scheduler baseline (SPEC §3.1)"),
+    Policy("bottleneck-fq", PACKET, 5, "bottleneck FQ", "time-fair SFQ on one resource "
+           "(fq_resource, default the link), FIFO elsewhere (SPEC §3.1)"),
+    Policy("mr3", PACKET, 6, "MR3", "multi-resource round robin: elastic round robin on "
+           "dominant processing times at the ingress, FIFO inside (Wang, Li, Liang 2013)",
+           realises="drf"),
 )
 
 REGISTRY: dict[tuple[str, str], Policy] = {(p.kind, p.name): p for p in _ENTRIES}

@@ -17,9 +17,11 @@ import numpy as np
 
 from mrfq import fields, policies
 from mrfq.errors import InputError
+from mrfq.explicit import ExplicitFlow, Timeline, parse_flows
 from mrfq.sizes import SizeLaw, parse_size
 
-_TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet"}
+_TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet",
+             "flows", "timeline"}
 _CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order",
                "size"}
 _MIX_KEYS = {"requirements", "probability"}
@@ -29,7 +31,7 @@ _FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed
 FLUID_METHODS = ("auto", "markov", "simulation")
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
-    "batches", "precision", "max_replications",
+    "batches", "precision", "max_replications", "fq_resource",
 }
 
 
@@ -83,6 +85,7 @@ class PacketConfig:
     #: replications); replications are added until it is reached or ``max_replications``
     precision: float | None = None
     max_replications: int = 1000
+    fq_resource: str | None = None  # bottleneck FQ's resource (None: the last, the link)
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,8 @@ class Scenario:
     fluid: FluidConfig
     packet: PacketConfig
     source: str = "<scenario>"
+    flows: tuple[ExplicitFlow, ...] = ()  # explicit flows ([[flows]], mrfq.explicit)
+    timeline: Timeline | None = None
 
     @property
     def requirements(self) -> np.ndarray:
@@ -136,6 +141,13 @@ class Scenario:
         else:
             reference = per_resource[self.resources.index(self.load_axis)]
         return shares * (load / reference)
+
+    @property
+    def fq_resource_index(self) -> int:
+        """Index of the resource the ``bottleneck-fq`` policy schedules (SPEC §3.1):
+        ``[packet] fq_resource``, by default the last resource (the output link)."""
+        name = self.packet.fq_resource
+        return len(self.resources) - 1 if name is None else self.resources.index(name)
 
     def resource_loads(self, load: float) -> np.ndarray:
         """Load Σ_k ρ_k a_kj of every resource j at a value on the load axis."""
@@ -176,6 +188,10 @@ class Scenario:
             "load": {"axis": self.load_axis, "values": list(self.load_values)},
             "fluid": {**self.fluid.__dict__, "policies": list(self.fluid.policies)},
             "packet": {**self.packet.__dict__, "policies": list(self.packet.policies)},
+            **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,
+                           "stop": f.stop, "window": f.window, "rate": f.rate}
+                          for f in self.flows],
+                "timeline": dict(self.timeline.__dict__)} if self.timeline else {}),
         }
 
     def with_sizes(self, spec: Any) -> Scenario:
@@ -337,6 +353,8 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
         batches=integer("batches", 2),
         precision=_precision(value("precision"), _field(where, "precision"), source),
         max_replications=integer("max_replications", 1),
+        fq_resource=(None if value("fq_resource") is None else
+                     fields.text(value("fq_resource"), _field(where, "fq_resource"), source)),
     )
     if packet.precision is not None and packet.max_replications < packet.replications:
         raise _fail(f"must be >= replications ({packet.replications}), got "
@@ -415,6 +433,12 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     fluid_raw = fields.check_keys(raw.get("fluid", {}), _FLUID_KEYS, "fluid", source)
     fluid = _parse_fluid(fluid_raw, source, classes)
     packet = _parse_packet(raw.get("packet", {}), source)
+    if packet.fq_resource is not None and packet.fq_resource not in resources:
+        raise _fail(f"unknown resource '{packet.fq_resource}' (choose from "
+                    f"{', '.join(resources)})", "packet.fq_resource", source)
+
+    flows, timeline = parse_flows(raw.get("flows"), raw.get("timeline"), names,
+                                  packet.window, source)
 
     scenario = Scenario(
         name=fields.text(raw.get("name", Path(source).stem), "name", source),
@@ -426,6 +450,8 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         fluid=fluid,
         packet=packet,
         source=source,
+        flows=flows,
+        timeline=timeline,
     )
     for i, value in enumerate(values):
         scenario.check_load(value, f"load.values[{i}]")

@@ -86,6 +86,8 @@ def point_key(scenario: Scenario, point: Point) -> str:
             parts["delta"] = repr(cfg.delta)
         if not scenario.exponential_sizes:  # absent for geometric sizes: older keys hold
             parts["sizes"] = [law.key() for law in scenario.size_laws]
+        if point.policy == "bottleneck-fq":  # the only policy fq_resource acts on
+            parts["fq_resource"] = scenario.fq_resource_index
     parts.update(kind=point.kind, policy=point.policy)
     text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

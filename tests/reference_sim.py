@@ -8,8 +8,12 @@ Nothing comes from the kernel's preprocessed arrays or helpers. One event heap k
 (time, priority, insertion counter); at each resource one FIFO per flow, and the
 scheduler scans all flow heads for the smallest (key, seq). Tags charge a flow for its
 previous packet (at a resource: its previous packet there), each increment divided by
-the class weight, written as the SPEC writes them. Used only by the tests, which
-require identical per-flow completion times from the same seed.
+the class weight, written as the SPEC writes them. The baselines of SPEC §3.1: FIFO keys
+a packet by its arrival number at the resource; bottleneck FQ uses the BMF tag at
+``fq_resource`` and FIFO elsewhere; MR3 holds a flow's window at an ingress and releases
+packets by elastic round robin on dominant processing times (rounds numbered explicitly)
+while fewer than ``inflight`` packets are inside, FIFO inside. Used only by the tests,
+which require identical per-flow completion times from the same seed.
 """
 
 from __future__ import annotations
@@ -42,11 +46,30 @@ def packet_uniform(key: int, flow: int, number: int) -> float:
 
 def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: int,
                        mean_size: float, window: int, delta: float = math.inf,
-                       arrivals=None):
+                       arrivals=None, fq_resource: int = -1, inflight: int | None = None,
+                       class_window=None, class_period=None, class_stop=None,
+                       interval: float = 0.0, bins: int = 0, record: dict | None = None):
     """Per-flow completion times of flows 0 … flows−1. ``arrivals`` = (times, classes,
-    sizes) replaces the Poisson stream by an explicit trace, as in ``run_replication``."""
+    sizes) replaces the Poisson stream by an explicit trace, as in ``run_replication``.
+    ``fq_resource``: bottleneck FQ's resource (−1: the last); ``inflight``: MR3's bound on
+    packets inside the tandem (default 2J).
+
+    Explicit-flow settings per class (as ``run_replication``): ``class_window`` (default
+    ``window``); ``class_period`` > 0: an open-loop flow, one packet every period from
+    its arrival until it has offered its size, dropped when it already has its window in
+    the router; ``class_stop``: a windowed flow injects nothing at a departure at or after
+    that time. With ``interval`` > 0, ``record["timeline"][k][j][b]`` is the service time
+    class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``, and
+    ``record["dropped"][k]`` the open-loop packets dropped."""
     J = len(scenario.resources)
+    fq_resource %= J
+    inflight = 2 * J if inflight is None else inflight
     K = len(scenario.classes)
+    windows = [window] * K if class_window is None else [int(x) for x in class_window]
+    periods = [0.0] * K if class_period is None else [float(x) for x in class_period]
+    stops = [math.inf] * K if class_stop is None else [float(x) for x in class_stop]
+    timeline = [[[0.0] * bins for _ in range(J)] for _ in range(K)]
+    dropped = [0] * K
     types = [[[float(x) for x in row] for row in c.packet_requirements]
              for c in scenario.classes]
     cdfs = [list(itertools.accumulate(float(p) for p in c.packet_probabilities))
@@ -89,6 +112,13 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     completion = {}
     outstanding = flows
     next_index = 0
+    # MR3's ingress: flows with held packets in round-robin order, each with the round in
+    # which it is served next; MaxSC of the previous and current round (normalised by w)
+    rr_flows = []
+    rr_round = 0
+    max_sc = {"previous": 0.0, "current": 0.0}
+    inside = 0
+    turn = {"flow": None, "allowance": 0.0}
     schedule(arrival(0)[0], J + K, "arrival", None)
 
     def packet_type(flow, number):
@@ -106,6 +136,49 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
 
     def route(s):
         return [j for j in range(J) if s[j] > 0]
+
+    def hold(flow):
+        """MR3: the window's next packet waits at the ingress."""
+        number = flow["sent"]
+        flow["sent"] += 1
+        flow["to_inject"] -= 1
+        flow["in_system"] += 1
+        s = types[flow["class"]][packet_type(flow, number)]
+        packet = {"flow": flow, "s": s, "route": route(s), "key": None, "vtags": None}
+        if not flow["held"]:
+            # a flow joining during a round is served from the next one
+            flow["round"] = rr_round + (1 if rr_flows else 0)
+            rr_flows.append(flow)
+        flow["held"].append(packet)
+
+    def release():
+        """MR3 (SPEC §3.1): elastic round robin on dominant processing times, in units of
+        dominant time / weight: allowance 1 + MaxSC(previous round) − SC_i."""
+        nonlocal inside, rr_round
+        while inside < inflight and rr_flows:
+            flow = rr_flows[0]
+            w = weights[flow["class"]]
+            if turn["flow"] is not flow:
+                turn["flow"] = flow
+                turn["allowance"] = 1.0 + max_sc["previous"] - flow["sc"]
+            packet = flow["held"].pop(0)
+            turn["allowance"] -= max(packet["s"]) / w
+            inside += 1
+            arrive(packet, packet["route"][0])
+            if turn["allowance"] <= 0 or not flow["held"]:
+                surplus = -turn["allowance"]
+                max_sc["current"] = max(max_sc["current"], surplus)
+                turn["flow"] = None
+                rr_flows.pop(0)
+                if flow["held"]:
+                    flow["sc"] = surplus
+                    flow["round"] += 1
+                    rr_flows.append(flow)
+                else:
+                    flow["sc"] = 0.0
+                if all(f["round"] > rr_round for f in rr_flows):  # the round is over
+                    rr_round += 1
+                    max_sc["previous"], max_sc["current"] = max_sc["current"], 0.0
 
     def inject(flow):
         nonlocal vglobal
@@ -151,6 +224,12 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             packet["key"] = max(vtime[j], flow["S"][j] + flow["cost"][j] / flow["queue"][j])
             flow["S"][j] = packet["key"]
             flow["cost"][j] = cost_here
+        elif policy == "bottleneck-fq" and j == fq_resource:
+            packet["key"] = max(vtime[j], flow["S"][j] + flow["cost"][j])
+            flow["S"][j] = packet["key"]
+            flow["cost"][j] = cost_here
+        elif policy in ("fifo", "bottleneck-fq", "mr3"):
+            packet["key"] = float(seq)  # first come first served
         packet["seq"] = seq
         waiting[j].setdefault(flow["uid"], []).append(packet)
         seq += 1
@@ -182,36 +261,79 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             busy[j] = None
             flow = packet["flow"]
             flow["queue"][j] -= 1
+            if interval > 0 and int(t / interval) < bins:
+                timeline[flow["class"]][j][int(t / interval)] += packet["s"][j]
             later = [r for r in packet["route"] if r > j]
             if later:
                 moves.append((packet, later[0]))
             else:
                 flow["in_system"] -= 1
-                if flow["to_inject"] > flow["pending"]:
+                if policy == "mr3":
+                    inside -= 1
+                if t >= stops[flow["class"]]:  # the flow stops: cancel what is not sent
+                    flow["to_inject"] = flow["pending"]
+                if periods[flow["class"]] > 0:  # open loop: departures inject nothing
+                    if flow["in_system"] == 0 and flow["pending"] == 0:
+                        if flow["index"] < flows:
+                            completion[flow["index"]] = t
+                            outstanding -= 1
+                elif flow["to_inject"] > flow["pending"]:
                     rtt = rtts[flow["class"]]
                     if rtt > 0:
                         flow["pending"] += 1
                         schedule(t + rtt, J + flow["class"], "inject", flow)
+                    elif policy == "mr3":
+                        hold(flow)
                     else:
                         moves.append(inject(flow))
                 elif flow["in_system"] == 0 and flow["pending"] == 0:
                     if flow["index"] < flows:
                         completion[flow["index"]] = t
                         outstanding -= 1
+        elif kind == "tick":  # an open-loop flow offers its next packet
+            flow = payload
+            flow["pending"] -= 1
+            if flow["in_system"] < windows[flow["class"]]:
+                if policy == "mr3":
+                    hold(flow)
+                else:
+                    moves.append(inject(flow))
+            else:
+                flow["to_inject"] -= 1
+                dropped[flow["class"]] += 1
+            if flow["to_inject"] > 0:
+                flow["pending"] += 1
+                schedule(t + periods[flow["class"]], J + flow["class"], "tick", flow)
         elif kind == "inject":
             payload["pending"] -= 1
-            moves.append(inject(payload))
+            if policy == "mr3":
+                hold(payload)
+            else:
+                moves.append(inject(payload))
         else:
             _, k, size = arrival(next_index)
             flow = {"uid": next_index, "class": k, "index": next_index, "to_inject": size,
                     "in_system": 0, "sent": 0, "pending": 0, "S": [-math.inf] * J,
-                    "cost": [0.0] * J, "F": [-math.inf] * J, "queue": [0] * J}
+                    "cost": [0.0] * J, "F": [-math.inf] * J, "queue": [0] * J,
+                    "held": [], "sc": 0.0, "round": 0}
             next_index += 1
             schedule(arrival(next_index)[0], J + K, "arrival", None)
-            for _ in range(min(window, size)):
-                packet, j = inject(flow)
-                arrive(packet, j)
+            # an open-loop flow offers its first packet on arrival, then one every period
+            for _ in range(1 if periods[k] > 0 else min(windows[k], size)):
+                if policy == "mr3":
+                    hold(flow)
+                else:
+                    packet, j = inject(flow)
+                    arrive(packet, j)
+            if periods[k] > 0 and flow["to_inject"] > 0:
+                flow["pending"] += 1
+                schedule(t + periods[k], J + k, "tick", flow)
         for packet, j in moves:
             arrive(packet, j)
+        if policy == "mr3":
+            release()
         start_idle(t)
+    if record is not None:
+        record["timeline"] = np.array(timeline).reshape(K, J, bins)
+        record["dropped"] = np.array(dropped)
     return np.array([completion[i] for i in range(flows)])

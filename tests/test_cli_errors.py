@@ -38,6 +38,15 @@ BAD = {
     "unknown law": ('size = {distribution = "zipf"}\n', "classes[1].size.distribution"),
     "unknown size key": ('size = {distribution = "pareto", shape = 2, scale = 1}\n',
                          "classes[1].size.scale"),
+    "flow of unknown class": ('[timeline]\nduration = 10\ninterval = 1\n[[flows]]\n'
+                              'class = "9"\n', "flows[0].class"),
+    "flows without timeline": ('[[flows]]\nclass = "1"\n', "timeline"),
+    "flow stops before start": ('[timeline]\nduration = 10\ninterval = 1\n[[flows]]\n'
+                                'class = "1"\nstart = 5\nstop = 2\n', "flows[0].stop"),
+    "negative flow rate": ('[timeline]\nduration = 10\ninterval = 1\n[[flows]]\n'
+                           'class = "1"\nrate = -1\n', "flows[0].rate"),
+    "unknown fq resource": ('[packet]\nfq_resource = "disk"\n', "packet.fq_resource"),
+    "fq resource not a name": ('[packet]\nfq_resource = 1\n', "packet.fq_resource"),
 }
 
 

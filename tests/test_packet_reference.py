@@ -11,7 +11,7 @@ from mrfq.packet import engine, kernel
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel
 
-POLICIES = ["drfq", "drfq-dovetail", "pf", "bmf"]
+POLICIES = ["drfq", "drfq-dovetail", "pf", "bmf", "fifo", "bottleneck-fq", "mr3"]
 
 CASES = {
     "fig3-0.5": dict(classes=FIG3_CLASSES, axis="link", load=0.5),
@@ -67,7 +67,7 @@ CASES = {
 }
 
 
-def _both(case, policy, seed=3, flows=150, delta=np.inf):
+def _both(case, policy, seed=3, flows=150, delta=np.inf, **extra):
     spec = dict(case)
     load = spec.pop("load")
     packet = {k: spec.pop(k) for k in ("window", "mean_size") if k in spec}
@@ -78,13 +78,14 @@ def _both(case, policy, seed=3, flows=150, delta=np.inf):
     seed_seq = np.random.SeedSequence(seed)
     fast = run_replication(model, policy, rho, seed_seq, flows=flows, mean_size=cfg.mean_size,
                            window=cfg.window, delta=delta, debug=True,
-                           size_laws=scenario.size_laws)
+                           size_laws=scenario.size_laws, **extra)
     slow = simulate_reference(scenario, policy, rho, seed_seq, flows=flows,
-                              mean_size=cfg.mean_size, window=cfg.window, delta=delta)
+                              mean_size=cfg.mean_size, window=cfg.window, delta=delta,
+                              **extra)
     # the production loop (with its lone-flow loop) must give the same times as well
     production = run_replication(model, policy, rho, seed_seq, flows=flows,
                                  mean_size=cfg.mean_size, window=cfg.window, delta=delta,
-                                 debug=False, size_laws=scenario.size_laws)
+                                 debug=False, size_laws=scenario.size_laws, **extra)
     np.testing.assert_array_equal(production.completion, fast.completion)
     return fast, slow
 
@@ -101,6 +102,21 @@ def test_kernel_matches_reference_exactly(name, policy):
 @pytest.mark.parametrize("delta", [0.0, 0.5, 3.0])
 def test_dovetail_delta_matches_reference(delta, case):
     fast, slow = _both(CASES[case], "drfq-dovetail", delta=delta)
+    np.testing.assert_array_equal(fast.completion, slow)
+
+
+@pytest.mark.parametrize("name", ["fig3-0.8", "three-resources-zeros", "packet-mix",
+                                  "weighted-mix", "rtt"])
+@pytest.mark.parametrize("extra", [dict(policy="bottleneck-fq", fq_resource=0),
+                                   dict(policy="mr3", inflight=1),
+                                   dict(policy="mr3", inflight=3),
+                                   dict(policy="mr3", inflight=50)],
+                         ids=["bfq-first", "mr3-L1", "mr3-L3", "mr3-L50"])
+def test_baseline_parameters_match_reference(name, extra):
+    """Bottleneck FQ on another resource than the link, and MR3 with other ingress bounds
+    (1: one packet in the tandem at a time; 50: more than every window)."""
+    extra = dict(extra)
+    fast, slow = _both(CASES[name], extra.pop("policy"), **extra)
     np.testing.assert_array_equal(fast.completion, slow)
 
 

@@ -233,6 +233,9 @@ def _key_scenario(**changes):
     ("packet", "bmf", {"load.values": [0.5, 0.6, 0.7]}, True),
     ("packet", "bmf", {"packet.delta": 2.0}, True),           # Δ acts on dovetail only
     ("packet", "drfq-dovetail", {"packet.delta": 2.0}, False),
+    ("packet", "bmf", {"packet.fq_resource": "cpu"}, True),   # bottleneck FQ's only
+    ("packet", "bottleneck-fq", {"packet.fq_resource": "cpu"}, False),
+    ("packet", "bottleneck-fq", {"packet.fq_resource": "link"}, True),  # the default
     ("packet", "bmf", {"classes.0.weight": 2.0}, False),
     ("packet", "bmf", {"classes.0.rtt": 1.0}, False),
     ("packet", "bmf", {"classes.0.load_share": 3}, False),     # changes the class loads

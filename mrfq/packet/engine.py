@@ -47,6 +47,12 @@ def _flat_model(model: PacketModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]
             model.service.max(axis=1) / type_weight)
 
 
+def default_inflight(resources: int) -> int:
+    """MR3's ingress bound L for J resources: 2J packets inside the tandem (one in service
+    and one waiting at every resource; SPEC §3.1 leaves L open)."""
+    return 2 * resources
+
+
 class InvariantError(AssertionError):
     """Raised in debug mode when the engine breaks one of its invariants."""
 
@@ -66,6 +72,10 @@ class Replication:
     events: int
     end_time: float
     wall_s: float
+    #: [k, j, b]: service time class k completed at resource j in interval b (if recorded)
+    timeline: np.ndarray | None = None
+    #: [k]: open-loop packets dropped because the flow's window was full
+    dropped: np.ndarray | None = None
 
 
 class _State:
@@ -79,8 +89,9 @@ class _State:
         self.J, self.K = J, K
         layout = kernel.record_layout(J, window)
         self.ni, self.nf = int(layout.ni), int(layout.nf)
-        self.istate = np.zeros(8, dtype=np.int64)
-        self.fstate = np.zeros(2)
+        self.istate = np.zeros(kernel.N_ISTATE, dtype=np.int64)
+        self.istate[[kernel.I_RR_HEAD, kernel.I_RR_TAIL, kernel.I_RR_END]] = -1
+        self.fstate = np.zeros(kernel.N_FSTATE)
         self.res_i = np.zeros(4 * J, dtype=np.int64)
         self.res_f = np.zeros(4 * J)
         self.res_f[:J] = np.inf  # idle
@@ -142,20 +153,34 @@ class _State:
 
 def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
-                    window: int, delta: float = np.inf, debug: bool | None = None,
-                    lone_flow: bool = True,
+                    window: int, delta: float = np.inf, fq_resource: int = -1,
+                    inflight: int | None = None, class_window=None, class_period=None,
+                    class_stop=None, interval: float = 0.0, bins: int = 0,
+                    debug: bool | None = None, lone_flow: bool = True,
                     progress: Callable[[int, int], None] | None = None,
                     arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                     size_laws: list[SizeLaw] | None = None) -> Replication:
     """Simulate until every flow with arrival index < ``flows`` has completed (SPEC §3).
 
     ``arrivals`` = (times, class indices, sizes in packets) replaces the Poisson stream by
-    an explicit trace (no arrivals after it). ``progress(completed, flows)`` is called
-    between kernel chunks. ``size_laws``: the flow-size law of every class (``None``: all
-    exponential, i.e. geometric in packets; :class:`~mrfq.packet.model.ArrivalStream`).
-    ``lone_flow=False`` runs every event through the general loop (the lone-flow loop of
-    :mod:`mrfq.packet.kernel` gives the same results faster; the switch is for tests and
-    benchmarks).
+    an explicit trace (no arrivals after it). ``size_laws``: the flow-size law of every
+    class (``None``: all exponential, i.e. geometric in packets;
+    :class:`~mrfq.packet.model.ArrivalStream`). ``fq_resource``: the resource bottleneck FQ
+    schedules (−1: the last one, the link). ``inflight``: MR3 releases packets at the
+    ingress while fewer than this many are inside the tandem (default
+    :func:`default_inflight`).
+
+    Explicit flows (one class each, :mod:`mrfq.packet.flows`): ``class_window[k]``
+    (default ``window``), ``class_period[k]`` > 0 makes class k open loop (a packet offered
+    every period from the flow's arrival until its size is offered; dropped when the flow
+    already has its window in the router), ``class_stop[k]``: no injection at a departure
+    at or after that time. ``interval`` > 0 records in ``timeline[k, j, b]`` the service
+    time class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``
+    (a service counts where it ends). These runs do not use the lone-flow loop.
+    ``progress(completed, flows)`` is called
+    between kernel chunks. ``lone_flow=False`` runs every event through the general loop
+    (the lone-flow loop of :mod:`mrfq.packet.kernel` gives the same results faster; the
+    switch is for tests and benchmarks).
     """
     code = policies.get(policies.PACKET, policy).code
     debug = debug_enabled() if debug is None else debug
@@ -193,6 +218,17 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         extend()
     while n_arrivals < flows + 1:
         extend()
+    K = model.type_start.shape[0]
+    windows = np.full(K, window, np.int64) if class_window is None else (
+        np.asarray(class_window, np.int64))
+    periods = np.zeros(K) if class_period is None else np.asarray(class_period, np.float64)
+    stops = np.full(K, np.inf) if class_stop is None else np.asarray(class_stop, np.float64)
+    special = bool(np.any(periods > 0) or np.any(stops < np.inf) or interval > 0)
+    lone_flow = lone_flow and not special
+    # the slot layout's window: the largest, +1 for an open-loop flow's scheduled offer
+    window = int(windows.max()) + int(np.any(periods > 0))
+    timeline = np.zeros(K * model.service.shape[1] * bins if interval > 0 else 0)
+    dropped = np.zeros(K, np.int64)
     state = _State(model, window, INITIAL_CAPACITY)
     service, next_resource, type_charge = _flat_model(model)
     constants = kernel.Model(
@@ -200,7 +236,10 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         type_charge=type_charge, type_cdf=model.type_cdf, class_type0=model.type_start,
         class_ntypes=model.type_count, class_cycle=model.class_cycle,
         class_rtt=model.class_rtt, class_weight=model.class_weight, window=window,
-        delta=float(delta), hash_key=hash_key)
+        delta=float(delta), hash_key=hash_key, fq_resource=int(fq_resource) % state.J,
+        inflight=default_inflight(state.J) if inflight is None else int(inflight),
+        class_window=windows, class_period=periods, class_stop=stops,
+        interval=float(interval))
     state.istate[kernel.I_OUTSTANDING] = flows
     completion = np.full(flows, np.nan)
     started = time.perf_counter()
@@ -212,7 +251,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                              "mean size", "flows")
         status = kernel.run_kernel(
             code, debug, CHUNK_EVENTS, constants,
-            kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion),
+            kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion,
+                            timeline, dropped),
             s.arrays(), lone_flow)
         if status == kernel.DONE:
             break
@@ -234,4 +274,6 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         events=int(s.istate[kernel.I_EVENTS]),
         end_time=float(s.fstate[kernel.F_TIME]),
         wall_s=time.perf_counter() - started,
+        timeline=timeline.reshape(K, state.J, bins) if interval > 0 else None,
+        dropped=dropped,
     )

@@ -52,6 +52,13 @@ started) keeps up with the flows that advance fastest in tag terms, and a flow t
 it is reset to V at every packet, losing its weight (tests/test_packet_weights.py: two
 flows of weights 1 and 2 behind an idle CPU get 1/2 each under memoryless DRFQ).
 
+Baselines (SPEC §3.1). FIFO keys every packet 0, so (key, seq) is the arrival order at
+the resource. Bottleneck FQ gives the BMF tag at ``model.fq_resource`` and 0 elsewhere.
+MR3 holds a flow's window at the ingress (``FI_HELD`` packets, a type drawn only at
+release, from the same counter hash) and :func:`_release` lets packets into the tandem by
+elastic round robin on dominant processing time while fewer than ``model.inflight`` are
+inside; inside, FIFO. None of them uses the lone-flow loop.
+
 Memory layout (why it looks like this: every separate array is a base pointer and a
 stride the loop must keep in a register or reload from the stack; with ~50 arrays the
 loop spent most of its instructions on spills). State is a handful of flat arrays:
@@ -88,7 +95,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-DRFQ, DRFQ_DOVETAIL, PF, BMF = 0, 1, 2, 3
+DRFQ, DRFQ_DOVETAIL, PF, BMF, FIFO, BOTTLENECK_FQ, MR3 = 0, 1, 2, 3, 4, 5, 6
 #: bump when the model or the kernel changes results; part of every stored point's key
 ENGINE_VERSION = "2"
 
@@ -100,8 +107,15 @@ BAD_CONSERVATION, BAD_WINDOW, BAD_IDLE, BAD_TAG_ORDER, BAD_UTILISATION = 10, 11,
 # indices into the int64 scalar state
 I_NEXT_ARRIVAL, I_OUTSTANDING, I_SEQ, I_SERVICES, I_EVENTS, I_ACTIVE, I_FREE_TOP, I_VIOLATION = (
     range(8))
-# indices into the float64 scalar state
-F_TIME, F_VGLOBAL = range(2)
+# MR3's ingress (int): packets released and not yet departed, the round-robin list of
+# flows with held packets (head, tail: slots, −1 = empty), the last flow of the current
+# round, and whether the head flow's turn has begun (1) or not (0)
+I_INSIDE, I_RR_HEAD, I_RR_TAIL, I_RR_END, I_RR_OPEN = range(8, 13)
+N_ISTATE = 13
+# indices into the float64 scalar state; MR3: MaxSC of the previous and of the current
+# round, and what is left of the head flow's allowance (all in dominant time / weight)
+F_TIME, F_VGLOBAL, F_MAXSC_PREV, F_MAXSC_CUR, F_ALLOWANCE = range(5)
+N_FSTATE = 5
 
 #: heap ids pack (arrival number, slot); at most 2^SLOT_BITS flows in progress at once and
 #: 2^(63 - SLOT_BITS) ≈ 8.8e12 packet arrivals at resources per replication
@@ -111,9 +125,11 @@ MAX_SEQ = 1 << (63 - SLOT_BITS)
 _SLOT_MASK = np.int64(MAX_SLOTS - 1)
 
 # fields at the start of a flow's int record; per-resource triples follow at FI_RES
+# (FI_HELD: MR3, packets of the window waiting at the ingress; FI_NEXT: MR3, the next
+# slot in the round-robin list)
 (FI_CLASS, FI_INDEX, FI_TO_INJECT, FI_IN_SYSTEM, FI_SENT, FI_PENDING, FI_FREE_N, FI_TYPE0,
- FI_NTYPES) = range(9)
-FI_RES = 9  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
+ FI_NTYPES, FI_HELD, FI_NEXT) = range(11)
+FI_RES = 11  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
 
 
 
@@ -134,6 +150,12 @@ class Model(NamedTuple):
     window: int                 # W
     delta: float                # dovetailing DRFQ's Δ
     hash_key: np.uint64         # key of the packet-type hash
+    fq_resource: int            # bottleneck FQ: the one resource with SFQ tags
+    inflight: int               # MR3: the ingress releases while < inflight packets inside
+    class_window: np.ndarray    # [k]: window of class k's flows (≤ window)
+    class_period: np.ndarray    # [k]: > 0: open loop, one packet offered every period
+    class_stop: np.ndarray      # [k]: no injection at a departure at or after this time
+    interval: float             # > 0: service per class, resource and interval recorded
 
 
 class Arrivals(NamedTuple):
@@ -146,6 +168,8 @@ class Arrivals(NamedTuple):
     n_arrivals: int
     flows: int
     completion: np.ndarray
+    timeline: np.ndarray        # [(k·J + j)·bins + b]: service completed in interval b
+    dropped: np.ndarray         # [k]: open-loop packets dropped (window full)
 
 
 class State(NamedTuple):
@@ -184,6 +208,7 @@ class Layout(NamedTuple):
     o_fifo_s: int
     o_charge: int
     o_weight: int
+    o_sc: int
 
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -203,8 +228,9 @@ def record_layout(J, W):
     [W], FIFO packet numbers [J·W], FIFO heap ids [J·W].
     Float record: tag state F_j or S_j [J] (module docstring), last served order per
     resource (debug) [J], s_j / w of the previous packet at j (PF) [J], the class weight
-    w [1], packet key set at injection (DRFQ) [W], dovetail virtual starts per packet and
-    resource [W·J], FIFO tags [J·W], FIFO service times [J·W].
+    w [1], MR3's surplus count SC / w [1], packet key set at injection (DRFQ) [W],
+    dovetail virtual starts per packet and resource [W·J], FIFO tags [J·W], FIFO service
+    times [J·W].
     Returns a :class:`Layout`.
     """
     o_free = FI_RES + 3 * J
@@ -214,13 +240,14 @@ def record_layout(J, W):
     ni = o_fifo_id + J * W
     o_charge = 2 * J
     o_weight = 3 * J
-    o_key = o_weight + 1
+    o_sc = o_weight + 1
+    o_key = o_sc + 1
     o_vtags = o_key + W
     o_fifo_key = o_vtags + W * J
     o_fifo_s = o_fifo_key + J * W
     nf = o_fifo_s + J * W
     return Layout(ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
-                  o_fifo_s, o_charge, o_weight)
+                  o_fifo_s, o_charge, o_weight, o_sc)
 
 
 @njit(cache=True, inline="always")
@@ -376,7 +403,7 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
 
 @njit(cache=True, inline="always", _nrt=False)
 def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, service,
-            next_resource, J, W, layout, slot, b, bf, pk, dest, s, seq, t, vglobal):
+            next_resource, J, W, layout, slot, b, bf, pk, dest, s, seq, t, vglobal, model_fq):
     """Packet ``pk`` (service time s there) of the flow in ``slot`` arrives at resource
     ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7; the flow is charged for
     its previous packet at dest), then either start it (dest idle, nothing waiting) or
@@ -395,6 +422,14 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
         key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)] + flow_f[charge_at] / queued)
         flow_f[bf + _U(dest)] = key
         flow_f[charge_at] = s / flow_f[bf + _U(layout.o_weight)]
+    elif policy == BOTTLENECK_FQ:
+        if dest == model_fq:  # the BMF tag at the scheduled resource, FIFO elsewhere
+            key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)])
+            flow_f[bf + _U(dest)] = key + s / flow_f[bf + _U(layout.o_weight)]
+        else:
+            key = 0.0
+    elif policy == FIFO or policy == MR3:
+        key = 0.0  # equal keys: served by arrival number, first come first served
     else:
         key = flow_f[bf + _U(o_key + pk)]
     hid = (seq << SLOT_BITS) | slot
@@ -417,6 +452,84 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
         _heap_push(heap_key, heap_id, size_at, J, dest, key, hid)
         res_i[_U(3 * J + dest)] = size_at + 1
     return vglobal
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _hold(flow_i, istate, ni, slot, b, count):
+    """MR3: ``count`` packets of the window of the flow in ``slot`` (records at b) wait at
+    the ingress; a flow that had none joins the tail of the round-robin list."""
+    held = flow_i[b + _U(FI_HELD)]
+    flow_i[b + _U(FI_HELD)] = held + count
+    if held == 0:
+        flow_i[b + _U(FI_NEXT)] = -1
+        tail = istate[I_RR_TAIL]
+        if tail < 0:
+            istate[I_RR_HEAD] = slot
+            if istate[I_RR_END] < 0:
+                istate[I_RR_END] = slot
+        else:
+            flow_i[_U(tail * ni + FI_NEXT)] = slot
+        istate[I_RR_TAIL] = slot
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate, model, J, W,
+             layout, seq, t, vglobal):
+    """MR3's ingress (Elastic Round Robin on dominant processing times, SPEC §3.1): while
+    fewer than ``model.inflight`` packets are inside the tandem, release the next packet
+    of the flow at the head of the round-robin list to its first resource (FIFO there).
+
+    All in units of dominant time / weight: at the start of its turn flow i gets the
+    allowance 1 + MaxSC(r−1) − SC_i; each packet it releases costs d / w (d = max_j s_j,
+    ``type_charge``); its turn ends when the allowance is used up (≤ 0) or it holds no
+    packet. Then SC_i = what it overshot, MaxSC(r) = max(MaxSC(r), SC_i); a flow with
+    packets left goes to the tail, an empty one leaves the list with SC_i = 0. A round
+    ends with the turn of the flow that was last in the list when the round began.
+    Returns the next arrival number."""
+    ni, nf = layout.ni, layout.nf
+    while istate[I_INSIDE] < model.inflight and istate[I_RR_HEAD] >= 0:
+        slot = istate[I_RR_HEAD]
+        b = _U(slot * ni)
+        bf = _U(slot * nf)
+        if istate[I_RR_OPEN] == 0:
+            istate[I_RR_OPEN] = 1
+            fstate[F_ALLOWANCE] = 1.0 + fstate[F_MAXSC_PREV] - flow_f[bf + _U(layout.o_sc)]
+        flow_i[b + _U(FI_HELD)] -= 1
+        pk, dest, s = _inject(MR3, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal)
+        ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
+        allowance = fstate[F_ALLOWANCE] - model.type_charge[_U(ptype)]
+        fstate[F_ALLOWANCE] = allowance
+        istate[I_INSIDE] += 1
+        _arrive(MR3, False, flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate,
+                model.service, model.next_resource, J, W, layout, slot, b, bf, pk, dest, s,
+                seq, t, vglobal, -1)
+        seq += 1
+        held = flow_i[b + _U(FI_HELD)]
+        if allowance <= 0.0 or held == 0:  # the turn ends
+            surplus = -allowance
+            if surplus > fstate[F_MAXSC_CUR]:
+                fstate[F_MAXSC_CUR] = surplus
+            istate[I_RR_OPEN] = 0
+            nxt = flow_i[b + _U(FI_NEXT)]
+            istate[I_RR_HEAD] = nxt
+            if nxt < 0:
+                istate[I_RR_TAIL] = -1
+            if held > 0:
+                flow_f[bf + _U(layout.o_sc)] = surplus
+                flow_i[b + _U(FI_NEXT)] = -1
+                tail = istate[I_RR_TAIL]
+                if tail < 0:
+                    istate[I_RR_HEAD] = slot
+                else:
+                    flow_i[_U(tail * ni + FI_NEXT)] = slot
+                istate[I_RR_TAIL] = slot
+            else:
+                flow_f[bf + _U(layout.o_sc)] = 0.0
+            if istate[I_RR_END] == slot:  # the round ends
+                fstate[F_MAXSC_PREV] = fstate[F_MAXSC_CUR]
+                fstate[F_MAXSC_CUR] = 0.0
+                istate[I_RR_END] = istate[I_RR_TAIL]
+    return seq
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -713,7 +826,9 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     service, next_resource, class_type0, class_ntypes, class_rtt, class_weight, window = (
         model.service, model.next_resource, model.class_type0, model.class_ntypes,
         model.class_rtt, model.class_weight, model.window)
-    arr_time, arr_class, arr_size, n_arrivals, flows, completion = arrivals
+    arr_time, arr_class, arr_size, n_arrivals, flows, completion, timeline, dropped = arrivals
+    class_window, class_period, class_stop = (model.class_window, model.class_period,
+                                              model.class_stop)
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
      pend_slot, pend_head, pend_len, in_use) = state
     J = res_i.shape[0] // 4
@@ -725,10 +840,16 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     o_fifo_pk, o_fifo_id = layout.o_fifo_pk, layout.o_fifo_id
     o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
     o_charge, o_weight = layout.o_charge, layout.o_weight
-    has_rtt = False
+    fq = model.fq_resource
+    has_rtt = False  # round-trip or open-loop injections use the timed rings
+    special = False  # open-loop flows or stop times (explicit flows)
     for k in range(K):
-        if class_rtt[k] > 0.0:
+        if class_rtt[k] > 0.0 or class_period[k] > 0.0:
             has_rtt = True
+        if class_period[k] > 0.0 or class_stop[k] < np.inf:
+            special = True
+    has_timeline = model.interval > 0.0
+    bins = timeline.shape[0] // (K * J) if has_timeline else 0
     t = fstate[F_TIME]
     vglobal = fstate[F_VGLOBAL]
     nxt = istate[I_NEXT_ARRIVAL]
@@ -747,7 +868,8 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
         if nxt >= n_arrivals:
             status = NEED_ARRIVALS
             break
-        if lone_flow and active == 1 and not debug and policy != DRFQ_DOVETAIL:
+        if (lone_flow and active == 1 and not debug
+                and (policy == DRFQ or policy == PF or policy == BMF)):
             lone = -1
             for j in range(J):
                 if res_f[j] < np.inf:
@@ -819,18 +941,34 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             services += 1
             b = _U(slot * ni)
             bf = _U(slot * nf)
+            if has_timeline:  # the service is counted in the interval where it ends
+                at_bin = int(t / model.interval)
+                if at_bin < bins:
+                    ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
+                    timeline[_U((flow_i[b + _U(FI_CLASS)] * J + done) * bins + at_bin)] += (
+                        service[_U(ptype * J + done)])
             flow_i[b + _U(FI_RES + 3 * done)] -= 1
             if target >= 0:  # on to the next resource
                 vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                                   heap_id, istate, service, next_resource, J, W, layout,
-                                  slot, b, bf, pk, target, s, seq, t, vglobal)
+                                  slot, b, bf, pk, target, s, seq, t, vglobal, fq)
                 seq += 1
             else:  # the packet leaves the router
                 flow_i[b + _U(FI_IN_SYSTEM)] -= 1
                 n_free = flow_i[b + _U(FI_FREE_N)]
                 flow_i[b + _U(o_free + n_free)] = pk
                 flow_i[b + _U(FI_FREE_N)] = n_free + 1
-                if flow_i[b + _U(FI_TO_INJECT)] > flow_i[b + _U(FI_PENDING)]:
+                reserved = flow_i[b + _U(FI_PENDING)]
+                if policy == MR3:  # packets held at the ingress are reserved as well
+                    istate[I_INSIDE] -= 1
+                    reserved += flow_i[b + _U(FI_HELD)]
+                open_loop = False
+                if special:
+                    k = flow_i[b + _U(FI_CLASS)]
+                    if t >= class_stop[_U(k)]:  # the flow stops: cancel what is not sent
+                        flow_i[b + _U(FI_TO_INJECT)] = reserved
+                    open_loop = class_period[_U(k)] > 0.0  # departures inject nothing
+                if flow_i[b + _U(FI_TO_INJECT)] > reserved and not open_loop:
                     # pending injections are already reserved
                     k = flow_i[b + _U(FI_CLASS)]
                     if has_rtt and class_rtt[_U(k)] > 0.0:
@@ -839,14 +977,16 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                         pend_slot[_U(k * pend_cap + pos)] = slot
                         pend_len[k] += 1
                         flow_i[b + _U(FI_PENDING)] += 1
+                    elif policy == MR3:
+                        _hold(flow_i, istate, ni, slot, b, 1)
                     else:
                         pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model,
                                               b, bf, vglobal)
                         vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                                           heap_id, istate, service, next_resource, J, W, layout,
-                                          slot, b, bf, pk, dest, s, seq, t, vglobal)
+                                          slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
                         seq += 1
-                elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and flow_i[b + _U(FI_PENDING)] == 0:
+                elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and reserved == 0:
                     index = flow_i[b + _U(FI_INDEX)]
                     if index < flows:
                         completion[_U(index)] = t
@@ -862,12 +1002,28 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             b = _U(slot * ni)
             bf = _U(slot * nf)
             flow_i[b + _U(FI_PENDING)] -= 1
-            pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
-                                  vglobal)
-            vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
-                              heap_id, istate, service, next_resource, J, W, layout,
-                              slot, b, bf, pk, dest, s, seq, t, vglobal)
-            seq += 1
+            open_loop = special and class_period[_U(k)] > 0.0
+            held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
+            if open_loop and flow_i[b + _U(FI_IN_SYSTEM)] + held >= class_window[_U(k)]:
+                flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
+                dropped[_U(k)] += 1
+            elif policy == MR3:
+                _hold(flow_i, istate, ni, slot, b, 1)
+            else:
+                pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
+                                      vglobal)
+                vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                                  heap_id, istate, service, next_resource, J, W, layout,
+                                  slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
+                seq += 1
+            if open_loop:  # offer the next packet one period later
+                held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
+                if flow_i[b + _U(FI_TO_INJECT)] - held > 0:
+                    pos = (pend_head[k] + pend_len[k]) % pend_cap
+                    pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
+                    pend_slot[_U(k * pend_cap + pos)] = slot
+                    pend_len[k] += 1
+                    flow_i[b + _U(FI_PENDING)] += 1
         else:
             free_top -= 1
             slot = free_slots[_U(free_top)]
@@ -895,15 +1051,31 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                 flow_f[bf + _U(J + j)] = -np.inf
                 flow_f[bf + _U(o_charge + j)] = 0.0
             flow_f[bf + _U(o_weight)] = class_weight[_U(k)]
-            for _ in range(min(W, size)):
+            # an open-loop flow offers its first packet on arrival, then one every period
+            open_loop = special and class_period[_U(k)] > 0.0
+            first = 1 if open_loop else min(class_window[_U(k)], size)
+            if policy == MR3:
+                flow_i[b + _U(FI_HELD)] = 0
+                flow_f[bf + _U(layout.o_sc)] = 0.0
+                _hold(flow_i, istate, ni, slot, b, first)
+            for _ in range(0 if policy == MR3 else first):
                 pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
                                       vglobal)
                 vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                                   heap_id, istate, service, next_resource, J, W, layout,
-                                  slot, b, bf, pk, dest, s, seq, t, vglobal)
+                                  slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
                 seq += 1
+            if open_loop and flow_i[b + _U(FI_TO_INJECT)] - flow_i[b + _U(FI_HELD)] > 0:
+                pos = (pend_head[k] + pend_len[k]) % pend_cap
+                pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
+                pend_slot[_U(k * pend_cap + pos)] = slot
+                pend_len[k] += 1
+                flow_i[b + _U(FI_PENDING)] += 1
             nxt += 1
             t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
+        if policy == MR3:  # the ingress releases packets into the tandem
+            seq = _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate,
+                           model, J, W, layout, seq, t, vglobal)
         # ---- every idle resource with waiting packets starts the smallest (key, seq)
         for j in range(J):
             n_heap = res_i[_U(3 * J + j)]
@@ -984,11 +1156,27 @@ def _loop_bmf(lone_flow, budget, model, arrivals, state):
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
+def _loop_fifo(lone_flow, budget, model, arrivals, state):
+    return _event_loop(FIFO, False, lone_flow, budget, model, arrivals, state)
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _loop_bottleneck_fq(lone_flow, budget, model, arrivals, state):
+    return _event_loop(BOTTLENECK_FQ, False, lone_flow, budget, model, arrivals, state)
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _loop_mr3(lone_flow, budget, model, arrivals, state):
+    return _event_loop(MR3, False, lone_flow, budget, model, arrivals, state)
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_debug(policy, budget, model, arrivals, state):
     return _event_loop(policy, True, False, budget, model, arrivals, state)
 
 
-_LOOPS = {DRFQ: _loop_drfq, DRFQ_DOVETAIL: _loop_drfq_dovetail, PF: _loop_pf, BMF: _loop_bmf}
+_LOOPS = {DRFQ: _loop_drfq, DRFQ_DOVETAIL: _loop_drfq_dovetail, PF: _loop_pf, BMF: _loop_bmf,
+          FIFO: _loop_fifo, BOTTLENECK_FQ: _loop_bottleneck_fq, MR3: _loop_mr3}
 
 
 def run_kernel(policy: int, debug: bool, budget: int, model: tuple, arrivals: tuple,
@@ -1024,7 +1212,7 @@ def _check_invariants(t, window, ni, free_top, flow_i, res_i, res_f, free_slots,
             total += queued
         if total != flow_i[b + FI_IN_SYSTEM]:
             return BAD_CONSERVATION
-        if (flow_i[b + FI_IN_SYSTEM] + flow_i[b + FI_PENDING] > window
+        if (flow_i[b + FI_IN_SYSTEM] + flow_i[b + FI_PENDING] + flow_i[b + FI_HELD] > window
                 or flow_i[b + FI_TO_INJECT] < 0):
             return BAD_WINDOW
     for j in range(J):
