@@ -55,8 +55,11 @@ def simulated(scenario, policy: str, load: float, law, seed: int, adapt: bool = 
     """(result, flows per replication, CPU seconds); with ``adapt`` rerun (at most twice)
     until the half-widths are ≤ TARGET."""
     flows = FLOWS.get(load, 1_000_000)
-    cpu = 0.0
-    for _ in range(3 if adapt else 1):
+    cpu, half = 0.0, 0.0
+    for attempt in range(3 if adapt else 1):
+        if attempt:
+            flows = int(math.ceil(flows * (half / 0.009) ** 2))
+            seed += 1000
         started = time.process_time()
         result = flow_service_rates(scenario.requirements, scenario.class_loads(load), policy,
                                     law, flows=flows, replications=REPLICATIONS, seed=seed,
@@ -65,8 +68,6 @@ def simulated(scenario, policy: str, load: float, law, seed: int, adapt: bool = 
         half = float(np.max((result.ci_high - result.ci_low) / 2 / result.gamma))
         if half <= TARGET:
             break
-        flows = int(math.ceil(flows * (half / 0.009) ** 2))
-        seed += 1000
     return result, flows, cpu
 
 
