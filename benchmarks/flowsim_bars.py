@@ -11,9 +11,10 @@ Usage: python benchmarks/flowsim_bars.py [--part markov|bf|both] [--out DIR]
   simulator's 99% interval for deterministic, hyperexponential (SCV 10), Pareto 2.5 and
   bounded Pareto 1.5 (max 1000) sizes, the same two scenarios and three loads.
 
-Every point: 10 replications (t interval over replications), flows per replication
-starting at ``FLOWS[load]`` and, when a half-width exceeds 0.95%, rerun with the flows
-scaled by (half-width / 0.9%)² (a new run with its own seeds, not the old one extended).
+Every point: 10 replications (t interval over replications) of ``FLOWS[load]`` flows; in
+the ``markov`` part, when a half-width exceeds 0.95%, rerun with the flows scaled by
+(half-width / 0.9%)² (a new run with its own seeds, not the old one extended). The
+``bf`` part has no width bar and runs once per point.
 The Markov values are cached sweeps in ``--results`` (default results/flowsim_bars).
 Writes ``markov.csv`` / ``bf.csv`` in ``--out`` (default reproduction/flowsim_bars) and
 prints one line per point and a verdict.
@@ -49,11 +50,16 @@ LAWS = {
 }
 
 
-def simulated(scenario, policy: str, load: float, law, seed: int) -> tuple:
-    """(result, flows per replication, CPU seconds) with half-widths ≤ TARGET if it can."""
+def simulated(scenario, policy: str, load: float, law, seed: int, adapt: bool = True
+              ) -> tuple:
+    """(result, flows per replication, CPU seconds); with ``adapt`` rerun (at most twice)
+    until the half-widths are ≤ TARGET."""
     flows = FLOWS.get(load, 1_000_000)
-    cpu = 0.0
-    for _ in range(3):
+    cpu, half = 0.0, 0.0
+    for attempt in range(3 if adapt else 1):
+        if attempt:
+            flows = int(math.ceil(flows * (half / 0.009) ** 2))
+            seed += 1000
         started = time.process_time()
         result = flow_service_rates(scenario.requirements, scenario.class_loads(load), policy,
                                     law, flows=flows, replications=REPLICATIONS, seed=seed,
@@ -62,8 +68,6 @@ def simulated(scenario, policy: str, load: float, law, seed: int) -> tuple:
         half = float(np.max((result.ci_high - result.ci_low) / 2 / result.gamma))
         if half <= TARGET:
             break
-        flows = int(math.ceil(flows * (half / 0.009) ** 2))
-        seed += 1000
     return result, flows, cpu
 
 
@@ -119,7 +123,7 @@ def part_bf(loads, out: Path) -> pd.DataFrame:
             for load in loads:
                 exact = bf_service_rates(scenario.requirements, scenario.class_loads(load)
                                          ).gamma
-                result, flows, cpu = simulated(scenario, "bf", load, law, seed=2)
+                result, flows, cpu = simulated(scenario, "bf", load, law, seed=2, adapt=False)
                 rows += rows_for(scenario, "bf", load, exact, result, flows, cpu, law_name)
                 report(rows)
     table = pd.DataFrame(rows)

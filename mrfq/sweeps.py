@@ -67,7 +67,7 @@ def point_key(scenario: Scenario, point: Point) -> str:
             parts.update(method="simulation", flowsim=FLOWSIM_VERSION,
                          sizes=[law.key() for law in scenario.size_laws], flows=cfg.flows,
                          replications=cfg.replications, seed=cfg.seed, warmup=WARMUP,
-                         confidence=CONFIDENCE)
+                         confidence=CONFIDENCE, estimator="ratio")
     else:
         from mrfq.packet.kernel import ENGINE_VERSION
         from mrfq.stats import STATS_VERSION

@@ -141,8 +141,10 @@ def test_flow_point_is_the_flow_level_simulator_with_the_scenario_settings():
     direct = flow_service_rates(scenario.requirements, scenario.class_loads(0.5), "drf",
                                 scenario.size_laws, flows=2000, replications=3, seed=4)
     assert record["method"] == "simulation" and record["replications"] == 3
-    assert [c["gamma"] for c in record["classes"]] == direct.gamma.tolist()
-    assert [c["ci_low"] for c in record["classes"]] == direct.ci_low.tolist()
+    # the ratio estimator Σ S / Σ T and its interval (as the packet side's γ)
+    assert [c["gamma"] for c in record["classes"]] == direct.ratio.tolist()
+    assert [c["ci_low"] for c in record["classes"]] == direct.ratio_low.tolist()
+    assert [c["ci_high"] for c in record["classes"]] == direct.ratio_high.tolist()
 
 
 def test_cli_fluid_method_option(tmp_path):

@@ -91,7 +91,13 @@ def flow_point(scenario, policy: str, load: float) -> dict:
     :data:`WARMUP`; intervals at :data:`CONFIDENCE`), as a record like
     :func:`mrfq.fluid.markov.markov_point`'s with ``method`` "simulation", per class
     ``ci_low``, ``ci_high`` and, as ``error_estimate``, the interval's relative
-    half-width."""
+    half-width.
+
+    γ_k is the ratio estimator Σ S / Σ T over the measured flows (the packet side's
+    primary estimator, Σ N / Σ T), not E[S_k] / mean T: with heavy tails a run's sample
+    mean of S is typically below E[S], and E[S] / mean T then overestimates γ (J = 1,
+    Pareto 1.5, load 0.1, 10 × 10^5 flows: 0.9159 [0.9059, 0.9261] against 1 − ρ = 0.9;
+    the ratio estimator 0.9014 [0.9000, 0.9029])."""
     from mrfq.fluid.flowsim import flow_service_rates
 
     cfg = scenario.fluid
@@ -102,8 +108,8 @@ def flow_point(scenario, policy: str, load: float) -> dict:
                                 weights=scenario.weights, confidence=CONFIDENCE)
     classes = []
     for k in range(len(scenario.classes)):
-        gamma, low, high = (float(x[k]) for x in (result.gamma, result.ci_low,
-                                                  result.ci_high))
+        gamma, low, high = (float(x[k]) for x in (result.ratio, result.ratio_low,
+                                                  result.ratio_high))
         classes.append({"gamma": gamma, "ci_low": low, "ci_high": high,
                         "mean_in_progress": float(result.mean_in_progress[k]),
                         "error_estimate": (high - low) / 2 / gamma if gamma > 0 else np.nan,
