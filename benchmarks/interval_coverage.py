@@ -86,9 +86,9 @@ def cache_path(cache: Path, settings: dict, item: tuple) -> Path:
     from mrfq.stats import STATS_VERSION
 
     # everything that determines the item's numbers (not the run counts)
-    keyed = {k: settings[k] for k in ("mean_size", "window", "flows", "reference_factor",
-                                      "replication_flows", "warmup")}
-    keyed.update(engine=ENGINE_VERSION, statistics=STATS_VERSION, item=list(item))
+    keyed = {k: settings[k] for k in ("mean_size", "window", "warmup")}
+    keyed.update(flows=item_flows(settings, item), engine=ENGINE_VERSION,
+                 statistics=STATS_VERSION, item=list(item))
     digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]
     mode, policy, load, index, replication = item
     return cache / f"{mode}-{policy}-{load:g}-{index}-{replication}-{digest}.json"
