@@ -12,7 +12,10 @@ package's own point function and combiner (:func:`mrfq.points.packet_point`,
 * ``batch``: ``--runs`` single runs of ``--flows`` flows (seeds 1000 + i), the interval
   from correlation-checked batch means;
 * ``replications``: ``--runs`` sets of ``--replications`` replications of
-  ``--replication-flows`` flows (seeds 100 000 + i), the t interval over replications.
+  ``--replication-flows`` flows (seeds 100 000 + i), the t interval over replications;
+* ``precision`` (only when asked for in ``--modes``): ``--runs`` precision-targeted points
+  (``--precision``, replications of ``--replication-flows`` flows, at least
+  ``--replications``; seeds 200 000 + i), the sequential stopping rule of a sweep.
 
 Per (mode, policy, load, class): coverage = fraction of runs whose interval contains the
 reference γ_k (a flagged run, NaN interval, counts as a miss and is counted), with its
@@ -37,12 +40,13 @@ import numpy as np
 from scipy import stats as sps
 
 from mrfq.executor import execute
-from mrfq.points import combine_packet_records, packet_point
+from mrfq.points import combine_packet_records, packet_point, stopping
 from mrfq.scenario import load_scenario
 
 REFERENCE_SEED = 7
 BATCH_SEED = 1000
 REPLICATION_SEED = 100_000
+PRECISION_SEED = 200_000
 SERVICE_RATE = 4e7  # services per core-second, for the up-front estimate only
 
 
@@ -50,18 +54,30 @@ def scenario_for(settings: dict, mode: str, index: int):
     """The Figure 3 scenario with this mode's run length and seed."""
     flows = {"reference": settings["flows"] * settings["reference_factor"],
              "batch": settings["flows"],
-             "replications": settings["replication_flows"]}[mode]
+             "replications": settings["replication_flows"],
+             "precision": settings["replication_flows"]}[mode]
     seed = {"reference": REFERENCE_SEED, "batch": BATCH_SEED + index,
-            "replications": REPLICATION_SEED + index}[mode]
-    return load_scenario("fig3_packet").with_overrides(
+            "replications": REPLICATION_SEED + index,
+            "precision": PRECISION_SEED + index}[mode]
+    scenario = load_scenario("fig3_packet").with_overrides(
         flows=flows, mean_size=settings["mean_size"], window=settings["window"],
         warmup=settings["warmup"], seed=seed, replications=1)
+    if mode == "precision":
+        scenario = scenario.with_overrides(precision=settings["precision"],
+                                           replications=settings["replications"])
+    return scenario
 
 
 def compute(settings: dict, item: tuple) -> dict:
     """One replication: item = (mode, policy, load, run index, replication)."""
     mode, policy, load, index, replication = item
-    return packet_point(scenario_for(settings, mode, index), policy, load, replication)
+    scenario = scenario_for(settings, mode, index)
+    if mode != "precision":
+        return packet_point(scenario, policy, load, replication)
+    records = []  # replications in order until the sweep's stopping rule ends the point
+    while stopping(scenario.packet, records, start=len(records)).replications is None:
+        records.append(packet_point(scenario, policy, load, len(records)))
+    return {"records": records}
 
 
 def items_for(settings: dict) -> list[tuple]:
@@ -74,6 +90,8 @@ def items_for(settings: dict) -> list[tuple]:
             if "replications" in settings["modes"]:
                 out += [("replications", policy, load, i, r) for i in range(settings["runs"])
                         for r in range(settings["replications"])]
+            if "precision" in settings["modes"]:
+                out += [("precision", policy, load, i, 0) for i in range(settings["runs"])]
     return out
 
 
@@ -86,9 +104,11 @@ def cache_path(cache: Path, settings: dict, item: tuple) -> Path:
     from mrfq.stats import STATS_VERSION
 
     # everything that determines the item's numbers (not the run counts)
-    keyed = {k: settings[k] for k in ("mean_size", "window", "flows", "reference_factor",
-                                      "replication_flows", "warmup")}
-    keyed.update(engine=ENGINE_VERSION, statistics=STATS_VERSION, item=list(item))
+    keyed = {k: settings[k] for k in ("mean_size", "window", "warmup")}
+    if item[0] == "precision":
+        keyed.update(precision=settings["precision"], first=settings["replications"])
+    keyed.update(flows=item_flows(settings, item), engine=ENGINE_VERSION,
+                 statistics=STATS_VERSION, item=list(item))
     digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:16]
     mode, policy, load, index, replication = item
     return cache / f"{mode}-{policy}-{load:g}-{index}-{replication}-{digest}.json"
@@ -113,7 +133,8 @@ def analyse(settings: dict, records: dict[tuple, dict]) -> list[dict]:
                 reps = settings["replications"] if mode == "replications" else 1
                 tables = [combine_packet_records(
                     scenario_for(settings, mode, i),
-                    [records[(mode, policy, load, i, r)] for r in range(reps)])
+                    records[(mode, policy, load, i, 0)]["records"] if mode == "precision"
+                    else [records[(mode, policy, load, i, r)] for r in range(reps)])
                     for i in range(settings["runs"])]
                 for k, name in enumerate(reference["class"]):
                     truth = float(reference["gamma"].iloc[k])
@@ -175,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-runs", type=int, default=10)
     parser.add_argument("--reference-factor", type=int, default=50)
     parser.add_argument("--warmup", default="auto")
+    parser.add_argument("--precision", type=float, default=0.05,
+                        help="target of the precision mode")
     parser.add_argument("--cache", default="results/coverage_cache")
     parser.add_argument("--json", help="write the table as JSON here")
     parser.add_argument("--estimate-only", action="store_true")
@@ -187,11 +210,13 @@ def main(argv: list[str] | None = None) -> int:
                 "replications": args.replications,
                 "replication_flows": args.replication_flows,
                 "reference_runs": args.reference_runs,
-                "reference_factor": args.reference_factor, "warmup": warmup}
+                "reference_factor": args.reference_factor, "warmup": warmup,
+                "precision": args.precision}
     cache = Path(args.cache)
     items = items_for(settings)
     todo = [i for i in items if not cache_path(cache, settings, i).exists()]
-    # every Figure 3 class uses both resources: 2 services per packet
+    # every Figure 3 class uses both resources: 2 services per packet (a precision-mode
+    # item counts one replication here: it runs as many as its rule needs)
     services = sum(item_flows(settings, i) for i in todo) * settings["mean_size"] * 2
     print(f"{len(items)} items, {len(todo)} to compute: about {services:.3g} services, "
           f"{services / SERVICE_RATE:.0f} core-seconds at {SERVICE_RATE:.0e}/s",

@@ -53,3 +53,26 @@ def test_clopper_pearson_interval():
     assert np.isclose(high, sps.beta.ppf(0.975, 191, 10))
     assert coverage.proportion_interval(0, 10)[0] == 0.0
     assert coverage.proportion_interval(10, 10)[1] == 1.0
+
+
+def test_precision_mode_runs_the_sweeps_stopping_rule(tmp_path):
+    out = tmp_path / "rows.json"
+    argv = ["--runs", "3", "--jobs", "1", "--policies", "bmf", "--loads", "0.5",
+            "--mean-size", "10", "--window", "4", "--flows", "600", "--replications", "10",
+            "--replication-flows", "200", "--reference-runs", "3", "--reference-factor", "4",
+            "--modes", "precision", "--precision", "0.1",
+            "--cache", str(tmp_path / "cache"), "--json", str(out)]
+    assert coverage.main(argv) == 0
+    rows = json.loads(out.read_text())
+    assert [r["mode"] for r in rows] == ["precision"] * 3
+    for path in (tmp_path / "cache").glob("precision-*.json"):
+        records = json.loads(path.read_text())["records"]
+        assert [r["replication"] for r in records] == list(range(len(records)))
+        assert len(records) >= 10
+        table = coverage.combine_packet_records(coverage.scenario_for(
+            {"mean_size": 10, "window": 4, "replication_flows": 200, "warmup": "auto",
+             "flows": 600, "reference_factor": 4,
+             "precision": 0.1, "replications": 10}, "precision",
+            int(path.name.split("-")[3])), records)
+        assert table["precision_reached"].all() or len(records) == 1000
+        assert (table["replications"] == len(records)).all()

@@ -16,7 +16,7 @@ from mrfq import stats as S
 from mrfq.executor import execute
 from mrfq.points import first_replications, stopping
 from mrfq.scenario import scenario_from_dict
-from mrfq.sweeps import POINTS_DIR, run_sweep
+from mrfq.sweeps import POINTS_DIR, Point, compute_point, point_filename, run_sweep
 
 PACKET = ("packet",)
 
@@ -161,6 +161,15 @@ def test_precision_sweep_identical_over_jobs_and_resumable(tmp_path):
     now = _stored(tmp_path / "one")
     assert all(now[name] == mtime for name, mtime in stored.items() if name not in removed)
     assert removed and all(name in now for name in removed)  # recomputed, the same
+    # replications computed ahead, past the stopping point, are stored and ignored
+    for (policy, load), n in used.items():
+        for r in (int(n), int(n) + 1):
+            point = Point("packet", policy, load, r)
+            path = tmp_path / "one" / POINTS_DIR / point_filename(scenario, point)
+            if not path.exists():
+                path.write_text(json.dumps(compute_point(scenario, point), default=float))
+    ahead = run_sweep(scenario, tmp_path / "one", jobs=1, kinds=PACKET)
+    pd.testing.assert_frame_equal(one, ahead, check_exact=True)
     # a coarser target reuses the stored replications: nothing new is computed
     before = _stored(tmp_path / "one")
     coarse = run_sweep(_scenario(tmp_path, 0.1), tmp_path / "one", jobs=1, kinds=PACKET)
