@@ -472,7 +472,11 @@ def _hold(flow_i, istate, ni, slot, b, count):
         istate[I_RR_TAIL] = slot
 
 
-@njit(cache=True, inline="always", _nrt=False)
+# Called, not inlined: the event loop of every policy types this call (Numba types dead
+# branches too), and inlined it put one more copy of _inject/_arrive/_begin_service into
+# every policy's loop: a drfq/pf/bmf first run compiled 124 s CPU against 89 s called
+# (one fresh-cache run each, machine loaded; 66-86 s before MR3).
+@njit(cache=True, _nrt=False, error_model="numpy")
 def _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate, model, J, W,
              layout, seq, t, vglobal):
     """MR3's ingress (Elastic Round Robin on dominant processing times, SPEC §3.1): while
