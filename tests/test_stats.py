@@ -473,10 +473,11 @@ def test_auto_warmup_in_replication_table_cuts_a_low_start():
 
 
 def test_old_point_records_still_combine():
-    """Point records written before this module stored Σ N per batch (reproduction/fig3)
-    still give a summary: the batch interval is then the one of m / mean(T) and gamma
-    is that estimate, so the interval brackets it."""
-    path = next((REPO / "reproduction" / "fig3" / "points").glob("packet-bmf-0.9-*.json"))
+    """Point records written before this module stored Σ N per batch still give a
+    summary: the batch interval is then the one of m / mean(T) and gamma is that
+    estimate, so the interval brackets it. The record is the paper-scale BMF point at
+    load 0.9 as stored before the re-run with the new statistics (commit 94e3095)."""
+    path = Path(__file__).resolve().parent / "data" / "fig3_v1_packet-bmf-0.9.json"
     record = json.loads(path.read_text())
     out = S.combine_replications([pd.DataFrame(record["classes"])], 20000.0)
     for _, row in out.iterrows():
