@@ -3,10 +3,10 @@ and γ against closed forms (SPEC §2 anchors and a two-class polymatroid)."""
 
 import itertools
 import math
-from functools import cache
 
 import numpy as np
 import pytest
+from conftest import brute_force_phi
 
 from mrfq.errors import InputError
 from mrfq.fluid import allocate, is_pareto_efficient
@@ -19,27 +19,6 @@ from mrfq.fluid.balanced import (
 
 FIG3 = [[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]]
 TRIANGLE = [[1, 1, 0], [0, 1, 1], [1, 0, 1]]  # three routes on a ring of three links
-
-
-def brute_force_phi(requirements):
-    """Φ(0) = 1, Φ(n) = max_j Σ_{k: n_k>0} a_kj Φ(n − e_k): plain memoised recursion."""
-    a = [list(map(float, row)) for row in requirements]
-
-    @cache
-    def phi(n):
-        if sum(n) == 0:
-            return 1.0
-        best = 0.0
-        for j in range(len(a[0])):
-            total = 0.0
-            for k in range(len(n)):
-                if n[k] > 0:
-                    below = n[:k] + (n[k] - 1,) + n[k + 1:]
-                    total += a[k][j] * phi(below)
-            best = max(best, total)
-        return best
-
-    return phi
 
 
 @pytest.mark.parametrize("requirements", [FIG3, TRIANGLE, [[1, 0.3], [0.2, 1], [1, 0],

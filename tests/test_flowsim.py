@@ -1,10 +1,10 @@
 """Flow-level simulator: a naive pure-Python twin, determinism, and agreement with the
 Markov solver, processor sharing and balanced fairness's insensitivity."""
 
-from functools import cache
 
 import numpy as np
 import pytest
+from conftest import brute_force_phi
 
 from mrfq.errors import InputError
 from mrfq.fluid import allocate, flowsim, service_rates
@@ -22,15 +22,9 @@ def fig3_loads(link_load):
 # --- the naive twin ---------------------------------------------------------------------
 
 def bf_rates(requirements):
-    """Per-flow BF rates from a memoised balance-function recursion (written out here)."""
-    a = [list(map(float, row)) for row in requirements]
-
-    @cache
-    def phi(n):
-        if sum(n) == 0:
-            return 1.0
-        return max(sum(a[k][j] * phi(n[:k] + (n[k] - 1,) + n[k + 1:])
-                       for k in range(len(n)) if n[k] > 0) for j in range(len(a[0])))
+    """Per-flow BF rates φ_k(n)/n_k = Φ(n − e_k) / (Φ(n) n_k) from the brute-force
+    balance-function recursion (conftest)."""
+    phi = brute_force_phi(requirements)
 
     def rates(counts):
         n = tuple(int(x) for x in counts)
