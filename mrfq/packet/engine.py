@@ -253,7 +253,7 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
             code, debug, CHUNK_EVENTS, constants,
             kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion,
                             timeline, dropped),
-            s.arrays(), lone_flow)
+            s.arrays(), lone_flow, special)
         if status == kernel.DONE:
             break
         if status == kernel.NEED_ARRIVALS:

@@ -817,7 +817,7 @@ def _lone_flow_bmf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_i
 # No array is allocated inside the loop, so it runs without Numba's reference counting
 # (NRT): the atomic incref/decref pairs around array temporaries cost ~40% of the time.
 @njit(inline="always", _nrt=False, error_model="numpy")
-def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
+def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, state):
     """Advance the simulation by at most ``budget`` events; return a status code.
 
     ``lone_flow`` lets a flow that is alone run in :func:`_lone_flow` (not in debug runs,
@@ -848,11 +848,11 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     has_rtt = False  # round-trip or open-loop injections use the timed rings
     special = False  # open-loop flows or stop times (explicit flows)
     for k in range(K):
-        if class_rtt[k] > 0.0 or class_period[k] > 0.0:
+        if class_rtt[k] > 0.0 or (explicit and class_period[k] > 0.0):
             has_rtt = True
-        if class_period[k] > 0.0 or class_stop[k] < np.inf:
+        if explicit and (class_period[k] > 0.0 or class_stop[k] < np.inf):
             special = True
-    has_timeline = model.interval > 0.0
+    has_timeline = explicit and model.interval > 0.0
     bins = timeline.shape[0] // (K * J) if has_timeline else 0
     t = fstate[F_TIME]
     vglobal = fstate[F_VGLOBAL]
@@ -863,7 +863,8 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
     active = istate[I_ACTIVE]
     free_top = istate[I_FREE_TOP]
     t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
-    events = 0
+    events = istate[I_EVENTS] * 0  # int64 from the start: a literal 0 makes Numba
+    # compile the lone-flow loops twice (once for Literal[int](0), once for int64)
     status = BUDGET
     while events < budget:
         if outstanding == 0:
@@ -935,6 +936,15 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
         t = best_t
         events += 1
         # ---- event bookkeeping and packet movements (inject and/or arrive)
+        # packets injected by this event, all from one flow (slot, records b and bf, class
+        # k): one call site for _inject and _arrive keeps the loop's first compilation short
+        # (Numba inlines every call site of an inline="always" function separately)
+        n_inject = 0
+        offer_next = False  # an open-loop flow's next offer is scheduled after injecting
+        slot = 0
+        b = _U(0)
+        bf = _U(0)
+        k = 0
         if kind == 0:
             done = which
             slot = res_i[_U(done)]
@@ -945,7 +955,7 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             services += 1
             b = _U(slot * ni)
             bf = _U(slot * nf)
-            if has_timeline:  # the service is counted in the interval where it ends
+            if explicit and has_timeline:  # the service is counted in the interval where it ends
                 at_bin = int(t / model.interval)
                 if at_bin < bins:
                     ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
@@ -966,15 +976,14 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                 if policy == MR3:  # packets held at the ingress are reserved as well
                     istate[I_INSIDE] -= 1
                     reserved += flow_i[b + _U(FI_HELD)]
+                k = flow_i[b + _U(FI_CLASS)]
                 open_loop = False
-                if special:
-                    k = flow_i[b + _U(FI_CLASS)]
+                if explicit and special:
                     if t >= class_stop[_U(k)]:  # the flow stops: cancel what is not sent
                         flow_i[b + _U(FI_TO_INJECT)] = reserved
                     open_loop = class_period[_U(k)] > 0.0  # departures inject nothing
                 if flow_i[b + _U(FI_TO_INJECT)] > reserved and not open_loop:
                     # pending injections are already reserved
-                    k = flow_i[b + _U(FI_CLASS)]
                     if has_rtt and class_rtt[_U(k)] > 0.0:
                         pos = (pend_head[k] + pend_len[k]) % pend_cap
                         pend_time[_U(k * pend_cap + pos)] = t + class_rtt[_U(k)]
@@ -984,12 +993,7 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                     elif policy == MR3:
                         _hold(flow_i, istate, ni, slot, b, 1)
                     else:
-                        pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model,
-                                              b, bf, vglobal)
-                        vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
-                                          heap_id, istate, service, next_resource, J, W, layout,
-                                          slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
-                        seq += 1
+                        n_inject = 1
                 elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and reserved == 0:
                     index = flow_i[b + _U(FI_INDEX)]
                     if index < flows:
@@ -1006,7 +1010,9 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             b = _U(slot * ni)
             bf = _U(slot * nf)
             flow_i[b + _U(FI_PENDING)] -= 1
-            open_loop = special and class_period[_U(k)] > 0.0
+            open_loop = False
+            if explicit and special:
+                open_loop = class_period[_U(k)] > 0.0
             held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
             if open_loop and flow_i[b + _U(FI_IN_SYSTEM)] + held >= class_window[_U(k)]:
                 flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
@@ -1014,20 +1020,8 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
             elif policy == MR3:
                 _hold(flow_i, istate, ni, slot, b, 1)
             else:
-                pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
-                                      vglobal)
-                vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
-                                  heap_id, istate, service, next_resource, J, W, layout,
-                                  slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
-                seq += 1
-            if open_loop:  # offer the next packet one period later
-                held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
-                if flow_i[b + _U(FI_TO_INJECT)] - held > 0:
-                    pos = (pend_head[k] + pend_len[k]) % pend_cap
-                    pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
-                    pend_slot[_U(k * pend_cap + pos)] = slot
-                    pend_len[k] += 1
-                    flow_i[b + _U(FI_PENDING)] += 1
+                n_inject = 1
+            offer_next = open_loop
         else:
             free_top -= 1
             slot = free_slots[_U(free_top)]
@@ -1056,27 +1050,34 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
                 flow_f[bf + _U(o_charge + j)] = 0.0
             flow_f[bf + _U(o_weight)] = class_weight[_U(k)]
             # an open-loop flow offers its first packet on arrival, then one every period
-            open_loop = special and class_period[_U(k)] > 0.0
+            open_loop = False
+            if explicit and special:
+                open_loop = class_period[_U(k)] > 0.0
             first = 1 if open_loop else min(class_window[_U(k)], size)
             if policy == MR3:
                 flow_i[b + _U(FI_HELD)] = 0
                 flow_f[bf + _U(layout.o_sc)] = 0.0
                 _hold(flow_i, istate, ni, slot, b, first)
-            for _ in range(0 if policy == MR3 else first):
-                pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
-                                      vglobal)
-                vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
-                                  heap_id, istate, service, next_resource, J, W, layout,
-                                  slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
-                seq += 1
-            if open_loop and flow_i[b + _U(FI_TO_INJECT)] - flow_i[b + _U(FI_HELD)] > 0:
+            else:
+                n_inject = first
+            offer_next = open_loop
+            nxt += 1
+            t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
+        for _ in range(n_inject):
+            pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
+                                  vglobal)
+            vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                              heap_id, istate, service, next_resource, J, W, layout,
+                              slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
+            seq += 1
+        if explicit and offer_next:  # offer the open-loop flow's next packet one period later
+            held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
+            if flow_i[b + _U(FI_TO_INJECT)] - held > 0:
                 pos = (pend_head[k] + pend_len[k]) % pend_cap
                 pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
                 pend_slot[_U(k * pend_cap + pos)] = slot
                 pend_len[k] += 1
                 flow_i[b + _U(FI_PENDING)] += 1
-            nxt += 1
-            t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
         if policy == MR3:  # the ingress releases packets into the tandem
             seq = _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate,
                            model, J, W, layout, seq, t, vglobal)
@@ -1141,42 +1142,46 @@ def _event_loop(policy, debug, lone_flow, budget, model, arrivals, state):
 # (numba/numba#6093).
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_drfq(lone_flow, budget, model, arrivals, state):
-    return _event_loop(DRFQ, False, lone_flow, budget, model, arrivals, state)
+    return _event_loop(DRFQ, False, False, lone_flow, budget, model, arrivals, state)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_drfq_dovetail(lone_flow, budget, model, arrivals, state):
-    return _event_loop(DRFQ_DOVETAIL, False, lone_flow, budget, model, arrivals, state)
+    return _event_loop(DRFQ_DOVETAIL, False, False, lone_flow, budget, model, arrivals, state)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_pf(lone_flow, budget, model, arrivals, state):
-    return _event_loop(PF, False, lone_flow, budget, model, arrivals, state)
+    return _event_loop(PF, False, False, lone_flow, budget, model, arrivals, state)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_bmf(lone_flow, budget, model, arrivals, state):
-    return _event_loop(BMF, False, lone_flow, budget, model, arrivals, state)
+    return _event_loop(BMF, False, False, lone_flow, budget, model, arrivals, state)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_fifo(lone_flow, budget, model, arrivals, state):
-    return _event_loop(FIFO, False, lone_flow, budget, model, arrivals, state)
+    return _event_loop(FIFO, False, False, lone_flow, budget, model, arrivals, state)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_bottleneck_fq(lone_flow, budget, model, arrivals, state):
-    return _event_loop(BOTTLENECK_FQ, False, lone_flow, budget, model, arrivals, state)
+    return _event_loop(BOTTLENECK_FQ, False, False, lone_flow, budget, model, arrivals, state)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_mr3(lone_flow, budget, model, arrivals, state):
-    return _event_loop(MR3, False, lone_flow, budget, model, arrivals, state)
+    return _event_loop(MR3, False, False, lone_flow, budget, model, arrivals, state)
 
 
+# Debug runs and explicit flows (open loop, stop times, timelines) use one loop for every
+# policy, with the policy and the checks as run-time arguments: the per-policy loops above
+# leave the explicit-flow code out (``explicit`` a constant False prunes it), which keeps
+# their first compilation as short as before that code existed.
 @njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_debug(policy, budget, model, arrivals, state):
-    return _event_loop(policy, True, False, budget, model, arrivals, state)
+def _loop_general(policy, debug, budget, model, arrivals, state):
+    return _event_loop(policy, debug, True, False, budget, model, arrivals, state)
 
 
 _LOOPS = {DRFQ: _loop_drfq, DRFQ_DOVETAIL: _loop_drfq_dovetail, PF: _loop_pf, BMF: _loop_bmf,
@@ -1184,12 +1189,14 @@ _LOOPS = {DRFQ: _loop_drfq, DRFQ_DOVETAIL: _loop_drfq_dovetail, PF: _loop_pf, BM
 
 
 def run_kernel(policy: int, debug: bool, budget: int, model: tuple, arrivals: tuple,
-               state: tuple, lone_flow: bool = True) -> int:
+               state: tuple, lone_flow: bool = True, explicit: bool = False) -> int:
     """Advance the simulation by at most ``budget`` events with the loop of ``policy``
     (arguments as :func:`_event_loop`); return a status code. ``lone_flow=False`` turns
-    off the lone-flow loop (:func:`_lone_flow`; results are the same either way)."""
-    if debug:
-        return _loop_debug(policy, budget, model, arrivals, state)
+    off the lone-flow loop (:func:`_lone_flow`; results are the same either way).
+    ``explicit``: the run has open-loop flows, stop times or a timeline (only the general
+    loop handles them)."""
+    if debug or explicit:
+        return _loop_general(policy, debug, budget, model, arrivals, state)
     return _LOOPS[policy](lone_flow, budget, model, arrivals, state)
 
 
