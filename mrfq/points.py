@@ -29,9 +29,13 @@ from mrfq.scenario import PacketConfig, Scenario
 from mrfq.stats import (
     MIN_REPLICATIONS_FOR_T,
     combine_replications,
+    first_full_bucket,
+    jain_index,
+    packet_delay_sums,
     relative_half_widths,
     replication_table,
     replications_for_precision,
+    utilisation,
 )
 
 
@@ -59,9 +63,18 @@ def _replication(scenario: Scenario, policy: str, load: float, replication: int,
                               scenario.class_names, rho, cfg.mean_size, cfg.warmup,
                               cfg.batches)
     classes = table.drop(columns="class").to_dict("records")
+    # packet delays and utilisation from the first histogram bucket after the warm-up cut
+    bucket = first_full_bucket(int(classes[0]["warmup_cut"]), cfg.flows,
+                               run.sojourn_hist.shape[0])
+    for row, delays in zip(classes, packet_delay_sums(run.sojourn_hist, run.sojourn_sum,
+                                                      bucket), strict=True):
+        row.update(delays)
     record = {"kind": policies.PACKET, "policy": policy, "load": float(load),
               "replication": int(replication), "classes": classes,
-              "services": int(run.services), "wall_s": time.perf_counter() - started}
+              "services": int(run.services), "wall_s": time.perf_counter() - started,
+              "delay_bucket": bucket,
+              "utilisation": utilisation(run.work, run.bucket_work, run.bucket_time,
+                                         run.end_time, bucket)}
     return record, run
 
 
@@ -151,6 +164,18 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
     return Stopping(None, min(max(wanted, have + 1), packet.max_replications))
 
 
+def chosen_replications(packet: PacketConfig, records: list[dict],
+                        confidence: float = 0.95) -> list[dict]:
+    """The replications of one (policy, load) that its results use: all of them, or with
+    a precision target those the stopping rule chose (:func:`stopping`; extra ones
+    computed ahead are ignored)."""
+    if packet.precision is None:
+        return records
+    decided = stopping(packet, records, confidence)
+    ordered = _in_order(records)
+    return ordered[: decided.replications or len(ordered)]
+
+
 def combine_packet_records(scenario: Scenario, records: list[dict],
                            confidence: float = 0.95) -> pd.DataFrame:
     """Per-class table of the replications of one (policy, load): γ_k with its
@@ -163,16 +188,16 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     ``achieved_precision`` (half-width / γ_k of this class's interval) and
     ``precision_reached`` (every class of the point at or below the target)."""
     packet = scenario.packet
-    if packet.precision is not None:
-        decided = stopping(packet, records, confidence)
-        ordered = _in_order(records)
-        records = ordered[: decided.replications or len(ordered)]
+    records = chosen_replications(packet, records, confidence)
     tables = []
     for record in sorted(records, key=lambda r: r["replication"]):
         table = pd.DataFrame(record["classes"])
         table.insert(0, "class", scenario.class_names)
         tables.append(table)
-    combined = combine_replications(tables, packet.mean_size, confidence)
+    from mrfq.packet.engine import sojourn_bin_edges
+
+    combined = combine_replications(tables, packet.mean_size, confidence,
+                                    sojourn_edges=sojourn_bin_edges())
     combined["replications"] = len(records)
     combined["flows_simulated"] = packet.flows * len(records)
     combined["services"] = sum(int(r.get("services", 0)) for r in records)
@@ -181,18 +206,55 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     combined["achieved_precision"] = achieved
     combined["precision_reached"] = (np.nan if packet.precision is None
                                      else bool((achieved <= packet.precision).all()))
+    # point-level: Jain's index over all measured flows, utilisation of every resource
+    # (mean over replications); NaN for records from before these metrics
+    rows = [c for r in records for c in r["classes"]]
+    if all("rate_sum" in c and isinstance(c.get("size_bin_flows"), list) for c in rows):
+        combined["jain_overall"] = jain_index(sum(c["rate_sum"] for c in rows),
+                                              sum(c["rate_sq_sum"] for c in rows),
+                                              sum(sum(c["size_bin_flows"]) for c in rows))
+    else:
+        combined["jain_overall"] = np.nan
+    shares = [r.get("utilisation") for r in records]
+    for j, resource in enumerate(scenario.resources):
+        combined[f"utilisation_{resource}"] = (
+            float(np.mean([u[j] for u in shares])) if all(isinstance(u, list) for u in shares)
+            else np.nan)
     return combined
+
+
+def size_bin_table(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
+    """Flow completion time and slowdown by flow size, pooled over the replications of one
+    (policy, load): one row per class and size bin [10^i, 10^(i+1)) packets with measured
+    flows (:func:`mrfq.stats.flow_metric_sums`): ``flows``, ``mean_fct`` (time units),
+    ``mean_slowdown`` (T / N). Empty for records from before these metrics."""
+    rows = []
+    if not records or not all(isinstance(c.get("size_bin_flows"), list)
+                              for r in records for c in r["classes"]):
+        return pd.DataFrame(rows)
+    for k, name in enumerate(scenario.class_names):
+        flows = np.sum([r["classes"][k]["size_bin_flows"] for r in records], axis=0)
+        fct = np.sum([r["classes"][k]["size_bin_sojourn_sums"] for r in records], axis=0)
+        slow = np.sum([r["classes"][k]["size_bin_slowdown_sums"] for r in records], axis=0)
+        for i in np.flatnonzero(flows):
+            rows.append({"class": name, "size_low": int(10 ** i),
+                         "size_high": int(10 ** (i + 1)), "flows": int(flows[i]),
+                         "mean_fct": float(fct[i] / flows[i]),
+                         "mean_slowdown": float(slow[i] / flows[i])})
+    return pd.DataFrame(rows)
 
 
 @dataclass
 class SimulationResult:
     """``classes``: one row per class (gamma, ci_low, ci_high, …, run facts).
     ``flows``: per-flow records of every replication (replication, class, size, arrival,
-    completion, measured). ``replications``: per-replication, per-class estimates."""
+    completion, measured). ``replications``: per-replication, per-class estimates.
+    ``size_bins``: flow completion time and slowdown by size (:func:`size_bin_table`)."""
 
     classes: pd.DataFrame
     flows: pd.DataFrame
     replications: pd.DataFrame
+    size_bins: pd.DataFrame
 
 
 def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = None, *,
@@ -250,13 +312,15 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
     per_replication = []
     for record in records:
         table = pd.DataFrame(record["classes"])
-        table = table.drop(columns=[c for c in table if c.startswith("batch_")])
+        table = table.drop(columns=[c for c in table if c.startswith(("batch_", "size_bin_"))
+                                    or c in ("packet_hist", "packet_hist_offset")])
         table.insert(0, "class", scenario.class_names)
         table.insert(0, "replication", record["replication"])
         per_replication.append(table)
     return SimulationResult(classes=summary,
                             flows=pd.concat(flow_frames, ignore_index=True),
-                            replications=pd.concat(per_replication, ignore_index=True))
+                            replications=pd.concat(per_replication, ignore_index=True),
+                            size_bins=size_bin_table(scenario, records))
 
 
 POINT_FUNCTIONS = {policies.FLUID: fluid_point, policies.PACKET: packet_point}

@@ -33,7 +33,7 @@ from scipy import stats as sps
 #: from 2–3 replications is uselessly wide and its spread estimate unreliable)
 MIN_REPLICATIONS_FOR_T = 10
 #: bump when the per-class estimates a stored packet point holds change (part of its key)
-STATS_VERSION = "2"
+STATS_VERSION = "3"
 #: batches are merged while the lag-1 autocorrelation of the batch means exceeds this
 MAX_LAG1 = 0.2
 #: merging stops here (per replication); still correlated → flagged interval
@@ -443,7 +443,8 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
     * ``warmup_cut`` (arrival index of the first measured flow, all classes; the same in
       every row), ``warmup_flows`` (this class's flows below it);
     * ``ci_problem``: what makes this replication's data unusable for an interval, "" when
-      nothing: non-finite records, no measured flows, Σ T ≤ 0, MSER-5 at its limit.
+      nothing: non-finite records, no measured flows, Σ T ≤ 0, MSER-5 at its limit;
+    * the sums of :func:`flow_metric_sums` (slowdown, rates for Jain's index, size bins).
     """
     arrival = np.asarray(arrival, dtype=np.float64)
     completion = np.asarray(completion, dtype=np.float64)
@@ -479,6 +480,7 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
         batch_T = [float(sojourn[part].sum()) for part in parts]
         batch_N = [float(size[part].sum()) for part in parts]
         ratio = sum_N / sum_T if count and sum_T > 0 else np.nan
+        flow_sums = flow_metric_sums(T, N)
         rows.append({
             "class": name,
             "flows_measured": count,
@@ -496,6 +498,7 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
             "warmup_cut": int(first),
             "warmup_flows": int(np.count_nonzero(mine[:first])),
             "ci_problem": "; ".join(problems),
+            **flow_sums,
         })
     return pd.DataFrame(rows)
 
@@ -537,7 +540,8 @@ def _sum_or_nan(values: list) -> float:
 
 def combine_replications(tables: list[pd.DataFrame], mean_size: float,
                          confidence: float = 0.95, *, max_lag1: float = MAX_LAG1,
-                         min_batches: int = MIN_BATCHES) -> pd.DataFrame:
+                         min_batches: int = MIN_BATCHES,
+                         sojourn_edges: np.ndarray | None = None) -> pd.DataFrame:
     """Per-class summary over replications (tables from :func:`replication_table`).
 
     ``gamma`` is the ratio estimator Σ N / Σ T pooled over the measured flows of all
@@ -564,6 +568,16 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
     m / mean(T), ``mean_sojourn`` (pooled), ``mean_in_progress`` and ``little_gamma``
     (means over replications), ``flows_measured`` and ``warmup_flows`` (sums),
     ``warmup_cut`` (largest over replications; NaN for old records).
+
+    Flow and packet metrics (NaN for records from before them): ``mean_slowdown``
+    (Σ T/N / flows), ``jain_index`` (Jain's index of the flows' dominant shares N/T,
+    :func:`flow_metric_sums`); and with ``sojourn_edges`` (the kernel's histogram bin
+    edges): ``packets_measured``, ``mean_packet_sojourn`` (router entry to last departure,
+    time units) with ``packet_sojourn_low``/``_high`` (the same interval rules as γ: over
+    replications, or over the histogram's flow buckets as batches, correlation-checked),
+    and ``p50_sojourn``, ``p95_sojourn``, ``p99_sojourn`` from the merged histogram
+    (:func:`histogram_quantile`: within one bin, ≤ 1/32 of the value, of the exact
+    percentile of the same packets).
     """
     _check_confidence(confidence)
     rows = []
@@ -625,8 +639,65 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             "mean_sojourn": pooled,
             "warmup_flows": _sum_or_nan([p.get("warmup_flows") for p in per]),
             "warmup_cut": float(max(cuts)) if _known(cuts) else np.nan,
+            **_flow_metric_columns(per),
+            **_packet_delay_columns(per, confidence, many, sojourn_edges, max_lag1,
+                                    min_batches),
         })
     return pd.DataFrame(rows)
+
+
+def _flow_metric_columns(per: list) -> dict:
+    """Mean slowdown and Jain's index of one class pooled over replications."""
+    if not all("rate_sum" in p and isinstance(p.get("size_bin_flows"), list) for p in per):
+        return {"mean_slowdown": np.nan, "jain_index": np.nan}
+    count = float(sum(sum(p["size_bin_flows"]) for p in per))
+    return {
+        "mean_slowdown": float(sum(p["slowdown_sum"] for p in per)) / count if count
+        else np.nan,
+        "jain_index": jain_index(sum(p["rate_sum"] for p in per),
+                                 sum(p["rate_sq_sum"] for p in per), count),
+    }
+
+
+def merged_histogram(per: list, bins: int) -> np.ndarray:
+    """The per-packet sojourn histograms of a class's replication rows, added up."""
+    total = np.zeros(bins, dtype=np.int64)
+    for p in per:
+        counts = np.asarray(p["packet_hist"], dtype=np.int64)
+        offset = int(p["packet_hist_offset"])
+        total[offset: offset + counts.size] += counts
+    return total
+
+
+def _packet_delay_columns(per: list, confidence: float, many: bool,
+                          edges: np.ndarray | None, max_lag1: float,
+                          min_batches: int) -> dict:
+    """Per-packet sojourn columns of one class (see :func:`combine_replications`)."""
+    names = ("packets_measured", "mean_packet_sojourn", "packet_sojourn_low",
+             "packet_sojourn_high", "p50_sojourn", "p95_sojourn", "p99_sojourn")
+    if edges is None or not all(isinstance(p.get("packet_hist"), list) for p in per):
+        return dict.fromkeys(names, np.nan)
+    counts = np.array([p["packets_measured"] for p in per], dtype=np.float64)
+    sums = np.array([p["packet_sojourn_sum"] for p in per], dtype=np.float64)
+    if many:
+        ci = ratio_interval(sums, counts, confidence, require_positive=True,
+                            method="replications")
+    else:
+        ci = batch_ratio_interval([np.asarray(p["batch_packet_sojourn_sums"]) for p in per],
+                                  [np.asarray(p["batch_packet_counts"]) for p in per],
+                                  confidence, max_lag1=max_lag1, min_batches=min_batches,
+                                  require_positive=True)
+    hist = merged_histogram(per, len(edges) - 1)
+    total = float(counts.sum())
+    return {
+        "packets_measured": int(total),
+        "mean_packet_sojourn": float(sums.sum() / total) if total > 0 else np.nan,
+        "packet_sojourn_low": ci.low,
+        "packet_sojourn_high": ci.high,
+        "p50_sojourn": histogram_quantile(hist, edges, 0.50),
+        "p95_sojourn": histogram_quantile(hist, edges, 0.95),
+        "p99_sojourn": histogram_quantile(hist, edges, 0.99),
+    }
 
 
 # ----------------------------------------------------------------- precision targets
@@ -675,3 +746,116 @@ def replications_for_precision(size_sums: np.ndarray, sojourn_sums: np.ndarray,
         if (relative_half_widths(y[:n], x[:n], confidence) <= precision).all():
             return n
     return None
+
+
+# ------------------------------------------- flow completion, slowdown, fairness, delays
+
+#: flow-size bins for completion time and slowdown: [10^i, 10^(i+1)) packets, i < this
+SIZE_DECADES = 13
+
+
+def flow_metric_sums(sojourn: np.ndarray, size: np.ndarray) -> dict:
+    """Sums over a class's measured flows (flow completion time T = sojourn, size N in
+    packets) from which the per-class flow metrics are pooled over replications:
+
+    * ``slowdown_sum`` Σ T/N (slowdown: time per packet, in dominant packet services, so
+      1 for a flow alone with W large enough to pipeline);
+    * ``rate_sum`` Σ x, ``rate_sq_sum`` Σ x² with x = N/T, the flow's mean service rate in
+      dominant packet services per time unit (its average dominant share: requirements
+      are normalised so max_j a_kj = 1), for Jain's index (Σx)² / (n Σx²);
+    * ``size_bin_flows``, ``size_bin_sojourn_sums``, ``size_bin_slowdown_sums``: count,
+      Σ T and Σ T/N per size bin [10^i, 10^(i+1)) packets, i < :data:`SIZE_DECADES`.
+    """
+    T = np.asarray(sojourn, dtype=np.float64)
+    N = np.asarray(size, dtype=np.float64)
+    ok = np.isfinite(T) & np.isfinite(N) & (T > 0) & (N > 0)
+    T, N = T[ok], N[ok]
+    rate = N / T
+    slowdown = T / N
+    decade = np.clip(np.floor(np.log10(N)).astype(np.int64), 0, SIZE_DECADES - 1)
+    return {
+        "slowdown_sum": float(slowdown.sum()),
+        "rate_sum": float(rate.sum()),
+        "rate_sq_sum": float(rate @ rate),
+        "size_bin_flows": np.bincount(decade, minlength=SIZE_DECADES).tolist(),
+        "size_bin_sojourn_sums": np.bincount(decade, T, minlength=SIZE_DECADES).tolist(),
+        "size_bin_slowdown_sums": np.bincount(decade, slowdown,
+                                              minlength=SIZE_DECADES).tolist(),
+    }
+
+
+def jain_index(rate_sum: float, rate_sq_sum: float, count: float) -> float:
+    """Jain's fairness index (Σx)² / (n Σx²) from the sums (1 when all x are equal, 1/n
+    when one flow has everything); NaN without data."""
+    if not (count > 0 and rate_sq_sum > 0):
+        return np.nan
+    return float(rate_sum * rate_sum / (count * rate_sq_sum))
+
+
+def first_full_bucket(cut: int, flows: int, buckets: int) -> int:
+    """The first sojourn-histogram bucket whose flows are all measured: bucket b holds the
+    flows with index · buckets // flows = b, i.e. from index ⌈b · flows / buckets⌉, so the
+    answer is the smallest b with ⌈b · flows / buckets⌉ ≥ ``cut`` (``buckets`` if none)."""
+    for b in range(buckets):
+        if -(-b * flows // buckets) >= cut:
+            return b
+    return buckets
+
+
+def histogram_quantile(counts: np.ndarray, edges: np.ndarray, q: float) -> float:
+    """The q-quantile of a histogram (bin i is [edges[i], edges[i+1])), interpolated
+    linearly inside its bin: off from the data's own quantile by at most that bin's width.
+    NaN for an empty histogram."""
+    counts = np.asarray(counts, dtype=np.float64)
+    total = counts.sum()
+    if not total > 0:
+        return np.nan
+    cum = np.cumsum(counts)
+    target = q * total
+    i = min(int(np.searchsorted(cum, target, side="left")), counts.size - 1)
+    while counts[i] == 0:  # the target sits on a boundary: the next non-empty bin
+        i += 1
+    below = cum[i] - counts[i]
+    fraction = (target - below) / counts[i] if counts[i] > 0 else 0.0
+    return float(edges[i] + min(max(fraction, 0.0), 1.0) * (edges[i + 1] - edges[i]))
+
+
+def packet_delay_sums(sojourn_hist: np.ndarray, sojourn_sum: np.ndarray,
+                      first_bucket: int) -> list[dict]:
+    """Per class, what a replication keeps of its per-packet sojourn histogram
+    (``sojourn_hist[bucket, k, bin]``, ``sojourn_sum[bucket, k]`` from the kernel) over the
+    buckets from ``first_bucket`` on: ``packets_measured``, ``packet_sojourn_sum``, the
+    merged histogram as ``packet_hist_offset`` + ``packet_hist`` (counts from the first to
+    the last non-empty bin), and per bucket ``batch_packet_counts`` and
+    ``batch_packet_sojourn_sums`` (batches for the mean's interval)."""
+    hist = np.asarray(sojourn_hist)[first_bucket:]
+    sums = np.asarray(sojourn_sum, dtype=np.float64)[first_bucket:]
+    out = []
+    for k in range(hist.shape[1]):
+        per_bucket = hist[:, k, :]
+        merged = per_bucket.sum(axis=0)
+        nonzero = np.flatnonzero(merged)
+        offset = int(nonzero[0]) if nonzero.size else 0
+        stop = int(nonzero[-1]) + 1 if nonzero.size else 0
+        out.append({
+            "packets_measured": int(merged.sum()),
+            "packet_sojourn_sum": float(sums[:, k].sum()),
+            "packet_hist_offset": offset,
+            "packet_hist": merged[offset:stop].astype(np.int64).tolist(),
+            "batch_packet_counts": per_bucket.sum(axis=1).astype(np.float64).tolist(),
+            "batch_packet_sojourn_sums": sums[:, k].tolist(),
+        })
+    return out
+
+
+def utilisation(work: np.ndarray, bucket_work: np.ndarray, bucket_time: np.ndarray,
+                end_time: float, first_bucket: int) -> list[float]:
+    """Per resource, the fraction of time busy from the arrival of bucket ``first_bucket``'s
+    first flow to the end of the run: (work started since) / (time since); NaN when that
+    bucket never started."""
+    if first_bucket >= len(bucket_time) or not np.isfinite(bucket_time[first_bucket]):
+        return [np.nan] * len(work)
+    span = end_time - float(bucket_time[first_bucket])
+    if not span > 0:
+        return [np.nan] * len(work)
+    return ((np.asarray(work) - np.asarray(bucket_work)[first_bucket]) / span).tolist()

@@ -30,6 +30,7 @@ from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
 POINTS_DIR = "points"
 SCENARIO_FILE = "scenario.json"
 SUMMARY_FILE = "summary.csv"
+SIZE_BINS_FILE = "size_bins.csv"
 KINDS = (policies.FLUID, policies.PACKET)
 
 
@@ -306,10 +307,14 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
             done += 1
             if progress:
                 progress(done, total + added)
-    summary = summarize(scenario, load_records(scenario, results, kinds))
+    records = load_records(scenario, results, kinds)
+    summary = summarize(scenario, records)
     if record:  # the scenario and its summary change together, at the end
         store_scenario(scenario, results)
         write_csv(summary, results / SUMMARY_FILE)
+        bins = summarize_size_bins(scenario, records)
+        if not bins.empty:
+            write_csv(bins, results / SIZE_BINS_FILE)
     return summary
 
 
@@ -338,6 +343,26 @@ def load_records(scenario: Scenario, results_dir: str | Path,
                         break
                     records.append(json.loads(path.read_text()))
     return records
+
+
+def summarize_size_bins(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
+    """Flow completion time and slowdown by flow size for every packet (policy, load), one
+    row per class and size bin (:func:`mrfq.points.size_bin_table`; with a precision
+    target, over the replications the stopping rule chose)."""
+    from mrfq.points import chosen_replications, size_bin_table
+
+    packets: dict[tuple[str, float], list[dict]] = {}
+    for record in records:
+        if record["kind"] == policies.PACKET:
+            packets.setdefault((record["policy"], record["load"]), []).append(record)
+    frames = []
+    for (policy, load), group in packets.items():
+        table = size_bin_table(scenario, chosen_replications(scenario.packet, group))
+        if not table.empty:
+            table.insert(0, "load", load)
+            table.insert(0, "policy", policy)
+            frames.append(table)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
 def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:

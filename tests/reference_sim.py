@@ -60,7 +60,11 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     the router; ``class_stop``: a windowed flow injects nothing at a departure at or after
     that time. With ``interval`` > 0, ``record["timeline"][k][j][b]`` is the service time
     class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``, and
-    ``record["dropped"][k]`` the open-loop packets dropped."""
+    ``record["dropped"][k]`` the open-loop packets dropped. With a ``record``, also
+    ``record["sojourns"]``: (flow index, class, sojourn) of every departing packet of the
+    flows 0 … flows−1, in departure order (sojourn: from the packet's entry into the
+    router — its injection, or for MR3 its arrival at the ingress — to its departure from
+    the last resource), and ``record["work"][j]``: the service time started at j."""
     J = len(scenario.resources)
     fq_resource %= J
     inflight = 2 * J if inflight is None else inflight
@@ -105,6 +109,9 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         counter += 1
 
     busy = [None] * J            # packet in service
+    clock = [0.0]                # the current event's time (packets' entry times)
+    sojourns = []
+    work = [0.0] * J
     waiting = [{} for _ in range(J)]  # per resource: flow index -> FIFO list of packets
     vtime = [0.0] * J
     vglobal = 0.0
@@ -144,7 +151,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         flow["to_inject"] -= 1
         flow["in_system"] += 1
         s = types[flow["class"]][packet_type(flow, number)]
-        packet = {"flow": flow, "s": s, "route": route(s), "key": None, "vtags": None}
+        packet = {"flow": flow, "s": s, "route": route(s), "key": None, "vtags": None,
+                  "entry": clock[0]}
         if not flow["held"]:
             # a flow joining during a round is served from the next one
             flow["round"] = rr_round + (1 if rr_flows else 0)
@@ -188,7 +196,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         flow["in_system"] += 1
         s = types[flow["class"]][packet_type(flow, number)]
         w = weights[flow["class"]]
-        packet = {"flow": flow, "s": s, "route": route(s), "key": None, "vtags": None}
+        packet = {"flow": flow, "s": s, "route": route(s), "key": None, "vtags": None,
+                  "entry": clock[0]}
         if policy == "drfq":
             # S = max(V, S_prev + max_j s_prev_j / w): the previous packet's charge
             packet["key"] = max(vglobal, flow["S"][0] + flow["cost"][0])
@@ -248,10 +257,12 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                 else:
                     vtime[j] = key
                 busy[j] = packet
+                work[j] += packet["s"][j]
                 schedule(t + packet["s"][j], j, "done", j)
 
     while outstanding > 0:
         t, _, _, kind, payload = heapq.heappop(events)
+        clock[0] = t
         if t == math.inf:
             raise RuntimeError("explicit arrival trace exhausted")
         moves = []  # packets to arrive somewhere: (packet, resource)
@@ -267,6 +278,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             if later:
                 moves.append((packet, later[0]))
             else:
+                if flow["index"] < flows:
+                    sojourns.append((flow["index"], flow["class"], t - packet["entry"]))
                 flow["in_system"] -= 1
                 if policy == "mr3":
                     inside -= 1
@@ -336,4 +349,6 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     if record is not None:
         record["timeline"] = np.array(timeline).reshape(K, J, bins)
         record["dropped"] = np.array(dropped)
+        record["sojourns"] = sojourns
+        record["work"] = np.array(work)
     return np.array([completion[i] for i in range(flows)])

@@ -53,6 +53,19 @@ def default_inflight(resources: int) -> int:
     return 2 * resources
 
 
+def sojourn_bin_edges() -> np.ndarray:
+    """Edges of the kernel's per-packet sojourn histogram (time units), length
+    SOJOURN_BINS + 1: bin i covers [edges[i], edges[i+1]) with, for octave
+    e = i // SOJOURN_SUB + SOJOURN_EMIN and part p = i % SOJOURN_SUB, the lower edge
+    (1/2 + p / (2·SOJOURN_SUB)) · 2^e (:func:`mrfq.packet.kernel.sojourn_bin`), so a bin's
+    width is at most 1/SOJOURN_SUB of its lower edge. (The first and last bins also hold
+    what falls below or above the range.)"""
+    i = np.arange(kernel.SOJOURN_BINS + 1)
+    octave = i // kernel.SOJOURN_SUB + kernel.SOJOURN_EMIN
+    part = i % kernel.SOJOURN_SUB
+    return (0.5 + part / (2.0 * kernel.SOJOURN_SUB)) * np.exp2(octave.astype(np.float64))
+
+
 class InvariantError(AssertionError):
     """Raised in debug mode when the engine breaks one of its invariants."""
 
@@ -76,6 +89,19 @@ class Replication:
     timeline: np.ndarray | None = None
     #: [k]: open-loop packets dropped because the flow's window was full
     dropped: np.ndarray | None = None
+    #: [bucket, k, bin]: departed packets of the measured flows (int64) by sojourn time
+    #: (router entry to last departure; bins :func:`mrfq.packet.kernel.sojourn_bin`), the
+    #: flows split by arrival index into SOJOURN_BUCKETS buckets (flow index · buckets //
+    #: flows)
+    sojourn_hist: np.ndarray | None = None
+    #: [bucket, k]: total sojourn time of those packets
+    sojourn_sum: np.ndarray | None = None
+    #: [bucket]: arrival time of the bucket's first flow; [bucket, j]: work started at
+    #: resource j before it; [j]: work started by ``end_time`` (utilisation = difference
+    #: of work / difference of time)
+    bucket_time: np.ndarray | None = None
+    bucket_work: np.ndarray | None = None
+    work: np.ndarray | None = None
 
 
 class _State:
@@ -230,6 +256,11 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     timeline = np.zeros(K * model.service.shape[1] * bins if interval > 0 else 0)
     dropped = np.zeros(K, np.int64)
     state = _State(model, window, INITIAL_CAPACITY)
+    buckets = kernel.SOJOURN_BUCKETS
+    sojourn_hist = np.zeros(buckets * K * kernel.SOJOURN_BINS, np.int64)
+    sojourn_sum = np.zeros(buckets * K)
+    bucket_time = np.full(buckets, np.nan)
+    bucket_work = np.full(buckets * state.J, np.nan)
     service, next_resource, type_charge = _flat_model(model)
     constants = kernel.Model(
         service=service, next_resource=next_resource, first_resource=model.first_resource,
@@ -252,7 +283,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         status = kernel.run_kernel(
             code, debug, CHUNK_EVENTS, constants,
             kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion,
-                            timeline, dropped),
+                            timeline, dropped, sojourn_hist, sojourn_sum, bucket_time,
+                            bucket_work),
             s.arrays(), lone_flow, special)
         if status == kernel.DONE:
             break
@@ -276,4 +308,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         wall_s=time.perf_counter() - started,
         timeline=timeline.reshape(K, state.J, bins) if interval > 0 else None,
         dropped=dropped,
+        sojourn_hist=sojourn_hist.reshape(buckets, K, kernel.SOJOURN_BINS),
+        sojourn_sum=sojourn_sum.reshape(buckets, K),
+        bucket_time=bucket_time,
+        bucket_work=bucket_work.reshape(buckets, state.J),
+        work=s.res_f[2 * state.J: 3 * state.J].copy(),
     )

@@ -90,6 +90,7 @@ everything they use in this one file, any edit invalidates them all.
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -116,6 +117,19 @@ N_ISTATE = 13
 # round, and what is left of the head flow's allowance (all in dominant time / weight)
 F_TIME, F_VGLOBAL, F_MAXSC_PREV, F_MAXSC_CUR, F_ALLOWANCE = range(5)
 N_FSTATE = 5
+
+#: per-packet sojourn histogram (router entry to last departure): the measured flows are
+#: split by arrival index into SOJOURN_BUCKETS buckets (flow index · buckets // flows, so
+#: a warm-up cut or batches can be applied afterwards at bucket granularity); per bucket and
+#: class, SOJOURN_BINS log-spaced bins: octave e (x = mant · 2^e, mant in [0.5, 1), e from
+#: SOJOURN_EMIN) split into SOJOURN_SUB equal parts, so a bin is at most 1/SOJOURN_SUB
+#: (3.1%) of its lower edge wide; values outside [2^(EMIN−1), 2^(EMIN+OCTAVES−1)) fall
+#: in the first or last bin.
+SOJOURN_BUCKETS = 32
+SOJOURN_SUB = 32
+SOJOURN_EMIN = -15
+SOJOURN_OCTAVES = 48
+SOJOURN_BINS = SOJOURN_SUB * SOJOURN_OCTAVES
 
 #: heap ids pack (arrival number, slot); at most 2^SLOT_BITS flows in progress at once and
 #: 2^(63 - SLOT_BITS) ≈ 8.8e12 packet arrivals at resources per replication
@@ -170,6 +184,10 @@ class Arrivals(NamedTuple):
     completion: np.ndarray
     timeline: np.ndarray        # [(k·J + j)·bins + b]: service completed in interval b
     dropped: np.ndarray         # [k]: open-loop packets dropped (window full)
+    sojourn_hist: np.ndarray    # [(bucket·K + k)·SOJOURN_BINS + bin]: packets (int64)
+    sojourn_sum: np.ndarray     # [bucket·K + k]: their total sojourn time
+    bucket_time: np.ndarray     # [bucket]: arrival time of the bucket's first flow
+    bucket_work: np.ndarray     # [bucket·J + j]: work started at j before that time
 
 
 class State(NamedTuple):
@@ -209,6 +227,10 @@ class Layout(NamedTuple):
     o_charge: int
     o_weight: int
     o_sc: int
+    o_bucket: int
+    o_held_head: int
+    o_entry: int
+    o_held_t: int
 
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -230,14 +252,19 @@ def record_layout(J, W):
     resource (debug) [J], s_j / w of the previous packet at j (PF) [J], the class weight
     w [1], MR3's surplus count SC / w [1], packet key set at injection (DRFQ) [W],
     dovetail virtual starts per packet and resource [W·J], FIFO tags [J·W], FIFO service
-    times [J·W].
+    times [J·W]. Appended (so the offsets above keep their places): int, the flow's sojourn
+    bucket (−1: not measured) and the head of MR3's ring of ingress times; float, the
+    router entry time of every packet number [W] and MR3's ring of the times its held
+    packets reached the ingress [W].
     Returns a :class:`Layout`.
     """
     o_free = FI_RES + 3 * J
     o_type = o_free + W
     o_fifo_pk = o_type + W
     o_fifo_id = o_fifo_pk + J * W
-    ni = o_fifo_id + J * W
+    o_bucket = o_fifo_id + J * W
+    o_held_head = o_bucket + 1
+    ni = o_held_head + 1
     o_charge = 2 * J
     o_weight = 3 * J
     o_sc = o_weight + 1
@@ -245,9 +272,34 @@ def record_layout(J, W):
     o_vtags = o_key + W
     o_fifo_key = o_vtags + W * J
     o_fifo_s = o_fifo_key + J * W
-    nf = o_fifo_s + J * W
+    o_entry = o_fifo_s + J * W
+    o_held_t = o_entry + W
+    nf = o_held_t + W
     return Layout(ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
-                  o_fifo_s, o_charge, o_weight, o_sc)
+                  o_fifo_s, o_charge, o_weight, o_sc, o_bucket, o_held_head, o_entry, o_held_t)
+
+
+@njit(cache=True, inline="always")
+def sojourn_bin(x):
+    """Histogram bin of a sojourn time x > 0 (see SOJOURN_BINS): octave from frexp, then
+    SOJOURN_SUB equal parts of the octave."""
+    if not x > 0.0:
+        return 0
+    mant, e = math.frexp(x)
+    i = (e - SOJOURN_EMIN) * SOJOURN_SUB + int((mant - 0.5) * (2 * SOJOURN_SUB))
+    if i < 0:
+        return 0
+    if i >= SOJOURN_BINS:
+        return SOJOURN_BINS - 1
+    return i
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _record_sojourn(sojourn_hist, sojourn_sum, K, bucket, k, x):
+    """Count one departing packet of class k, sojourn x, in its flow's bucket (≥ 0)."""
+    cell = bucket * K + k
+    sojourn_hist[_U(cell * SOJOURN_BINS + sojourn_bin(x))] += 1
+    sojourn_sum[_U(cell)] += x
 
 
 @njit(cache=True, inline="always")
@@ -389,8 +441,8 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
     res_i[_U(2 * J + j)] = nxt_res
     if nxt_res >= 0:
         res_f[_U(3 * J + j)] = service[_U(ptype * J + nxt_res)]
+    res_f[_U(2 * J + j)] += s  # work started at j (utilisation)
     if debug:
-        res_f[_U(2 * J + j)] += s
         # per flow and resource: PF/BMF tags never decrease; every policy serves a flow's
         # packets in arrival order (DRFQ tags, given at injection, may arrive out of order
         # when packet types skip resources)
@@ -455,10 +507,17 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _hold(flow_i, istate, ni, slot, b, count):
-    """MR3: ``count`` packets of the window of the flow in ``slot`` (records at b) wait at
-    the ingress; a flow that had none joins the tail of the round-robin list."""
+def _hold(flow_i, flow_f, layout, W, istate, ni, slot, b, bf, count, t):
+    """MR3: ``count`` packets of the window of the flow in ``slot`` (records at b / bf)
+    wait at the ingress from time t (kept in the flow's ring of ingress times); a flow that
+    had none joins the tail of the round-robin list."""
     held = flow_i[b + _U(FI_HELD)]
+    head = flow_i[b + _U(layout.o_held_head)]
+    for c in range(count):
+        pos = head + held + c
+        while pos >= W:
+            pos -= W
+        flow_f[bf + _U(layout.o_held_t) + _U(pos)] = t
     flow_i[b + _U(FI_HELD)] = held + count
     if held == 0:
         flow_i[b + _U(FI_NEXT)] = -1
@@ -500,6 +559,9 @@ def _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate, mo
             fstate[F_ALLOWANCE] = 1.0 + fstate[F_MAXSC_PREV] - flow_f[bf + _U(layout.o_sc)]
         flow_i[b + _U(FI_HELD)] -= 1
         pk, dest, s = _inject(MR3, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal)
+        head = flow_i[b + _U(layout.o_held_head)]  # it entered the router at the ingress
+        flow_f[bf + _U(layout.o_entry) + _U(pk)] = flow_f[bf + _U(layout.o_held_t) + _U(head)]
+        flow_i[b + _U(layout.o_held_head)] = head + 1 if head + 1 < W else 0
         ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
         allowance = fstate[F_ALLOWANCE] - model.type_charge[_U(ptype)]
         fstate[F_ALLOWANCE] = allowance
@@ -538,8 +600,9 @@ def _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate, mo
 
 @njit(cache=True, inline="always", _nrt=False)
 def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-               free_slots, completion, flows, J, W, layout, slot, t_arrival, t, vglobal, seq,
-               services, events, outstanding, free_top, active):
+               free_slots, completion, sojourn_hist, sojourn_sum, K, flows, J, W, layout,
+               slot, t_arrival, t, vglobal, seq, services, events, outstanding, free_top,
+               active):
     """Run the events of the only flow in progress until the next flow arrival (or the
     flow's end, or the budget), with the flow's state in local variables.
 
@@ -596,6 +659,12 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     to_inject = flow_i[b + _U(FI_TO_INJECT)]
     sent = flow_i[b + _U(FI_SENT)]
     n_free = flow_i[b + _U(FI_FREE_N)]
+    bucket = flow_i[b + _U(layout.o_bucket)]
+    klass = flow_i[b + _U(FI_CLASS)]
+    o_entry = layout.o_entry
+    # work started at A and B (utilisation), added in the general loop's order
+    workA = res_f[_U(2 * J + A)]
+    workB = res_f[_U(2 * J + B)]
     first_event = events
     started_A = started_B = False
     while events < budget:
@@ -628,6 +697,7 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
             seq += 1
             if cB == np.inf and nB == 0:
                 cB = t + sB
+                workB += sB
                 pkB = pk
                 started_B = True
                 if policy == DRFQ:
@@ -650,6 +720,7 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 pkA = flow_i[b + _U(o_fifo_pk) + entry]
                 key = flow_f[bf + _U(o_fifo_key) + entry]
                 cA = t + flow_f[bf + _U(o_fifo_s) + entry]
+                workA += sA
                 started_A = True
                 if policy == DRFQ:
                     if key > vglobal:
@@ -663,6 +734,9 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
             else:
                 cA = np.inf
         else:  # the packet leaves the router
+            if bucket >= 0:
+                _record_sojourn(sojourn_hist, sojourn_sum, K, bucket, klass,
+                                t - flow_f[bf + _U(o_entry) + _U(pkB)])
             qB -= 1
             in_system -= 1
             flow_i[b + _U(o_free + n_free)] = pkB
@@ -675,6 +749,7 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 n_free -= 1
                 pk = flow_i[b + _U(o_free + n_free)]
                 flow_i[b + _U(o_type + pk)] = ptype
+                flow_f[bf + _U(o_entry) + _U(pk)] = t
                 qA += 1
                 if policy == BMF:
                     key = max(VA, prevA)
@@ -691,6 +766,7 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 seq += 1
                 if cA == np.inf and nA == 0:
                     cA = t + sA
+                    workA += sA
                     pkA = pk
                     started_A = True
                     if policy == DRFQ:
@@ -722,6 +798,7 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 pkB = flow_i[b + _U(o_fifo_pk) + entry]
                 key = flow_f[bf + _U(o_fifo_key) + entry]
                 cB = t + flow_f[bf + _U(o_fifo_s) + entry]
+                workB += sB
                 started_B = True
                 if policy == DRFQ:
                     if key > vglobal:
@@ -740,6 +817,8 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     # write the state back in the general loop's layout
     res_f[_U(A)] = cA
     res_f[_U(B)] = cB
+    res_f[_U(2 * J + A)] = workA
+    res_f[_U(2 * J + B)] = workB
     if policy == DRFQ:
         flow_f[bf] = prevA
     else:
@@ -789,29 +868,35 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
 # 10 s faster and ran within noise of these (BENCHMARKS.md); these are what was timed.
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_drfq(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                    free_slots, completion, flows, J, W, layout, slot, t_arrival, t,
-                    vglobal, seq, services, events, outstanding, free_top, active):
-    return _lone_flow(DRFQ, budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                      free_slots, completion, flows, J, W, layout, slot, t_arrival, t,
-                      vglobal, seq, services, events, outstanding, free_top, active)
+                    free_slots, completion, sojourn_hist, sojourn_sum, K, flows, J, W,
+                    layout, slot, t_arrival, t, vglobal, seq, services, events, outstanding,
+                    free_top, active):
+    return _lone_flow(DRFQ, budget, model, flow_i, flow_f, res_i, res_f, heap_key,
+                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum, K,
+                      flows, J, W, layout, slot, t_arrival, t, vglobal, seq, services,
+                      events, outstanding, free_top, active)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_pf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                  free_slots, completion, flows, J, W, layout, slot, t_arrival, t, vglobal,
-                  seq, services, events, outstanding, free_top, active):
-    return _lone_flow(PF, budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                      free_slots, completion, flows, J, W, layout, slot, t_arrival, t,
-                      vglobal, seq, services, events, outstanding, free_top, active)
+                  free_slots, completion, sojourn_hist, sojourn_sum, K, flows, J, W,
+                  layout, slot, t_arrival, t, vglobal, seq, services, events, outstanding,
+                  free_top, active):
+    return _lone_flow(PF, budget, model, flow_i, flow_f, res_i, res_f, heap_key,
+                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum, K,
+                      flows, J, W, layout, slot, t_arrival, t, vglobal, seq, services,
+                      events, outstanding, free_top, active)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_bmf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                   free_slots, completion, flows, J, W, layout, slot, t_arrival, t, vglobal,
-                   seq, services, events, outstanding, free_top, active):
-    return _lone_flow(BMF, budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                      free_slots, completion, flows, J, W, layout, slot, t_arrival, t,
-                      vglobal, seq, services, events, outstanding, free_top, active)
+                   free_slots, completion, sojourn_hist, sojourn_sum, K, flows, J, W,
+                   layout, slot, t_arrival, t, vglobal, seq, services, events, outstanding,
+                   free_top, active):
+    return _lone_flow(BMF, budget, model, flow_i, flow_f, res_i, res_f, heap_key,
+                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum, K,
+                      flows, J, W, layout, slot, t_arrival, t, vglobal, seq, services,
+                      events, outstanding, free_top, active)
 
 
 # No array is allocated inside the loop, so it runs without Numba's reference counting
@@ -830,7 +915,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
     service, next_resource, class_type0, class_ntypes, class_rtt, class_weight, window = (
         model.service, model.next_resource, model.class_type0, model.class_ntypes,
         model.class_rtt, model.class_weight, model.window)
-    arr_time, arr_class, arr_size, n_arrivals, flows, completion, timeline, dropped = arrivals
+    (arr_time, arr_class, arr_size, n_arrivals, flows, completion, timeline, dropped,
+     sojourn_hist, sojourn_sum, bucket_time, bucket_work) = arrivals
     class_window, class_period, class_stop = (model.class_window, model.class_period,
                                               model.class_stop)
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
@@ -891,21 +977,24 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                     if policy == BMF:
                         scalars = _lone_flow_bmf(budget, model, flow_i, flow_f, res_i,
                                                  res_f, heap_key, heap_id, free_slots,
-                                                 completion, flows, J, W, layout, lone,
-                                                 t_arrival, t, vglobal, seq, services,
-                                                 events, outstanding, free_top, active)
+                                                 completion, sojourn_hist, sojourn_sum, K,
+                                                 flows, J, W, layout, lone, t_arrival, t,
+                                                 vglobal, seq, services, events,
+                                                 outstanding, free_top, active)
                     elif policy == PF:
                         scalars = _lone_flow_pf(budget, model, flow_i, flow_f, res_i, res_f,
                                                 heap_key, heap_id, free_slots, completion,
-                                                flows, J, W, layout, lone, t_arrival, t,
+                                                sojourn_hist, sojourn_sum, K, flows, J, W,
+                                                layout, lone, t_arrival, t,
                                                 vglobal, seq, services, events, outstanding,
                                                 free_top, active)
                     else:
                         scalars = _lone_flow_drfq(budget, model, flow_i, flow_f, res_i,
                                                   res_f, heap_key, heap_id, free_slots,
-                                                  completion, flows, J, W, layout, lone,
-                                                  t_arrival, t, vglobal, seq, services,
-                                                  events, outstanding, free_top, active)
+                                                  completion, sojourn_hist, sojourn_sum, K,
+                                                  flows, J, W, layout, lone, t_arrival, t,
+                                                  vglobal, seq, services, events,
+                                                  outstanding, free_top, active)
                     t, vglobal, seq, services, events, outstanding, free_top, active = scalars
                     if events >= budget or outstanding == 0:
                         continue
@@ -968,6 +1057,11 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                                   slot, b, bf, pk, target, s, seq, t, vglobal, fq)
                 seq += 1
             else:  # the packet leaves the router
+                k = flow_i[b + _U(FI_CLASS)]
+                bucket = flow_i[b + _U(layout.o_bucket)]
+                if bucket >= 0:
+                    _record_sojourn(sojourn_hist, sojourn_sum, K, bucket, k,
+                                    t - flow_f[bf + _U(layout.o_entry) + _U(pk)])
                 flow_i[b + _U(FI_IN_SYSTEM)] -= 1
                 n_free = flow_i[b + _U(FI_FREE_N)]
                 flow_i[b + _U(o_free + n_free)] = pk
@@ -976,7 +1070,6 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 if policy == MR3:  # packets held at the ingress are reserved as well
                     istate[I_INSIDE] -= 1
                     reserved += flow_i[b + _U(FI_HELD)]
-                k = flow_i[b + _U(FI_CLASS)]
                 open_loop = False
                 if explicit and special:
                     if t >= class_stop[_U(k)]:  # the flow stops: cancel what is not sent
@@ -991,7 +1084,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                         pend_len[k] += 1
                         flow_i[b + _U(FI_PENDING)] += 1
                     elif policy == MR3:
-                        _hold(flow_i, istate, ni, slot, b, 1)
+                        _hold(flow_i, flow_f, layout, W, istate, ni, slot, b, bf, 1, t)
                     else:
                         n_inject = 1
                 elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and reserved == 0:
@@ -1018,7 +1111,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
                 dropped[_U(k)] += 1
             elif policy == MR3:
-                _hold(flow_i, istate, ni, slot, b, 1)
+                _hold(flow_i, flow_f, layout, W, istate, ni, slot, b, bf, 1, t)
             else:
                 n_inject = 1
             offer_next = open_loop
@@ -1032,6 +1125,15 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             bf = _U(slot * nf)
             flow_i[b + _U(FI_CLASS)] = k
             flow_i[b + _U(FI_INDEX)] = nxt
+            bucket = -1
+            if nxt < flows:
+                bucket = nxt * SOJOURN_BUCKETS // flows
+                if nxt == 0 or (nxt - 1) * SOJOURN_BUCKETS // flows != bucket:
+                    # the bucket's first flow: where its utilisation window starts
+                    bucket_time[_U(bucket)] = t
+                    for j in range(J):
+                        bucket_work[_U(bucket * J + j)] = res_f[_U(2 * J + j)]
+            flow_i[b + _U(layout.o_bucket)] = bucket
             flow_i[b + _U(FI_TO_INJECT)] = size
             flow_i[b + _U(FI_IN_SYSTEM)] = 0
             flow_i[b + _U(FI_SENT)] = 0
@@ -1056,8 +1158,9 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             first = 1 if open_loop else min(class_window[_U(k)], size)
             if policy == MR3:
                 flow_i[b + _U(FI_HELD)] = 0
+                flow_i[b + _U(layout.o_held_head)] = 0
                 flow_f[bf + _U(layout.o_sc)] = 0.0
-                _hold(flow_i, istate, ni, slot, b, first)
+                _hold(flow_i, flow_f, layout, W, istate, ni, slot, b, bf, first, t)
             else:
                 n_inject = first
             offer_next = open_loop
@@ -1066,6 +1169,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
         for _ in range(n_inject):
             pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
                                   vglobal)
+            flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
             vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                               heap_id, istate, service, next_resource, J, W, layout,
                               slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
