@@ -105,9 +105,11 @@ def _xlabel(scenario: Scenario) -> str:
 
 def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path]:
     """Figure 3 layout (one panel per packet policy: fluid lines, packet points with their
-    intervals) and the Figure 1/2 panels ("BMF v DRF", "BMF v PF") of a results directory,
-    from its summary. Returns the files written (PNG and PDF)."""
-    from mrfq.plots import fluid_comparison, packet_vs_fluid
+    intervals), the Figure 1/2 panels ("BMF v DRF", "BMF v PF") and, for packet points
+    with delay metrics, the per-packet delay against load (``<name>_delays.png``,
+    :func:`mrfq.plots.packet_delays`) of a results directory, from its summary. Returns
+    the files written (PNG and PDF)."""
+    from mrfq.plots import fluid_comparison, packet_delays, packet_vs_fluid
 
     results = Path(results_dir)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
@@ -127,6 +129,9 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
     if not packet.empty:
         written += packet_vs_fluid(fluid, packet, target, scenario.description,
                                    _xlabel(scenario))
+    if "p99_sojourn" in packet and packet["p99_sojourn"].notna().any():
+        written += packet_delays(packet, target.with_name(target.stem + "_delays.png"),
+                                 scenario.description, _xlabel(scenario))
     if {"bmf", "drf", "pf"} <= set(fluid["policy"]):
         comparison = (target.with_name(target.stem + "_fluid.png") if not packet.empty
                       else target)

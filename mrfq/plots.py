@@ -99,6 +99,40 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
     return _save(fig, path)
 
 
+POLICY_MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
+
+
+def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
+                  xlabel: str = "load") -> list[Path]:
+    """Per-packet delay against load: one panel per class, one line per packet policy,
+    the 99th percentile of the sojourn through the router (solid) and its mean (dotted),
+    in time units on a log scale (columns ``p99_sojourn``, ``mean_packet_sojourn``)."""
+    policies = list(dict.fromkeys(packet["policy"]))
+    classes = list(dict.fromkeys(packet["class"]))
+    fig = Figure(figsize=(4.2 * len(classes), 4))
+    axes = fig.subplots(1, len(classes), sharey=True, squeeze=False)
+    for ax, name in zip(axes[0], classes, strict=True):
+        for i, policy in enumerate(policies):
+            rows = packet[(packet["policy"] == policy) & (packet["class"] == name)]
+            rows = rows.sort_values("load")
+            colour = CLASS_COLOURS[i % len(CLASS_COLOURS)] if i < len(CLASS_COLOURS) \
+                else "black"
+            ax.plot(rows["load"], rows["p99_sojourn"], "-",
+                    marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], markersize=4,
+                    color=colour, label=f"{label(policy)} p99")
+            ax.plot(rows["load"], rows["mean_packet_sojourn"], ":", color=colour)
+        ax.set_title(f"class {name}")
+        ax.set_xlabel(xlabel)
+        ax.set_xlim(0, 1)
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("packet sojourn (time units): p99 solid, mean dotted")
+    if title:
+        fig.suptitle(title)
+    return _save(fig, path)
+
+
 LAW_STYLES = ["-", "--", ":", "-.", (0, (5, 1, 1, 1, 1, 1))]
 
 

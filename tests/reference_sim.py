@@ -62,9 +62,9 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``, and
     ``record["dropped"][k]`` the open-loop packets dropped. With a ``record``, also
     ``record["sojourns"]``: (flow index, class, sojourn) of every departing packet of the
-    flows 0 … flows−1, in departure order (sojourn: from the packet's entry into the
-    router — its injection, or for MR3 its arrival at the ingress — to its departure from
-    the last resource), and ``record["work"][j]``: the service time started at j."""
+    flows 0 … flows−1, in departure order (sojourn: from the packet's arrival at its
+    first resource — its injection, or for MR3 its release from the ingress — to its
+    departure from the last resource), and ``record["work"][j]``: the service time started at j."""
     J = len(scenario.resources)
     fq_resource %= J
     inflight = 2 * J if inflight is None else inflight
@@ -170,6 +170,7 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                 turn["flow"] = flow
                 turn["allowance"] = 1.0 + max_sc["previous"] - flow["sc"]
             packet = flow["held"].pop(0)
+            packet["entry"] = clock[0]  # MR3: the sojourn starts at the first resource
             turn["allowance"] -= max(packet["s"]) / w
             inside += 1
             arrive(packet, packet["route"][0])

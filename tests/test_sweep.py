@@ -141,6 +141,17 @@ def test_validate_exit_codes_and_plots(tmp_path):
     assert drawn.returncode == 0, drawn.stderr
     assert out.stat().st_size > 10_000 and out.with_suffix(".pdf").exists()
     assert (tmp_path / "fig_fluid.png").exists()
+    assert (tmp_path / "fig_delays.png").stat().st_size > 10_000
+    # the sweep wrote the delay columns and the size-bin table
+    assert {"p99_sojourn", "mean_packet_sojourn", "jain_index", "jain_overall",
+            "utilisation_link", "mean_slowdown"} <= set(summary.columns)
+    packet = summary[summary["kind"] == "packet"]
+    assert (packet["p50_sojourn"] <= packet["p99_sojourn"]).all()
+    bins = pd.read_csv(results / "size_bins.csv")
+    assert {"policy", "load", "class", "size_low", "size_high", "flows", "mean_fct",
+            "mean_slowdown"} <= set(bins.columns)
+    assert bins.groupby(["policy", "class"])["flows"].sum().eq(
+        packet.set_index(["policy", "class"])["flows_measured"]).all()
 
 
 def test_sweep_rejects_bad_input(tmp_path):

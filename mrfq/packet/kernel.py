@@ -90,11 +90,12 @@ everything they use in this one file, any edit invalidates them all.
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from llvmlite import ir as llvm_ir
+from numba import njit, types
+from numba.extending import intrinsic
 
 DRFQ, DRFQ_DOVETAIL, PF, BMF, FIFO, BOTTLENECK_FQ, MR3 = 0, 1, 2, 3, 4, 5, 6
 #: bump when the model or the kernel changes results; part of every stored point's key
@@ -140,10 +141,11 @@ _SLOT_MASK = np.int64(MAX_SLOTS - 1)
 
 # fields at the start of a flow's int record; per-resource triples follow at FI_RES
 # (FI_HELD: MR3, packets of the window waiting at the ingress; FI_NEXT: MR3, the next
-# slot in the round-robin list)
+# slot in the round-robin list; FI_BUCKET: the flow's sojourn-histogram bucket, −1 when
+# not measured, in the record's first cache line, which every event of the flow touches)
 (FI_CLASS, FI_INDEX, FI_TO_INJECT, FI_IN_SYSTEM, FI_SENT, FI_PENDING, FI_FREE_N, FI_TYPE0,
- FI_NTYPES, FI_HELD, FI_NEXT) = range(11)
-FI_RES = 11  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
+ FI_NTYPES, FI_HELD, FI_NEXT, FI_BUCKET) = range(12)
+FI_RES = 12  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
 
 
 
@@ -227,10 +229,7 @@ class Layout(NamedTuple):
     o_charge: int
     o_weight: int
     o_sc: int
-    o_bucket: int
-    o_held_head: int
     o_entry: int
-    o_held_t: int
 
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -252,41 +251,52 @@ def record_layout(J, W):
     resource (debug) [J], s_j / w of the previous packet at j (PF) [J], the class weight
     w [1], MR3's surplus count SC / w [1], packet key set at injection (DRFQ) [W],
     dovetail virtual starts per packet and resource [W·J], FIFO tags [J·W], FIFO service
-    times [J·W]. Appended (so the offsets above keep their places): int, the flow's sojourn
-    bucket (−1: not measured) and the head of MR3's ring of ingress times; float, the
-    router entry time of every packet number [W] and MR3's ring of the times its held
-    packets reached the ingress [W].
+    times [J·W]; and (after MR3's SC) the time every packet number entered its first
+    resource [W] (its per-packet sojourn starts there).
     Returns a :class:`Layout`.
     """
     o_free = FI_RES + 3 * J
     o_type = o_free + W
     o_fifo_pk = o_type + W
     o_fifo_id = o_fifo_pk + J * W
-    o_bucket = o_fifo_id + J * W
-    o_held_head = o_bucket + 1
-    ni = o_held_head + 1
+    ni = o_fifo_id + J * W
     o_charge = 2 * J
     o_weight = 3 * J
     o_sc = o_weight + 1
-    o_key = o_sc + 1
+    o_entry = o_sc + 1
+    o_key = o_entry + W
     o_vtags = o_key + W
     o_fifo_key = o_vtags + W * J
     o_fifo_s = o_fifo_key + J * W
-    o_entry = o_fifo_s + J * W
-    o_held_t = o_entry + W
-    nf = o_held_t + W
+    nf = o_fifo_s + J * W
     return Layout(ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
-                  o_fifo_s, o_charge, o_weight, o_sc, o_bucket, o_held_head, o_entry, o_held_t)
+                  o_fifo_s, o_charge, o_weight, o_sc, o_entry)
+
+
+@intrinsic
+def _float_bits(typingctx, x):
+    """The IEEE-754 bits of a float64 as an int64 (an LLVM bitcast, no instructions)."""
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], llvm_ir.IntType(64))
+    return types.int64(types.float64), codegen
+
+
+#: IEEE-754 double: 52 mantissa bits; the top log2(SOJOURN_SUB) of them pick the part
+_SUB_SHIFT = 52 - (SOJOURN_SUB.bit_length() - 1)
 
 
 @njit(cache=True, inline="always")
 def sojourn_bin(x):
-    """Histogram bin of a sojourn time x > 0 (see SOJOURN_BINS): octave from frexp, then
-    SOJOURN_SUB equal parts of the octave."""
-    if not x > 0.0:
+    """Histogram bin of a sojourn time x > 0 (see SOJOURN_BINS). For x = 1.f · 2^E the
+    octave [2^E, 2^(E+1)) is split into SOJOURN_SUB equal parts by the top bits of the
+    mantissa f, read from the float's bits (a libm frexp call cost more than the rest of
+    the recording): bin (E + 1 − SOJOURN_EMIN) · SOJOURN_SUB + part, clamped to the
+    range (zero, subnormals and negative values give bin 0)."""
+    bits = _float_bits(x)
+    if bits <= 0:
         return 0
-    mant, e = math.frexp(x)
-    i = (e - SOJOURN_EMIN) * SOJOURN_SUB + int((mant - 0.5) * (2 * SOJOURN_SUB))
+    exponent = (bits >> 52) - 1023
+    i = (exponent + 1 - SOJOURN_EMIN) * SOJOURN_SUB + ((bits >> _SUB_SHIFT) & (SOJOURN_SUB - 1))
     if i < 0:
         return 0
     if i >= SOJOURN_BINS:
@@ -507,17 +517,10 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _hold(flow_i, flow_f, layout, W, istate, ni, slot, b, bf, count, t):
-    """MR3: ``count`` packets of the window of the flow in ``slot`` (records at b / bf)
-    wait at the ingress from time t (kept in the flow's ring of ingress times); a flow that
-    had none joins the tail of the round-robin list."""
+def _hold(flow_i, istate, ni, slot, b, count):
+    """MR3: ``count`` packets of the window of the flow in ``slot`` (records at b) wait at
+    the ingress; a flow that had none joins the tail of the round-robin list."""
     held = flow_i[b + _U(FI_HELD)]
-    head = flow_i[b + _U(layout.o_held_head)]
-    for c in range(count):
-        pos = head + held + c
-        while pos >= W:
-            pos -= W
-        flow_f[bf + _U(layout.o_held_t) + _U(pos)] = t
     flow_i[b + _U(FI_HELD)] = held + count
     if held == 0:
         flow_i[b + _U(FI_NEXT)] = -1
@@ -559,9 +562,10 @@ def _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate, mo
             fstate[F_ALLOWANCE] = 1.0 + fstate[F_MAXSC_PREV] - flow_f[bf + _U(layout.o_sc)]
         flow_i[b + _U(FI_HELD)] -= 1
         pk, dest, s = _inject(MR3, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal)
-        head = flow_i[b + _U(layout.o_held_head)]  # it entered the router at the ingress
-        flow_f[bf + _U(layout.o_entry) + _U(pk)] = flow_f[bf + _U(layout.o_held_t) + _U(head)]
-        flow_i[b + _U(layout.o_held_head)] = head + 1 if head + 1 < W else 0
+        # its sojourn starts here, at its first resource (the ingress wait is in the
+        # flow's completion time): timing each packet from the ingress, with a ring of
+        # ingress times per flow, made MR3's loop 3.3× slower (BENCHMARKS.md)
+        flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
         ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
         allowance = fstate[F_ALLOWANCE] - model.type_charge[_U(ptype)]
         fstate[F_ALLOWANCE] = allowance
@@ -659,7 +663,7 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     to_inject = flow_i[b + _U(FI_TO_INJECT)]
     sent = flow_i[b + _U(FI_SENT)]
     n_free = flow_i[b + _U(FI_FREE_N)]
-    bucket = flow_i[b + _U(layout.o_bucket)]
+    bucket = flow_i[b + _U(FI_BUCKET)]
     klass = flow_i[b + _U(FI_CLASS)]
     o_entry = layout.o_entry
     # work started at A and B (utilisation), added in the general loop's order
@@ -1058,7 +1062,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 seq += 1
             else:  # the packet leaves the router
                 k = flow_i[b + _U(FI_CLASS)]
-                bucket = flow_i[b + _U(layout.o_bucket)]
+                bucket = flow_i[b + _U(FI_BUCKET)]
                 if bucket >= 0:
                     _record_sojourn(sojourn_hist, sojourn_sum, K, bucket, k,
                                     t - flow_f[bf + _U(layout.o_entry) + _U(pk)])
@@ -1084,7 +1088,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                         pend_len[k] += 1
                         flow_i[b + _U(FI_PENDING)] += 1
                     elif policy == MR3:
-                        _hold(flow_i, flow_f, layout, W, istate, ni, slot, b, bf, 1, t)
+                        _hold(flow_i, istate, ni, slot, b, 1)
                     else:
                         n_inject = 1
                 elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and reserved == 0:
@@ -1111,7 +1115,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
                 dropped[_U(k)] += 1
             elif policy == MR3:
-                _hold(flow_i, flow_f, layout, W, istate, ni, slot, b, bf, 1, t)
+                _hold(flow_i, istate, ni, slot, b, 1)
             else:
                 n_inject = 1
             offer_next = open_loop
@@ -1133,7 +1137,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                     bucket_time[_U(bucket)] = t
                     for j in range(J):
                         bucket_work[_U(bucket * J + j)] = res_f[_U(2 * J + j)]
-            flow_i[b + _U(layout.o_bucket)] = bucket
+            flow_i[b + _U(FI_BUCKET)] = bucket
             flow_i[b + _U(FI_TO_INJECT)] = size
             flow_i[b + _U(FI_IN_SYSTEM)] = 0
             flow_i[b + _U(FI_SENT)] = 0
@@ -1158,9 +1162,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             first = 1 if open_loop else min(class_window[_U(k)], size)
             if policy == MR3:
                 flow_i[b + _U(FI_HELD)] = 0
-                flow_i[b + _U(layout.o_held_head)] = 0
                 flow_f[bf + _U(layout.o_sc)] = 0.0
-                _hold(flow_i, flow_f, layout, W, istate, ni, slot, b, bf, first, t)
+                _hold(flow_i, istate, ni, slot, b, first)
             else:
                 n_inject = first
             offer_next = open_loop
