@@ -389,7 +389,7 @@ def markov_point(scenario, policy: str, load: float) -> dict:
     except InputError as exc:  # e.g. over the state budget: the scenario's [fluid] tolerance
         if exc.field == "tolerance":
             exc.field = "fluid.tolerance"
-        raise exc.located(scenario.source)
+        raise exc.located(scenario.source) from None
     classes = [{"gamma": float(result.gamma[k]),
                 "mean_in_progress": float(result.mean_in_progress[k]),
                 "error_estimate": float(result.error_estimate[k])}
