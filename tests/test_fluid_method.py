@@ -204,6 +204,24 @@ def test_flow_point_is_the_flow_level_simulator_with_the_scenario_settings():
     assert [c["ci_high"] for c in record["classes"]] == direct.ratio_high.tolist()
 
 
+@pytest.mark.parametrize("spec, start", [
+    ({"distribution": "pareto", "shape": 1.5}, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 2.0}, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 2.5}, "interval may under-cover"),
+    ({"distribution": "pareto", "shape": 3.0}, "interval may under-cover"),
+    ({"distribution": "pareto", "shape": 3.5}, ""),
+    ({"distribution": "pareto", "shape": 1.5, "max": 1000}, ""),   # bounded: all moments
+    ({"distribution": "hyperexponential", "scv": 10}, ""),
+    ({"distribution": "lognormal", "sigma": 2}, ""),
+    (None, "")])
+def test_interval_warning_for_heavy_tails(spec, start):
+    from mrfq.fluid.method import interval_warning
+    from mrfq.sizes import parse_size
+
+    warning = interval_warning(parse_size(spec))
+    assert warning.startswith(start) and bool(warning) == bool(start)
+
+
 def test_cli_fluid_method_option(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('resources = ["link"]\n[[classes]]\nrequirements = [1]\nload_share = 1\n'
@@ -219,6 +237,9 @@ def test_cli_fluid_method_option(tmp_path):
         "drf": "simulation", "bf": "markov"}
     bf = table[table["policy"] == "bf"].iloc[0]
     assert bf["gamma"] == pytest.approx(0.5, rel=1e-4)  # processor sharing, 1 − ρ
+    # Pareto 2.5: the simulated point carries the heavy-tail warning, the exact one not
+    warning = dict(zip(table["policy"], table["ci_warning"].fillna(""), strict=True))
+    assert warning["drf"].startswith("interval may under-cover") and warning["bf"] == ""
     result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out),
                              "--method", "markov"], capture_output=True, text=True,
                             cwd=tmp_path)

@@ -168,20 +168,40 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
     return c.get("ci_low", c["gamma"]), c.get("ci_high", c["gamma"])
 
 
+def interval_warning(law) -> str:
+    """Why a simulated interval of a class with size law ``law`` (a
+    :class:`mrfq.sizes.SizeLaw`) should not be trusted at face value, "" when nothing is
+    known against it: infinite variance (Pareto shape ≤ 2, unbounded) — the interval is
+    unreliable; else an infinite third moment (Pareto shape ≤ 3) — it may under-cover.
+    Measured: BF simulated at the insensitivity study's run lengths against its exact γ
+    (README, Fluid methods)."""
+    if math.isinf(law.scv):
+        return (f"unreliable interval: {law.distribution} sizes with infinite variance "
+                "(a run has not seen its share of huge flows)")
+    if math.isinf(law.raw_moment(3)):
+        return (f"interval may under-cover: {law.distribution} sizes with infinite third "
+                "moment")
+    return ""
+
+
 def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
-    ci_low, ci_high (= gamma for the exact method), mean_in_progress, error_estimate
-    (relative: truncation error, or the interval's half-width), level, states (Markov
-    truncation; NaN for simulation)."""
+    ci_low, ci_high (= gamma for the exact method), ci_warning (simulated points of a
+    class whose size law is heavy-tailed: :func:`interval_warning`; "" otherwise),
+    mean_in_progress, error_estimate (relative: truncation error, or the interval's
+    half-width), level, states (Markov truncation; NaN for simulation)."""
+    warnings = [interval_warning(law) for law in scenario.size_laws]
     rows = []
     for record in records:
         rho = scenario.class_loads(record["load"])
+        method = record_method(record)
         for k, name in enumerate(scenario.class_names):
             c = record["classes"][k]
             low, high = class_interval(record, k)
             rows.append({"policy": record["policy"], "load": record["load"], "class": name,
                          "rho": float(rho[k]), "gamma": c["gamma"],
-                         "method": record_method(record), "ci_low": low, "ci_high": high,
+                         "method": method, "ci_low": low, "ci_high": high,
+                         "ci_warning": warnings[k] if method == "simulation" else "",
                          "mean_in_progress": c["mean_in_progress"],
                          "error_estimate": c["error_estimate"],
                          "level": record.get("level", np.nan),
