@@ -171,23 +171,22 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
 def interval_warning(law) -> str:
     """Why a simulated interval of a class with size law ``law`` (a
     :class:`mrfq.sizes.SizeLaw`) should not be trusted at face value, "" when nothing is
-    known against it: infinite variance (Pareto shape ≤ 2, unbounded) — the interval is
-    unreliable; else an infinite third moment (Pareto shape ≤ 3) — it may under-cover.
-    Measured: BF simulated at the insensitivity study's run lengths against its exact γ
-    (README, Fluid methods)."""
+    known against it: a law with infinite variance (unbounded Pareto with shape ≤ 2).
+    Measured (benchmarks/flowsim_coverage.py, BF simulated against its exact γ with
+    independent seeds, 10 × 10^5 flows, 95%): Pareto 1.5 intervals covered 82–88% and
+    γ came out high; Pareto 2.5 (finite variance, infinite third moment) 93–94%, as
+    exponential sizes (92–94%)."""
     if math.isinf(law.scv):
         return (f"unreliable interval: {law.distribution} sizes with infinite variance "
-                "(a run has not seen its share of huge flows)")
-    if math.isinf(law.raw_moment(3)):
-        return (f"interval may under-cover: {law.distribution} sizes with infinite third "
-                "moment")
+                "(runs have not seen their share of huge flows; gamma tends to come out "
+                "high)")
     return ""
 
 
 def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
     ci_low, ci_high (= gamma for the exact method), ci_warning (simulated points of a
-    class whose size law is heavy-tailed: :func:`interval_warning`; "" otherwise),
+    class whose size law has infinite variance: :func:`interval_warning`; "" otherwise),
     mean_in_progress, error_estimate (relative: truncation error, or the interval's
     half-width), level, states (Markov truncation; NaN for simulation)."""
     warnings = [interval_warning(law) for law in scenario.size_laws]
