@@ -120,15 +120,22 @@ def findings(table: pd.DataFrame, control: pd.DataFrame, corrected: pd.DataFrame
         drf = part[(part["policy"] == "drf") & (part["class"] != "2")]
         add("max |corrected departure|", law, "drf", "1,3", "<=0.8",
             drf["corrected_departure"].abs().max())
-        for load in (0.5, 0.7, 0.8, 0.9):
+        for load in (0.5, 0.7, 0.8, 0.9, 0.95):
             one = corrected[(corrected["law"] == law) & (corrected["policy"] == "drf")
                             & (corrected["class"] == "2") & (corrected["load"] == load)]
             add("corrected departure", law, "drf", "2", f"{load:g}",
                 one["corrected_departure"].iloc[0])
-    at = corrected[(corrected["load"] == 0.9) & corrected["policy"].isin(["pf", "bmf"])
-                   & (corrected["law"] != "exponential")]
-    add("max |corrected departure|", "non-exponential", "pf/bmf", "all", "0.9",
-        at["corrected_departure"].abs().max())
+    for load in (0.9, 0.95):
+        at = corrected[(corrected["load"] == load) & corrected["policy"].isin(["pf", "bmf"])
+                       & (corrected["law"] != "exponential")]
+        add("max |corrected departure|", "non-exponential", "pf/bmf", "all", f"{load:g}",
+            at["corrected_departure"].abs().max())
+    add("max |corrected departure|", "non-exponential", "drf", "1,3", "0.95",
+        corrected.loc[(corrected["load"] == 0.95) & (corrected["policy"] == "drf")
+                      & (corrected["class"] != "2"), "corrected_departure"].abs().max())
+    add("BF control: largest |simulated/exact - 1| (the correction)", "all", "bf", "all",
+        "0.95", (control["gamma"] / control["exact_gamma"] - 1)[control["load"] == 0.95]
+        .abs().max())
     top = corrected[(corrected["load"] == 0.95) & (corrected["law"] != "exponential")]
     for law, part in top.groupby("law", sort=False):
         add("max |corrected departure|", law, "drf/pf/bmf", "all", "0.95",
