@@ -45,7 +45,7 @@ WARMUP = 0.05
 #: balanced fairness's explicit law (:func:`mrfq.fluid.balanced.bf_service_rates`), the
 #: same form with its own constants. Calibrated at tolerance 1e-5 on Figures 1-2, the
 #: triangle (3 classes, 3 resources) and a 4-class point, loads 0.1-0.98 (README): its
-#: final level was at most 1.99 ln(tol)/ln(r) from load 0.5 on (1.51-1.78 at 0.7-0.98),
+#: final level was at most 1.99 ln(tol)/ln(r) from load 0.5 on (1.52-1.83 at 0.7-0.98),
 #: and 16 below
 BF_LEVEL_FACTOR = 2.2
 BF_MIN_LEVEL = 16
