@@ -11,7 +11,10 @@ Usage: python benchmarks/flowsim_bars.py [--part markov|bf|both] [--out DIR]
   simulator's 99% interval for deterministic, hyperexponential (SCV 10), Pareto 2.5 and
   bounded Pareto 1.5 (max 1000) sizes, the same two scenarios and three loads.
 
-Every point: 10 replications (t interval over replications) of ``FLOWS[load]`` flows; in
+The simulated γ_k is the ratio estimator Σ S / Σ T the pipeline reports (``ratio``),
+with its delta-method interval over the replications (centred on it).
+Every point: 10 replications (t interval over replications) of ``FLOWS[load]`` flows,
+its own seeds (``MARKOV_SEED``/``BF_SEED`` + the point's index; a column); in
 the ``markov`` part, when a half-width exceeds 0.95%, rerun with the flows scaled by
 (half-width / 0.9%)² (a new run with its own seeds, not the old one extended). The
 ``bf`` part has no width bar and runs once per point.
@@ -42,6 +45,9 @@ FLOWS = {0.5: 200_000, 0.8: 800_000, 0.9: 2_500_000}
 REPLICATIONS = 10
 CONFIDENCE = 0.99
 TARGET = 0.0095  # rerun above this 99% relative half-width (bar: 1%)
+#: point i (in the order run) uses seed base + i: every point its own random numbers, so
+#: the misses counted over points are independent trials (a rerun adds 1000)
+MARKOV_SEED, BF_SEED = 1, 5001
 LAWS = {
     "deterministic": {"distribution": "deterministic"},
     "h2-scv10": {"distribution": "hyperexponential", "scv": 10},
@@ -52,8 +58,9 @@ LAWS = {
 
 def simulated(scenario, policy: str, load: float, law, seed: int, adapt: bool = True
               ) -> tuple:
-    """(result, flows per replication, CPU seconds); with ``adapt`` rerun (at most twice)
-    until the half-widths are ≤ TARGET."""
+    """(result, flows per replication, CPU seconds, seed of the last run); with ``adapt``
+    rerun (at most twice, seed + 1000 each time) until the ratio estimator's half-widths
+    are ≤ TARGET."""
     flows = FLOWS.get(load, 1_000_000)
     cpu, half = 0.0, 0.0
     for attempt in range(3 if adapt else 1):
@@ -65,21 +72,22 @@ def simulated(scenario, policy: str, load: float, law, seed: int, adapt: bool = 
                                     law, flows=flows, replications=REPLICATIONS, seed=seed,
                                     confidence=CONFIDENCE)
         cpu += time.process_time() - started
-        half = float(np.max((result.ci_high - result.ci_low) / 2 / result.gamma))
+        half = float(np.max((result.ratio_high - result.ratio_low) / 2 / result.ratio))
         if half <= TARGET:
             break
-    return result, flows, cpu
+    return result, flows, cpu, seed
 
 
-def rows_for(scenario, policy, load, exact, result, flows, cpu, law_name):
+def rows_for(scenario, policy, load, exact, result, flows, cpu, law_name, seed):
     rows = []
     for k, name in enumerate(scenario.class_names):
-        half = (result.ci_high[k] - result.ci_low[k]) / 2 / result.gamma[k]
+        low, high = result.ratio_low[k], result.ratio_high[k]
+        half = (high - low) / 2 / result.ratio[k]
         rows.append({"scenario": scenario.name, "policy": policy, "law": law_name,
                      "load": load, "class": name, "exact_gamma": float(exact[k]),
-                     "sim_gamma": float(result.gamma[k]), "ci_low": float(result.ci_low[k]),
-                     "ci_high": float(result.ci_high[k]), "half_width": float(half),
-                     "inside": bool(result.ci_low[k] <= exact[k] <= result.ci_high[k]),
+                     "sim_gamma": float(result.ratio[k]), "ci_low": float(low),
+                     "ci_high": float(high), "half_width": float(half),
+                     "inside": bool(low <= exact[k] <= high), "seed": seed,
                      "flows_per_replication": flows, "replications": REPLICATIONS,
                      "cpu_s": cpu})
     return rows
@@ -97,7 +105,7 @@ def report(rows: list[dict]) -> None:
 
 
 def part_markov(loads, out: Path, results: Path) -> pd.DataFrame:
-    rows = []
+    rows, index = [], -1
     for name in SCENARIOS:
         scenario = load_scenario(name)
         markov = pipeline.fluid(scenario, results / name, loads=loads, jobs=1,
@@ -105,9 +113,11 @@ def part_markov(loads, out: Path, results: Path) -> pd.DataFrame:
         for policy in ("drf", "pf", "bmf"):
             for load in loads:
                 exact = markov[(markov["policy"] == policy) & (markov["load"] == load)]
-                result, flows, cpu = simulated(scenario, policy, load, None, seed=1)
+                index += 1
+                result, flows, cpu, seed = simulated(scenario, policy, load, None,
+                                                     seed=MARKOV_SEED + index)
                 rows += rows_for(scenario, policy, load, exact["gamma"].to_numpy(), result,
-                                 flows, cpu, "exponential")
+                                 flows, cpu, "exponential", seed)
                 report(rows)
     table = pd.DataFrame(rows)
     write_csv(table, out / "markov.csv")
@@ -115,7 +125,7 @@ def part_markov(loads, out: Path, results: Path) -> pd.DataFrame:
 
 
 def part_bf(loads, out: Path) -> pd.DataFrame:
-    rows = []
+    rows, index = [], -1
     for name in SCENARIOS:
         scenario = load_scenario(name)
         for law_name, spec in LAWS.items():
@@ -123,8 +133,12 @@ def part_bf(loads, out: Path) -> pd.DataFrame:
             for load in loads:
                 exact = bf_service_rates(scenario.requirements, scenario.class_loads(load)
                                          ).gamma
-                result, flows, cpu = simulated(scenario, "bf", load, law, seed=2, adapt=False)
-                rows += rows_for(scenario, "bf", load, exact, result, flows, cpu, law_name)
+                index += 1
+                result, flows, cpu, seed = simulated(scenario, "bf", load, law,
+                                                     seed=BF_SEED + index,
+                                                     adapt=False)
+                rows += rows_for(scenario, "bf", load, exact, result, flows, cpu, law_name,
+                                 seed)
                 report(rows)
     table = pd.DataFrame(rows)
     write_csv(table, out / "bf.csv")

@@ -5,6 +5,9 @@ Markov solver, processor sharing and balanced fairness's insensitivity."""
 import numpy as np
 import pytest
 from conftest import brute_force_phi
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
 
 from mrfq.errors import InputError
 from mrfq.fluid import allocate, flowsim, service_rates
@@ -197,6 +200,55 @@ def test_flow_rates_interval_methods():
     driven = flow_service_rates([[1.0]], [0.5], "pf", flows=2000, replications=10, seed=1)
     for field in ("gamma", "ci_low", "ci_high", "ratio", "ratio_low", "mean_in_progress"):
         assert getattr(driven, field) == pytest.approx(getattr(by_run, field), rel=1e-12)
+
+
+def synthetic_run(sojourn, size) -> flowsim.FlowRun:
+    """A one-class run whose flows arrive at 0, 1, 2, … with the given sojourns and sizes."""
+    arrival = np.arange(len(sojourn), dtype=np.float64)
+    return flowsim.FlowRun(arrival=arrival, completion=arrival + np.asarray(sojourn, float),
+                           flow_class=np.zeros(len(sojourn), dtype=np.int64),
+                           size=np.asarray(size, float), events=2 * len(sojourn),
+                           end_time=float(arrival[-1] + max(sojourn)), wall_s=0.0,
+                           cache_hits=0, cache_misses=0)
+
+
+def test_ratio_interval_is_the_delta_method_around_the_pooled_ratio():
+    """Ten replications of two flows: nine with (Σ S, Σ T) = (2, 1), one with (2, 19).
+    Pooled R = 20/28 = 5/7; residuals d = S − R T: 9/7 (nine times) and −81/7, so
+    var(R) = Σd² / ((n−1) n T̄²) = (7290/49) / (90 · (14/5)²). The mean of the
+    per-replication ratios (1.81) lies far above R; the interval must be centred on R."""
+    runs = [synthetic_run([0.5, 0.5], [1.0, 1.0]) for _ in range(9)]
+    runs.append(synthetic_run([9.5, 9.5], [1.0, 1.0]))
+    result = flow_rates(runs, [0.5], 1.0, warmup=0.0, confidence=0.99)
+    assert result.ci_method == "replications"
+    assert result.ratio[0] == pytest.approx(5 / 7, rel=1e-12)
+    se = np.sqrt((7290 / 49) / (90 * (14 / 5) ** 2))
+    half = sps.t.ppf(0.995, 9) * se
+    assert result.ratio_low[0] == pytest.approx(5 / 7 - half, rel=1e-12)
+    assert result.ratio_high[0] == pytest.approx(5 / 7 + half, rel=1e-12)
+    # γ = E[S] / mean T = 1 / 1.4, its interval that of ΣT/Σn = 1.4 (residuals T − 1.4 n:
+    # −1.8 nine times, 16.2 once) mapped through 1/T; it reaches below 0, so γ's upper
+    # bound is +∞
+    assert result.gamma[0] == pytest.approx(1 / 1.4, rel=1e-12)
+    t_half = sps.t.ppf(0.995, 9) * np.sqrt((9 * 1.8**2 + 16.2**2) / 90) / 2
+    assert t_half > 1.4
+    assert result.ci_low[0] == pytest.approx(1 / (1.4 + t_half), rel=1e-12)
+    assert result.ci_high[0] == np.inf
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 12), st.sampled_from([0.5, 1.5, 3.0]))
+def test_intervals_always_bracket_their_point(seed, replications, sigma):
+    """Heavy-tailed (lognormal) sizes and sojourns, unequal counts per replication, both
+    interval methods: every point inside its own interval."""
+    rng = np.random.default_rng(seed)
+    runs = []
+    for _ in range(replications):
+        n = int(rng.integers(40, 200))
+        runs.append(synthetic_run(rng.lognormal(0.0, sigma, n), rng.lognormal(0.0, sigma, n)))
+    result = flow_rates(runs, [0.5], 1.0, warmup=0.0, confidence=0.99)
+    assert result.ratio_low[0] <= result.ratio[0] <= result.ratio_high[0]
+    assert result.ci_low[0] <= result.gamma[0] <= result.ci_high[0]
 
 
 # --- statistics against exact values (slow: ~1-2 s each) --------------------------------

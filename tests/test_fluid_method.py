@@ -14,8 +14,9 @@ import pytest
 from mrfq import pipeline
 from mrfq.errors import InputError
 from mrfq.fluid import fluid_method, service_rates
+from mrfq.fluid.balanced import bf_service_rates
 from mrfq.fluid.markov import MAX_STATES, SOLVER_VERSION
-from mrfq.fluid.method import flow_point, predicted_states
+from mrfq.fluid.method import flow_point, predicted_bf_states, predicted_states
 from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.sweeps import Point, point_key, run_sweep
 from mrfq.validation import validate_summary
@@ -47,6 +48,62 @@ def test_auto_takes_the_markov_solver_only_where_it_is_exact_and_within_budget()
     assert fluid_method(pareto, "bf", 0.98) == "markov"            # BF is insensitive
     forced = _scenario(fluid={"method": "simulation"})
     assert fluid_method(forced, "bf", 0.5) == "simulation"
+
+
+def test_auto_sends_balanced_fairness_over_its_budget_to_simulation(monkeypatch):
+    import mrfq.fluid.balanced as balanced
+
+    scenario = _scenario(PARETO, values=(0.9, 0.99))
+    rho = scenario.class_loads(0.9)
+    predicted = predicted_bf_states(scenario.requirements, rho, scenario.fluid.tolerance)
+    monkeypatch.setattr(balanced, "MAX_STATES", predicted)      # just within
+    assert fluid_method(scenario, "bf", 0.9) == "markov"
+    monkeypatch.setattr(balanced, "MAX_STATES", predicted - 1)  # just over
+    assert fluid_method(scenario, "bf", 0.9) == "simulation"
+    monkeypatch.undo()
+    # the real budget: three classes at 0.98 fit it, at 0.99 they do not
+    assert fluid_method(scenario, "bf", 0.98) == "markov"
+    assert predicted_bf_states(scenario.requirements, scenario.class_loads(0.99),
+                               1e-5) > balanced.MAX_STATES
+    assert fluid_method(scenario, "bf", 0.99) == "simulation"
+    # forced, the exact law is kept (and fails on the budget when computed)
+    forced = _scenario(PARETO, fluid={"method": "markov", "policies": ["bf"]},
+                       values=(0.99,))
+    assert fluid_method(forced, "bf", 0.99) == "markov"
+
+
+@pytest.mark.parametrize("load", [0.3, 0.5, 0.7, 0.9, 0.95])
+def test_predicted_bf_states_cover_what_the_law_needs(load):
+    """Balanced fairness's budget check must not under-predict either (a three-resource
+    triangle, whose level/ln(tol)/ln(r) was the largest of the calibration)."""
+    a = np.array([[1, 1, 0], [0, 1, 1], [1, 0, 1.0]])
+    rho = np.full(3, load / 2)
+    used = bf_service_rates(a, rho, tolerance=1e-5).states
+    predicted = predicted_bf_states(a, rho, 1e-5)
+    assert used <= predicted <= 40 * used, (used, predicted)
+
+
+def test_cli_balanced_fairness_over_its_budget(tmp_path):
+    """Six classes sharing one link at load 0.9: BF's truncation needs C(L + 6, 6) states
+    at L ≳ 110, far over the budget. auto simulates; forced markov fails at once with the
+    one-line error."""
+    classes = "".join(f'[[classes]]\nname = "c{k}"\nrequirements = [1]\nload_share = 1\n'
+                      for k in range(6))
+    path = tmp_path / "s.toml"
+    path.write_text('resources = ["link"]\n' + classes + '[load]\nvalues = [0.9]\n'
+                    '[fluid]\npolicies = ["bf"]\nflows = 2000\nreplications = 10\n')
+    out = tmp_path / "o.csv"
+    result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out)],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert set(pd.read_csv(out)["method"]) == {"simulation"}
+    result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out),
+                             "--method", "markov"], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {path}: fluid.tolerance: balanced fairness "
+                                    "truncation needs more than")
+    assert result.stderr.count("\n") == 1 and "simulation" in result.stderr
 
 
 @pytest.mark.parametrize("policy, load", [("drf", 0.7), ("pf", 0.8), ("bmf", 0.8),
@@ -147,6 +204,38 @@ def test_flow_point_is_the_flow_level_simulator_with_the_scenario_settings():
     assert [c["ci_high"] for c in record["classes"]] == direct.ratio_high.tolist()
 
 
+@pytest.mark.parametrize("spec, start", [
+    ({"distribution": "pareto", "shape": 1.5}, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 2.0}, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 2.01}, ""),
+    ({"distribution": "pareto", "shape": 2.5}, ""),
+    ({"distribution": "pareto", "shape": 1.5, "max": 1000}, ""),   # bounded: all moments
+    ({"distribution": "hyperexponential", "scv": 10}, ""),
+    ({"distribution": "lognormal", "sigma": 2}, ""),
+    (None, "")])
+def test_interval_warning_for_heavy_tails(spec, start):
+    from mrfq.fluid.method import interval_warning
+    from mrfq.sizes import parse_size
+
+    warning = interval_warning(parse_size(spec))
+    assert warning.startswith(start) and bool(warning) == bool(start)
+
+
+def test_fluid_table_warns_on_simulated_infinite_variance_classes():
+    from mrfq.fluid.method import fluid_table
+
+    classes = [{"gamma": 0.5, "ci_low": 0.4, "ci_high": 0.6, "mean_in_progress": 1.0,
+                "error_estimate": 0.2}] * 3
+    records = [{"policy": p, "load": 0.5, "method": m, "classes": classes}
+               for p, m in (("pf", "simulation"), ("bf", "markov"))]
+    heavy = fluid_table(_scenario(PARETO), records)
+    assert heavy.loc[heavy["policy"] == "pf", "ci_warning"].str.startswith(
+        "unreliable interval").all()
+    assert (heavy.loc[heavy["policy"] == "bf", "ci_warning"] == "").all()
+    light = fluid_table(_scenario({"distribution": "pareto", "shape": 2.5}), records)
+    assert (light["ci_warning"] == "").all()
+
+
 def test_cli_fluid_method_option(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text('resources = ["link"]\n[[classes]]\nrequirements = [1]\nload_share = 1\n'
@@ -162,6 +251,8 @@ def test_cli_fluid_method_option(tmp_path):
         "drf": "simulation", "bf": "markov"}
     bf = table[table["policy"] == "bf"].iloc[0]
     assert bf["gamma"] == pytest.approx(0.5, rel=1e-4)  # processor sharing, 1 − ρ
+    # Pareto 2.5 has a finite variance: no warning (see the next test for shape ≤ 2)
+    assert table["ci_warning"].isna().all()  # empty strings read back as NaN
     result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out),
                              "--method", "markov"], capture_output=True, text=True,
                             cwd=tmp_path)

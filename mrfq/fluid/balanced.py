@@ -318,7 +318,15 @@ def bf_service_rates(requirements, loads, weights=None, tolerance: float = 1e-5,
     conditional = np.zeros((1, Ka))
     done = 0
     states = 1
+    estimate = np.full(Ka, np.inf)
     while True:
+        # states of the truncation at ``level``: C(level + Ka, Ka); checked before any
+        # level is computed, the first included (a point far over the budget fails at once)
+        if math.comb(level + Ka, Ka) > MAX_STATES:
+            known = f", error estimate {estimate.max():.2e}" if done else ""
+            raise InputError(f"balanced fairness truncation needs more than {MAX_STATES} "
+                             f"states (level {level}{known}); relax the tolerance, lower "
+                             "the load or use [fluid] method = 'simulation'", "tolerance")
         if binom.shape[0] < level + Ka + 1:
             binom = _binomial_table(2 * level + Ka + 1, Ka)
         previous, more_mass, more_cond = stream_levels(sub, log_rho, done + 1, level,
@@ -339,10 +347,6 @@ def bf_service_rates(requirements, loads, weights=None, tolerance: float = 1e-5,
             step = int(min(max(8, math.ceil(need)), step))
         if max_level is not None:
             step = min(step, max_level - level)
-        if states + math.comb(level + step + Ka, Ka) - math.comb(level + Ka, Ka) > MAX_STATES:
-            raise InputError(f"balanced fairness truncation needs more than {MAX_STATES} "
-                             f"states (level {level}, error estimate {estimate.max():.2e})",
-                             "tolerance")
         level += step
     mass = np.exp(log_mass - log_mass.max())
     mean_active = (mass @ conditional) / mass.sum()

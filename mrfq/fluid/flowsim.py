@@ -26,10 +26,13 @@ V_k is set to the departing flow's finish tag exactly.
 
 **Measurement** (as SPEC §3 for packet runs): arrivals continue until every flow with
 arrival index < ``flows`` has completed; flows with index < ⌊warm-up · flows⌋ are not
-measured. Per class: γ_k = E[S_k] / E[T_k] with a Student-t interval of E[T_k] (over
-replications when there are ≥ 10, else over 20 consecutive batches of every replication
-pooled) mapped through E[S_k]/T, and the ratio estimator Σ S / Σ T with the same kind of
-interval. A small, replaceable helper until the statistics module lands.
+measured. The independent units are the replications when there are ≥ 10, else 20
+consecutive batches (arrival order) of every replication, pooled. Per class: the ratio
+estimator R = Σ S / Σ T over all measured flows (the fluid γ the pipeline reports) with
+the delta-method interval of :func:`mrfq.stats.ratio_interval` over the units' totals
+(S_u, T_u): R ± t_{n−1} · √(Σ (S_u − R T_u)² / (n (n−1))) / T̄, centred on R, so it
+always brackets it; and γ_k = E[S_k] / mean T with the same interval for the mean sojourn
+Σ T / Σ count (centred on the pooled mean) mapped through E[S_k] / T.
 """
 
 from __future__ import annotations
@@ -41,7 +44,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from scipy import stats as sps
 
 from mrfq import policies
 from mrfq.arrivals import PoissonArrivals
@@ -49,9 +51,10 @@ from mrfq.errors import InputError
 from mrfq.fluid import balanced, kernels
 from mrfq.fluid.allocators import as_problem, stable_loads
 from mrfq.sizes import SizeLaw, parse_size
+from mrfq.stats import ratio_interval
 
 #: bump when a seeded run's results change; for the keys of stored flow-level points
-FLOWSIM_VERSION = "1"
+FLOWSIM_VERSION = "2"
 DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY, NEED_BOX, NO_ALLOCATION = 0, 1, 2, 3, 4, 5
 I_NEXT, I_OUTSTANDING, I_EVENTS, I_CACHED, I_HITS, I_MISSES = range(6)
 ARRIVAL_BLOCK = 1 << 16
@@ -414,7 +417,7 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=
                    cache_misses=int(istate[I_MISSES]))
 
 
-# --- minimal statistics (to be replaced by the statistics module) -----------------------
+# --- statistics (intervals from mrfq.stats.ratio_interval) ------------------------------
 
 @dataclass(frozen=True)
 class FlowRates:
@@ -422,7 +425,8 @@ class FlowRates:
 
     ``gamma`` = E[S_k] / mean sojourn (the packet side's m / E[T_k]); ``ci_low``/``ci_high``
     its interval (``ci_method``: "replications" or "batch means"); ``ratio``, ``ratio_low``,
-    ``ratio_high``: Σ S / Σ T over measured flows and its interval; ``mean_in_progress``
+    ``ratio_high``: Σ S / Σ T over measured flows and its delta-method interval (centred
+    on ``ratio``; module doc); ``mean_in_progress``
     (time average over the measured arrival window) and ``little_gamma`` = ρ_k / it;
     ``flows_measured``; ``events`` and ``wall_s`` summed over runs.
     """
@@ -442,19 +446,10 @@ class FlowRates:
     wall_s: float
 
 
-def _interval(values: np.ndarray, confidence: float) -> tuple[float, float, float]:
-    values = np.asarray(values, dtype=np.float64)
-    if values.size < 2:
-        return float(values.mean()) if values.size else np.nan, np.nan, np.nan
-    mean = float(values.mean())
-    half = float(sps.t.ppf(0.5 + confidence / 2, values.size - 1)
-                 * values.std(ddof=1) / math.sqrt(values.size))
-    return mean, mean - half, mean + half
-
-
 def _run_summary(run: FlowRun, K: int, warmup: float, parts: int) -> list[dict]:
-    """Per class: sums over measured flows, ``parts`` consecutive-batch means (sojourn and
-    Σ S / Σ T), and the time-average number in progress over the measured window."""
+    """Per class: sums over measured flows, the counts and sums of sojourn and size of
+    ``parts`` consecutive batches (arrival order), and the time-average number in progress
+    over the measured window."""
     flows = run.arrival.size
     first = int(warmup * flows)
     sojourn = run.completion - run.arrival
@@ -465,13 +460,14 @@ def _run_summary(run: FlowRun, K: int, warmup: float, parts: int) -> list[dict]:
     for k in range(K):
         idx = np.flatnonzero(run.flow_class[first:] == k) + first
         T, S = sojourn[idx], run.size[idx]
-        batch_T, batch_ratio = [], []
+        batch_n, batch_T, batch_S = [], [], []
         for part in np.array_split(np.arange(idx.size), parts) if idx.size else []:
             if part.size:
-                batch_T.append(T[part].mean())
-                batch_ratio.append(S[part].sum() / T[part].sum())
+                batch_n.append(part.size)
+                batch_T.append(T[part].sum())
+                batch_S.append(S[part].sum())
         summary.append({"count": idx.size, "sum_T": T.sum(), "sum_S": S.sum(),
-                        "batch_T": batch_T, "batch_ratio": batch_ratio,
+                        "batch_n": batch_n, "batch_T": batch_T, "batch_S": batch_S,
                         "in_progress": (overlap[run.flow_class == k].sum() / (end - start)
                                         if end > start else np.nan)})
     return summary
@@ -492,15 +488,18 @@ def _combine(summaries: list[list[dict]], class_loads, mean_work, confidence: fl
             continue
         measured[k] = sum(r["count"] for r in rows)
         sum_T = sum(r["sum_T"] for r in rows)
-        _, t_low, t_high = _interval(np.concatenate([r["batch_T"] for r in rows]),
-                                     confidence)
+        units_n, units_T, units_S = (np.concatenate([r[key] for r in rows]).astype(np.float64)
+                                     for key in ("batch_n", "batch_T", "batch_S"))
+        # mean sojourn ΣT / Σn: ratio estimator over the units (centred on the pooled mean)
+        mean_T = ratio_interval(units_T, units_n, confidence)
         out["gamma"][k] = mean_work[k] * measured[k] / sum_T
-        out["ci_low"][k] = mean_work[k] / t_high if t_high > 0 else np.nan
-        out["ci_high"][k] = mean_work[k] / t_low if t_low > 0 else np.inf
-        _, r_low, r_high = _interval(np.concatenate([r["batch_ratio"] for r in rows]),
-                                     confidence)
+        out["ci_low"][k] = mean_work[k] / mean_T.high if mean_T.high > 0 else np.nan
+        out["ci_high"][k] = mean_work[k] / mean_T.low if mean_T.low > 0 else (
+            np.inf if mean_T.ok else np.nan)
+        # Σ S / Σ T with the delta-method interval centred on it (the packet side's)
+        ratio = ratio_interval(units_S, units_T, confidence)
         out["ratio"][k] = sum(r["sum_S"] for r in rows) / sum_T
-        out["ratio_low"][k], out["ratio_high"][k] = r_low, r_high
+        out["ratio_low"][k], out["ratio_high"][k] = ratio.low, ratio.high
         out["mean_in_progress"][k] = float(np.mean([run[k]["in_progress"]
                                                     for run in summaries]))
         if out["mean_in_progress"][k] > 0:

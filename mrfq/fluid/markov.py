@@ -383,8 +383,13 @@ def markov_point(scenario, policy: str, load: float) -> dict:
     import time
 
     started = time.perf_counter()
-    result = service_rates(policy, scenario.requirements, scenario.class_loads(load),
-                           scenario.weights, scenario.fluid.tolerance)
+    try:
+        result = service_rates(policy, scenario.requirements, scenario.class_loads(load),
+                               scenario.weights, scenario.fluid.tolerance)
+    except InputError as exc:  # e.g. over the state budget: the scenario's [fluid] tolerance
+        if exc.field == "tolerance":
+            exc.field = "fluid.tolerance"
+        raise exc.located(scenario.source) from None
     classes = [{"gamma": float(result.gamma[k]),
                 "mean_in_progress": float(result.mean_in_progress[k]),
                 "error_estimate": float(result.error_estimate[k])}

@@ -10,10 +10,11 @@ Two methods give a fluid γ_k (BR §4.1, γ_k = ρ_k / E[n_k] = E[S_k] / E[T_k])
   any number of classes and any load below saturation, with a confidence interval.
 
 ``auto`` (the default of a scenario's ``[fluid] method``) takes ``markov`` when it is
-exact for the point (BF, or every class exponential) and the Markov truncation is
-predicted to fit the solver's state budget (:func:`predicted_states`), ``simulation``
-otherwise. The choice depends only on the scenario, the policy and the load, so a
-point's key (:func:`mrfq.sweeps.point_key`) is known before it is computed.
+exact for the point (BF, or every class exponential) and its truncation is predicted to
+fit its state budget (:func:`predicted_states` against the Markov solver's,
+:func:`predicted_bf_states` against BF's law's), ``simulation`` otherwise — for BF
+too. The choice depends only on the scenario, the policy and the load, so a point's key
+(:func:`mrfq.sweeps.point_key`) is known before it is computed.
 """
 
 from __future__ import annotations
@@ -41,17 +42,40 @@ CONFIDENCE = 0.95
 WARMUP = 0.05
 
 
+#: balanced fairness's explicit law (:func:`mrfq.fluid.balanced.bf_service_rates`), the
+#: same form with its own constants. Calibrated at tolerance 1e-5 on Figures 1-2, the
+#: triangle (3 classes, 3 resources) and a 4-class point, loads 0.1-0.98 (README): its
+#: final level was at most 1.99 ln(tol)/ln(r) from load 0.5 on (1.52-1.83 at 0.7-0.98),
+#: and 16 below
+BF_LEVEL_FACTOR = 2.2
+BF_MIN_LEVEL = 16
+
+
+def _predicted(requirements, class_loads, tolerance: float, factor: float,
+               min_level: int) -> int:
+    """C(L̂ + K, K) states (K the classes with load) at level
+    L̂ = max(min_level, factor · ln(tol) / ln(r)), r the largest resource load."""
+    a = np.asarray(requirements, dtype=np.float64)
+    rho = np.asarray(class_loads, dtype=np.float64)
+    r = max(float((rho @ a).max()), 0.05)
+    level = max(min_level, math.ceil(factor * math.log(tolerance) / math.log(r)))
+    K = int(np.count_nonzero(rho > 0))
+    return math.comb(level + K, K)
+
+
 def predicted_states(requirements, class_loads, tolerance: float) -> int:
     """States the Markov solver is expected to need: C(L̂ + K, K) states at level
     L̂ = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r the largest resource load (the
     level mass decays about like r^l; the constants are calibrated on the paper's
     scenarios)."""
-    a = np.asarray(requirements, dtype=np.float64)
-    rho = np.asarray(class_loads, dtype=np.float64)
-    r = max(float((rho @ a).max()), 0.05)
-    level = max(MIN_LEVEL, math.ceil(LEVEL_FACTOR * math.log(tolerance) / math.log(r)))
-    K = int(np.count_nonzero(rho > 0))
-    return math.comb(level + K, K)
+    return _predicted(requirements, class_loads, tolerance, LEVEL_FACTOR, MIN_LEVEL)
+
+
+def predicted_bf_states(requirements, class_loads, tolerance: float) -> int:
+    """States balanced fairness's explicit law is expected to visit (its truncation at
+    tolerance ``tolerance``): as :func:`predicted_states` with :data:`BF_LEVEL_FACTOR`
+    and :data:`BF_MIN_LEVEL`."""
+    return _predicted(requirements, class_loads, tolerance, BF_LEVEL_FACTOR, BF_MIN_LEVEL)
 
 
 def _exact_for_any_law(policy: str) -> bool:
@@ -64,6 +88,7 @@ def fluid_method(scenario, policy: str, load: float) -> str:
     Raises InputError (field ``fluid.method``) when ``markov`` is forced on a policy whose
     Markov model does not hold for the scenario's size laws.
     """
+    from mrfq.fluid.balanced import MAX_STATES as BF_MAX_STATES
     from mrfq.fluid.markov import MAX_STATES
 
     chosen = scenario.fluid.method
@@ -78,10 +103,12 @@ def fluid_method(scenario, policy: str, load: float) -> str:
         return "markov"
     if chosen == "simulation" or not exact:
         return "simulation"
+    rho = scenario.class_loads(load)
     if _exact_for_any_law(policy):
-        return "markov"  # an explicit law: no linear solve, and its own (larger) budget
-    states = predicted_states(scenario.requirements, scenario.class_loads(load),
-                              scenario.fluid.tolerance)
+        # an explicit law: no linear solve, and its own (larger) budget
+        states = predicted_bf_states(scenario.requirements, rho, scenario.fluid.tolerance)
+        return "markov" if states <= BF_MAX_STATES else "simulation"
+    states = predicted_states(scenario.requirements, rho, scenario.fluid.tolerance)
     return "markov" if states <= MAX_STATES else "simulation"
 
 
@@ -141,20 +168,39 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
     return c.get("ci_low", c["gamma"]), c.get("ci_high", c["gamma"])
 
 
+def interval_warning(law) -> str:
+    """Why a simulated interval of a class with size law ``law`` (a
+    :class:`mrfq.sizes.SizeLaw`) should not be trusted at face value, "" when nothing is
+    known against it: a law with infinite variance (unbounded Pareto with shape ≤ 2).
+    Measured (benchmarks/flowsim_coverage.py, BF simulated against its exact γ with
+    independent seeds, 10 × 10^5 flows, 95%): Pareto 1.5 intervals covered 82–88% and
+    γ came out high; Pareto 2.5 (finite variance, infinite third moment) 93–94%, as
+    exponential sizes (92–94%)."""
+    if math.isinf(law.scv):
+        return (f"unreliable interval: {law.distribution} sizes with infinite variance "
+                "(runs have not seen their share of huge flows; gamma tends to come out "
+                "high)")
+    return ""
+
+
 def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
-    ci_low, ci_high (= gamma for the exact method), mean_in_progress, error_estimate
-    (relative: truncation error, or the interval's half-width), level, states (Markov
-    truncation; NaN for simulation)."""
+    ci_low, ci_high (= gamma for the exact method), ci_warning (simulated points of a
+    class whose size law has infinite variance: :func:`interval_warning`; "" otherwise),
+    mean_in_progress, error_estimate (relative: truncation error, or the interval's
+    half-width), level, states (Markov truncation; NaN for simulation)."""
+    warnings = [interval_warning(law) for law in scenario.size_laws]
     rows = []
     for record in records:
         rho = scenario.class_loads(record["load"])
+        method = record_method(record)
         for k, name in enumerate(scenario.class_names):
             c = record["classes"][k]
             low, high = class_interval(record, k)
             rows.append({"policy": record["policy"], "load": record["load"], "class": name,
                          "rho": float(rho[k]), "gamma": c["gamma"],
-                         "method": record_method(record), "ci_low": low, "ci_high": high,
+                         "method": method, "ci_low": low, "ci_high": high,
+                         "ci_warning": warnings[k] if method == "simulation" else "",
                          "mean_in_progress": c["mean_in_progress"],
                          "error_estimate": c["error_estimate"],
                          "level": record.get("level", np.nan),

@@ -13,10 +13,18 @@ Usage (from the checkout): python reproduction/insensitivity/run.py [--jobs 2]
    W = 30, 10 replications of 10 000 flows, loads 0.3/0.5/0.7/0.9) swept into the same
    results directory (so its fluid points are the study's) and validated against the
    flow-level fluid γ → ``packet_summary.csv``, ``packet_validation.csv`` here.
-3. Control: BF by flow-level simulation (forced) for every non-exponential law, with the
-   study's run lengths, against BF's exact (insensitive) γ: the simulation's own error
-   at these settings → ``bf_control.csv`` here.
-4. ``plots/insensitivity.png`` (+ PDF): one panel per policy, line style per law, packet
+3. Control: BF by flow-level simulation (forced) for every law (exponential included: its
+   DRF/PF/BMF points are simulated where the Markov solver is over budget), with the
+   study's run lengths (``flows``, ``replications`` columns), against BF's exact
+   (insensitive) γ: the simulation's own error at these settings → ``bf_control.csv``.
+4. Corrected curves and findings: every *simulated* γ_k divided by the simulated-BF /
+   exact-BF ratio of the same law, load and class (a control variate: the policies of a
+   law share arrivals and sizes, common random numbers) → ``corrected.csv`` (per law,
+   policy, load, class: γ, the ratio, corrected γ, the exponential reference and the raw
+   and corrected departures from it); the numbers the README's findings quote, computed
+   from it → ``findings.csv`` (one row per number: what, law, policy, class, loads,
+   value) and printed.
+5. ``plots/insensitivity.png`` (+ PDF): one panel per policy, line style per law, packet
    crosses for Pareto 2.5.
 """
 
@@ -27,6 +35,9 @@ import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
+
+import numpy as np
+import pandas as pd
 
 from mrfq import pipeline
 from mrfq.io import write_csv
@@ -44,6 +55,108 @@ LAWS = {
 PACKET_LAW = "Pareto 2.5"
 
 
+def correct(table: pd.DataFrame, control: pd.DataFrame) -> pd.DataFrame:
+    """Per law, policy (DRF/PF/BMF), load, class: ``gamma``, ``bf_ratio`` (simulated /
+    exact BF of the same law, load and class), ``corrected`` (γ / bf_ratio for a simulated
+    point, γ for an exact one), ``reference`` (the exponential law's corrected γ of the
+    same policy, load and class), ``raw_departure`` = γ / exponential γ − 1 and
+    ``corrected_departure`` = corrected / reference − 1."""
+    ratio = control.assign(bf_ratio=control["gamma"] / control["exact_gamma"]).set_index(
+        ["law", "load", "class"])["bf_ratio"]
+    rows = table[table["policy"] != "bf"].copy()
+    keys = list(zip(rows["law"], rows["load"], rows["class"], strict=True))
+    rows["bf_ratio"] = [ratio.get(key, np.nan) for key in keys]
+    simulated = rows["method"] == "simulation"
+    rows["corrected"] = np.where(simulated, rows["gamma"] / rows["bf_ratio"], rows["gamma"])
+    base = rows[rows["law"] == "exponential"].set_index(["policy", "load", "class"])
+    ref = list(zip(rows["policy"], rows["load"], rows["class"], strict=True))
+    rows["reference"] = [base["corrected"].get(key, np.nan) for key in ref]
+    rows["raw_departure"] = rows["gamma"] / [base["gamma"].get(key, np.nan)
+                                             for key in ref] - 1
+    rows["corrected_departure"] = rows["corrected"] / rows["reference"] - 1
+    return rows[["law", "policy", "load", "class", "method", "gamma", "bf_ratio",
+                 "corrected", "reference", "raw_departure", "corrected_departure"]
+                ].reset_index(drop=True)
+
+
+def findings(table: pd.DataFrame, control: pd.DataFrame, corrected: pd.DataFrame
+             ) -> pd.DataFrame:
+    """The numbers the README's insensitivity findings quote, one row each: ``what``
+    (the statistic), ``law``, ``policy``, ``class``, ``loads`` (which loads it is taken
+    over) and ``value`` (relative numbers as fractions, counts as counts)."""
+    rows: list[dict] = []
+
+    def add(what, law, policy, cls, loads, value):
+        rows.append({"what": what, "law": law, "policy": policy, "class": cls,
+                     "loads": loads, "value": float(value)})
+
+    laws = [law for law in LAWS if law != "exponential"]
+    sim = table[(table["method"] == "simulation") & (table["policy"] != "bf")]
+    for law in LAWS:
+        part = sim[sim["law"] == law]
+        for loads, chosen in (("<=0.8", part["load"] <= 0.8), ("0.9", part["load"] == 0.9),
+                              ("0.95", part["load"] == 0.95)):
+            if chosen.any():
+                add("max 95% relative half-width", law, "drf/pf/bmf", "all", loads,
+                    part.loc[chosen, "error_estimate"].max())
+    for law, part in control.groupby("law", sort=False):
+        error = (part["gamma"] / part["exact_gamma"] - 1).abs()
+        add("BF control: exact inside the 95% CI (count)", law, "bf", "all", "all",
+            part["inside"].sum())
+        add("BF control: points", law, "bf", "all", "all", len(part))
+        add("BF control: max |simulated/exact - 1|", law, "bf", "all", "<=0.8",
+            error[part["load"] <= 0.8].max())
+        add("BF control: max |simulated/exact - 1|", law, "bf", "all", "0.95",
+            error[part["load"] == 0.95].max())
+    low = corrected[corrected["load"] <= 0.8]
+    for law in laws:
+        part = low[low["law"] == law]
+        add("max |raw departure| from exponential", law, "drf/pf/bmf", "all", "<=0.8",
+            part["raw_departure"].abs().max())
+        for policy in ("pf", "bmf"):
+            one = part[part["policy"] == policy]
+            add("max |corrected departure|", law, policy, "all", "<=0.8",
+                one["corrected_departure"].abs().max())
+        drf = part[(part["policy"] == "drf") & (part["class"] != "2")]
+        add("max |corrected departure|", law, "drf", "1,3", "<=0.8",
+            drf["corrected_departure"].abs().max())
+        for load in (0.5, 0.7, 0.8, 0.9, 0.95):
+            one = corrected[(corrected["law"] == law) & (corrected["policy"] == "drf")
+                            & (corrected["class"] == "2") & (corrected["load"] == load)]
+            add("corrected departure", law, "drf", "2", f"{load:g}",
+                one["corrected_departure"].iloc[0])
+    for load in (0.9, 0.95):
+        at = corrected[(corrected["load"] == load) & corrected["policy"].isin(["pf", "bmf"])
+                       & (corrected["law"] != "exponential")]
+        add("max |corrected departure|", "non-exponential", "pf/bmf", "all", f"{load:g}",
+            at["corrected_departure"].abs().max())
+    add("max |corrected departure|", "non-exponential", "drf", "1,3", "0.95",
+        corrected.loc[(corrected["load"] == 0.95) & (corrected["policy"] == "drf")
+                      & (corrected["class"] != "2"), "corrected_departure"].abs().max())
+    add("BF control: largest |simulated/exact - 1| (the correction)", "all", "bf", "all",
+        "0.95", (control["gamma"] / control["exact_gamma"] - 1)[control["load"] == 0.95]
+        .abs().max())
+    top = corrected[(corrected["load"] == 0.95) & (corrected["law"] != "exponential")]
+    for law, part in top.groupby("law", sort=False):
+        add("max |corrected departure|", law, "drf/pf/bmf", "all", "0.95",
+            part["corrected_departure"].abs().max())
+    # the ranking (ratios of two policies are the same raw or corrected)
+    wide = table[table["policy"] != "bf"].pivot_table(
+        index=["law", "load", "class"], columns="policy", values="gamma").reset_index()
+    pf_bmf = wide["pf"] / wide["bmf"] - 1
+    add("max |PF/BMF - 1|", "all", "pf/bmf", "all", "all", pf_bmf.abs().max())
+    for cls, what, fn in (("3", "min PF/BMF - 1", np.min), ("2", "max PF/BMF - 1", np.max)):
+        add(what, "all", "pf/bmf", cls, "all", fn(pf_bmf[wide["class"] == cls]))
+    bmf_drf = wide["bmf"] / wide["drf"] - 1
+    add("max |BMF/DRF - 1|", "all", "bmf/drf", "1,3", "all",
+        bmf_drf[wide["class"] != "2"].abs().max())
+    for law in ("exponential", "Pareto 1.5"):
+        for load in (0.5, 0.8, 0.9):
+            chosen = (wide["law"] == law) & (wide["load"] == load) & (wide["class"] == "2")
+            add("BMF/DRF - 1", law, "bmf/drf", "2", f"{load:g}", bmf_drf[chosen].iloc[0])
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobs", type=int, default=2)
@@ -57,21 +170,21 @@ def main() -> None:
     write_csv(table, HERE / "insensitivity.csv")
     print(f"fluid: {len(table)} rows in {time.perf_counter() - started:.0f} s")
     forced = replace(study, fluid=replace(study.fluid, policies=("bf",), method="simulation"))
-    control = pipeline.insensitivity(forced, {k: v for k, v in LAWS.items()
-                                              if k != "exponential"}, args.results,
-                                     jobs=args.jobs)
+    control = pipeline.insensitivity(forced, LAWS, args.results, jobs=args.jobs)
     exact = table[table["policy"] == "bf"].drop_duplicates(["load", "class"]).set_index(
         ["load", "class"])["gamma"]
     control["exact_gamma"] = [exact[(load, name)] for load, name in
                               zip(control["load"], control["class"], strict=True)]
     control["inside"] = ((control["ci_low"] <= control["exact_gamma"])
                          & (control["exact_gamma"] <= control["ci_high"]))
+    control["flows"] = forced.fluid.flows
+    control["replications"] = forced.fluid.replications
     write_csv(control, HERE / "bf_control.csv")
-    for law, part in control.groupby("law", sort=False):
-        error = (part["gamma"] / part["exact_gamma"] - 1).abs()
-        print(f"control {law}: BF simulated vs exact, {int(part['inside'].sum())}/{len(part)} "
-              f"inside the 95% CI, max |error| {error.max():.2%} (loads <= 0.8: "
-              f"{error[part['load'] <= 0.8].max():.2%})")
+    corrected = correct(table, control)
+    write_csv(corrected, HERE / "corrected.csv")
+    numbers = findings(table, control, corrected)
+    write_csv(numbers, HERE / "findings.csv")
+    print(numbers.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     packet = None
     if not args.no_packet:
         started = time.perf_counter()
