@@ -277,3 +277,53 @@ def test_stored_records_say_what_was_placed(tmp_path):
         assert counts == np.bincount(expected, minlength=3).tolist()
     assert "initial_flows" in summary and (summary["initial_flows"] >= 0).all()
     assert Path(tmp_path / "r" / "scenario.json").read_text().count('"init": "fluid"') == 1
+
+
+def test_fluid_start_sweep_identical_over_jobs(tmp_path):
+    """The same numbers with one or two worker processes (each solves π itself)."""
+    s = scenario_from_dict({"resources": ["cpu", "link"], "classes": FIG3_CLASSES,
+                            "load": {"values": [0.5, 0.7]},
+                            "packet": {"init": "fluid", "policies": ["bmf", "drfq"],
+                                       "flows": 200, "mean_size": 20, "window": 5,
+                                       "replications": 2}})
+    one = run_sweep(s, tmp_path / "one", jobs=1, kinds=("packet",))
+    two = run_sweep(s, tmp_path / "two", jobs=2, kinds=("packet",))
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(one.drop(columns="wall_s", errors="ignore"),
+                                  two.drop(columns="wall_s", errors="ignore"),
+                                  check_exact=True)
+    assert one["initial_flows"].sum() > 0
+
+
+def test_coverage_campaign_compares_the_starts(tmp_path):
+    """benchmarks/interval_coverage.py --init fluid: the paired change is the mean of the
+    per-run differences from the cached records of both starts."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import interval_coverage as coverage
+
+    argv = ["--runs", "3", "--jobs", "1", "--policies", "bmf", "--loads", "0.7",
+            "--mean-size", "10", "--window", "4", "--flows", "300", "--replications", "2",
+            "--replication-flows", "150", "--reference-runs", "2", "--reference-factor", "2",
+            "--modes", "replications", "--cache", str(tmp_path / "cache")]
+    assert coverage.main(argv + ["--json", str(tmp_path / "e.json")]) == 0
+    assert coverage.main(argv + ["--init", "fluid", "--json", str(tmp_path / "f.json")]) == 0
+    empty = json.loads((tmp_path / "e.json").read_text())
+    fluid = json.loads((tmp_path / "f.json").read_text())
+    settings = {"mean_size": 10.0, "window": 4, "flows": 300, "replication_flows": 150,
+                "reference_factor": 2, "warmup": "auto", "runs": 3, "replications": 2}
+    for e, f in zip(empty, fluid, strict=True):
+        k = int(f["class"]) - 1
+        gammas = {}
+        for init in ("empty", "fluid"):
+            chosen = {**settings, "init": init}
+            gammas[init] = np.array([coverage.combine_packet_records(
+                coverage.scenario_for(chosen, "replications", i),
+                [json.loads(coverage.cache_path(
+                    tmp_path / "cache", chosen, ("replications", "bmf", 0.7, i, r)
+                ).read_text()) for r in range(2)])["gamma"].iloc[k] for i in range(3)])
+        assert f["init"] == "fluid" and e["init"] == "empty"
+        assert f["bias_change"] == pytest.approx(
+            ((gammas["fluid"] - gammas["empty"]) / f["reference"]).mean(), rel=1e-12)
+        assert np.isnan(e["bias_change"]) and f["initial_flows"] >= 0
+    assert sum(f["initial_flows"] for f in fluid) > 0
