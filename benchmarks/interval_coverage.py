@@ -17,6 +17,11 @@ package's own point function and combiner (:func:`mrfq.points.packet_point`,
   (``--precision``, replications of ``--replication-flows`` flows, at least
   ``--replications``; seeds 200 000 + i), the sequential stopping rule of a sweep.
 
+``--init fluid`` starts every run of the three modes (not the reference, which is shared)
+with flows in progress drawn from the fluid stationary law (``[packet] init``); its
+table then also gives, when the same items with ``--init empty`` are cached, the paired
+change of the bias (same seeds, same arrival streams: common random numbers).
+
 Per (mode, policy, load, class): coverage = fraction of runs whose interval contains the
 reference γ_k (a flagged run, NaN interval, counts as a miss and is counted), with its
 binomial 95% interval; relative bias = mean estimate / reference − 1 with a 95% interval
@@ -62,6 +67,8 @@ def scenario_for(settings: dict, mode: str, index: int):
     scenario = load_scenario("fig3_packet").with_overrides(
         flows=flows, mean_size=settings["mean_size"], window=settings["window"],
         warmup=settings["warmup"], seed=seed, replications=1)
+    if mode != "reference" and settings.get("init", "empty") != "empty":
+        scenario = scenario.with_overrides(init=settings["init"])
     if mode == "precision":
         scenario = scenario.with_overrides(precision=settings["precision"],
                                            replications=settings["replications"])
@@ -105,6 +112,8 @@ def cache_path(cache: Path, settings: dict, item: tuple) -> Path:
 
     # everything that determines the item's numbers (not the run counts)
     keyed = {k: settings[k] for k in ("mean_size", "window", "warmup")}
+    if item[0] != "reference" and settings.get("init", "empty") != "empty":
+        keyed["init"] = settings["init"]  # absent for an empty start: older caches hold
     if item[0] == "precision":
         keyed.update(precision=settings["precision"], first=settings["replications"])
     keyed.update(flows=item_flows(settings, item), engine=ENGINE_VERSION,
@@ -121,7 +130,33 @@ def proportion_interval(hits: int, n: int) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def analyse(settings: dict, records: dict[tuple, dict]) -> list[dict]:
+def _tables(settings: dict, records: dict[tuple, dict], mode: str, policy: str,
+            load: float) -> list:
+    """The combined per-class table of every run of one (mode, policy, load)."""
+    reps = settings["replications"] if mode == "replications" else 1
+    return [combine_packet_records(
+        scenario_for(settings, mode, i),
+        records[(mode, policy, load, i, 0)]["records"] if mode == "precision"
+        else [records[(mode, policy, load, i, r)] for r in range(reps)])
+        for i in range(settings["runs"])]
+
+
+def _empty_start_tables(settings: dict, cache: Path | None, mode: str, policy: str,
+                        load: float) -> list | None:
+    """The same runs with ``init = "empty"`` (same seeds), if all are cached."""
+    if cache is None or settings.get("init", "empty") == "empty":
+        return None
+    empty = {**settings, "init": "empty"}
+    items = [i for i in items_for(empty) if i[0] == mode and i[1] == policy and i[2] == load]
+    paths = [cache_path(cache, empty, i) for i in items]
+    if not all(p.exists() for p in paths):
+        return None
+    records = {i: json.loads(p.read_text()) for i, p in zip(items, paths, strict=True)}
+    return _tables(empty, records, mode, policy, load)
+
+
+def analyse(settings: dict, records: dict[tuple, dict], cache: Path | None = None
+            ) -> list[dict]:
     rows = []
     for policy in settings["policies"]:
         for load in settings["loads"]:
@@ -130,12 +165,8 @@ def analyse(settings: dict, records: dict[tuple, dict]) -> list[dict]:
             reference = combine_packet_records(scenario_for(settings, "reference", 0),
                                                ref_records)
             for mode in settings["modes"]:
-                reps = settings["replications"] if mode == "replications" else 1
-                tables = [combine_packet_records(
-                    scenario_for(settings, mode, i),
-                    records[(mode, policy, load, i, 0)]["records"] if mode == "precision"
-                    else [records[(mode, policy, load, i, r)] for r in range(reps)])
-                    for i in range(settings["runs"])]
+                tables = _tables(settings, records, mode, policy, load)
+                empty = _empty_start_tables(settings, cache, mode, policy, load)
                 for k, name in enumerate(reference["class"]):
                     truth = float(reference["gamma"].iloc[k])
                     truth_half = float(reference["ci_high"].iloc[k]) - truth
@@ -153,6 +184,14 @@ def analyse(settings: dict, records: dict[tuple, dict]) -> list[dict]:
                         / truth
                     bias_half = 1.96 * np.hypot(se_mean, se_ref)
                     width = np.nanmean((high - low) / 2 / est)
+                    # flows MSER-5 discarded per run (all classes; summed over replications)
+                    discarded = [float(t["warmup_flows"].sum()) for t in tables]
+                    paired = paired_half = np.nan
+                    if empty is not None:  # same seeds from empty: the bias it removes
+                        diff = (est - np.array([t["gamma"].iloc[k] for t in empty])) / truth
+                        paired = float(diff.mean())
+                        paired_half = float(sps.t.ppf(0.975, n - 1) * diff.std(ddof=1)
+                                            / np.sqrt(n))
                     rows.append({"mode": mode, "policy": policy, "load": load, "class": name,
                                  "reference": truth, "reference_half": truth_half,
                                  "runs": n, "covered": covered, "coverage": covered / n,
@@ -162,11 +201,20 @@ def analyse(settings: dict, records: dict[tuple, dict]) -> list[dict]:
                                  "batches_used": float(np.mean(
                                      [t["batches_used"].iloc[k] for t in tables])),
                                  "warmup_flows": float(np.mean(
-                                     [t["warmup_flows"].iloc[k] for t in tables]))})
+                                     [t["warmup_flows"].iloc[k] for t in tables])),
+                                 "init": settings.get("init", "empty"),
+                                 "discarded_flows": float(np.mean(discarded)),
+                                 "runs_with_cut": int(np.count_nonzero(np.array(discarded))),
+                                 "initial_flows": float(np.mean(
+                                     [t["initial_flows"].iloc[k] if "initial_flows" in t
+                                      else 0 for t in tables])),
+                                 "bias_change": paired, "bias_change_half": paired_half})
     return rows
 
 
 def markdown(rows: list[dict]) -> str:
+    if any(r.get("init", "empty") != "empty" for r in rows):
+        return _init_markdown(rows)
     lines = ["| mode | policy | load | class | reference γ [95% CI] | coverage [95% CI] | "
              "flagged | mean bias [95% CI] | mean half-width |",
              "|---|---|---|---|---|---|---|---|---|"]
@@ -178,6 +226,27 @@ def markdown(rows: list[dict]) -> str:
             f"[{100 * r['coverage_low']:.1f}, {100 * r['coverage_high']:.1f}] | "
             f"{r['flagged']} | {100 * r['bias']:+.2f}% ± {100 * r['bias_half']:.2f} | "
             f"{100 * r['mean_relative_half_width']:.1f}% |")
+    return "\n".join(lines)
+
+
+def _init_markdown(rows: list[dict]) -> str:
+    """The table of an ``--init fluid`` campaign: the usual columns, the flows placed at
+    t = 0 and discarded by MSER-5 per run, and the paired change of the bias against the
+    same runs from empty (when cached)."""
+    lines = ["| mode | policy | load | class | reference γ | coverage [95% CI] | flagged | "
+             "mean bias [95% CI] | mean half-width | initial flows of the class (mean) | "
+             "discarded per run (mean; runs with a cut) | bias change vs empty [95% CI] |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        change = ("n/a" if not np.isfinite(r["bias_change"]) else
+                  f"{100 * r['bias_change']:+.2f}% ± {100 * r['bias_change_half']:.2f}")
+        lines.append(
+            f"| {r['mode']} | {r['policy']} | {r['load']:g} | {r['class']} | "
+            f"{r['reference']:.4f} | {100 * r['coverage']:.1f}% ({r['covered']}/{r['runs']}) "
+            f"[{100 * r['coverage_low']:.1f}, {100 * r['coverage_high']:.1f}] | "
+            f"{r['flagged']} | {100 * r['bias']:+.2f}% ± {100 * r['bias_half']:.2f} | "
+            f"{100 * r['mean_relative_half_width']:.1f}% | {r['initial_flows']:.2f} | "
+            f"{r['discarded_flows']:.0f} ({r['runs_with_cut']}) | {change} |")
     return "\n".join(lines)
 
 
@@ -196,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-runs", type=int, default=10)
     parser.add_argument("--reference-factor", type=int, default=50)
     parser.add_argument("--warmup", default="auto")
+    parser.add_argument("--init", default="empty", choices=("empty", "fluid"),
+                        help="start of every run but the reference's ([packet] init)")
     parser.add_argument("--precision", type=float, default=0.05,
                         help="target of the precision mode")
     parser.add_argument("--cache", default="results/coverage_cache")
@@ -211,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
                 "replication_flows": args.replication_flows,
                 "reference_runs": args.reference_runs,
                 "reference_factor": args.reference_factor, "warmup": warmup,
-                "precision": args.precision}
+                "precision": args.precision, "init": args.init}
     cache = Path(args.cache)
     items = items_for(settings)
     todo = [i for i in items if not cache_path(cache, settings, i).exists()]
@@ -236,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{done}/{len(todo)} items, {time.perf_counter() - started:.0f} s",
                   file=sys.stderr)
     records = {i: json.loads(cache_path(cache, settings, i).read_text()) for i in items}
-    rows = analyse(settings, records)
+    rows = analyse(settings, records, cache)
     print(markdown(rows))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))

@@ -168,6 +168,9 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--window", type=int, help="Window W in packets.")
 @click.option("--replications", type=int, help="Independent replications.")
 @click.option("--warmup", help="Warm-up: 'auto' (MSER-5) or a fraction of flow arrivals.")
+@click.option("--init", help="Start of a replication: 'empty' (default) or 'fluid' (flows "
+              "in progress at t = 0 drawn from the fluid model's stationary law; not "
+              "measured).")
 @click.option("--delta", type=float, help="Dovetailing bound Δ (drfq-dovetail).")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class: replications are added until it is reached.")
@@ -177,7 +180,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--debug", is_flag=True, help="Check engine invariants after every event.")
 @user_errors
 def simulate(scenario, policy, load, seed, output, flows, mean_size, window, replications,
-             warmup, delta, precision, max_replications, flows_out, debug):
+             warmup, init, delta, precision, max_replications, flows_out, debug):
     """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
     function for every replication, combined as in a sweep."""
     from mrfq.io import write_csv
@@ -187,7 +190,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
     result = run_points(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
                         warmup=warmup, delta=delta, precision=precision,
-                        max_replications=max_replications, debug=debug or None,
+                        max_replications=max_replications, init=init, debug=debug or None,
                         progress=Progress(f"simulate {policy}"))
     if output:
         write_csv(result.classes, output)

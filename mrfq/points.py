@@ -15,6 +15,7 @@ which the sweep summary and :func:`simulate` both use, so their schemas are one.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,23 +46,80 @@ def replication_seed(seed: int, replication: int) -> np.random.SeedSequence:
     return np.random.SeedSequence(seed, spawn_key=(replication,))
 
 
+def check_init(scenario: Scenario, policy: str, load: float) -> None:
+    """InputError (field ``packet.init``) unless the point (packet ``policy``, ``load``)
+    can start from the fluid stationary law: ``init = "fluid"`` needs every class
+    exponential, a fluid counterpart of ``policy`` (:mod:`mrfq.policies`) and the
+    Markov truncation within the solver's budget
+    (:func:`mrfq.fluid.method.predicted_states` ≤ :data:`mrfq.fluid.markov.MAX_STATES`).
+    Nothing to check for ``init = "empty"``."""
+    from mrfq.fluid.markov import MAX_STATES
+    from mrfq.fluid.method import predicted_states
+    from mrfq.scenario import check_init as check_scenario
+
+    if scenario.packet.init != "fluid":
+        return
+    check_scenario(scenario.packet, scenario.classes, "packet.init", scenario.source,
+                   check_policies=False)
+    if policies.fluid_counterpart(policy) is None:
+        raise InputError(f"'fluid' needs a fluid counterpart of the packet policy, and "
+                         f"{policy} has none", "packet.init", scenario.source)
+    states = predicted_states(scenario.requirements, scenario.class_loads(load),
+                              scenario.fluid.tolerance)
+    if states > MAX_STATES:
+        raise InputError(f"'fluid' needs the Markov model, whose state space at load "
+                         f"{load:g} (about {states:.3g} states) is beyond the solver's "
+                         f"budget ({MAX_STATES})", "packet.init", scenario.source)
+
+
+@functools.lru_cache(maxsize=16)
+def _stationary_law(policy: str, requirements: tuple, shape: tuple, loads: tuple,
+                    weights: tuple, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """π of the Markov model (states, probabilities), once per process and point (a
+    solve takes seconds at load 0.9; arguments as tuples so that they hash)."""
+    from mrfq.fluid.markov import stationary_distribution
+
+    return stationary_distribution(policy, np.array(requirements).reshape(shape),
+                                   np.array(loads), np.array(weights), tolerance)
+
+
+def initial_law(scenario: Scenario, policy: str, load: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The stationary law π(n) (states S×K, probabilities S) that ``init = "fluid"``
+    draws a replication's flows in progress at t = 0 from: the Markov demand model
+    (BR §4.1) of the fluid counterpart of the packet ``policy`` at ``load``, solved to the
+    scenario's ``[fluid] tolerance``; checked by :func:`check_init`."""
+    check_init(scenario, policy, load)
+    a = scenario.requirements
+    return _stationary_law(policies.fluid_counterpart(policy), tuple(a.ravel().tolist()),
+                           a.shape, tuple(scenario.class_loads(load).tolist()),
+                           tuple(scenario.weights.tolist()), float(scenario.fluid.tolerance))
+
+
 def _replication(scenario: Scenario, policy: str, load: float, replication: int,
                  debug: bool | None = None,
                  progress: Callable[[int, int], None] | None = None):
     from mrfq.packet.engine import run_replication
+    from mrfq.packet.initial import draw_initial_flows
     from mrfq.packet.model import PacketModel
 
     cfg = scenario.packet
     rho = scenario.class_loads(load)
+    seed_seq = replication_seed(cfg.seed, replication)
+    initial = None
+    if cfg.init == "fluid":  # flows in progress at t = 0, n(0) ~ π (not measured)
+        initial = draw_initial_flows(seed_seq, *initial_law(scenario, policy, load),
+                                     cfg.mean_size)
     started = time.perf_counter()
     run = run_replication(PacketModel.from_scenario(scenario), policy, rho,
-                          replication_seed(cfg.seed, replication), flows=cfg.flows,
+                          seed_seq, flows=cfg.flows,
                           mean_size=cfg.mean_size, window=cfg.window, delta=cfg.delta,
                           fq_resource=scenario.fq_resource_index, debug=debug,
-                          progress=progress, size_laws=scenario.size_laws)
-    table = replication_table(run.arrival, run.completion, run.flow_class, run.size,
-                              scenario.class_names, rho, cfg.mean_size, cfg.warmup,
-                              cfg.batches)
+                          progress=progress, size_laws=scenario.size_laws, initial=initial)
+    table = replication_table(
+        run.arrival, run.completion, run.flow_class, run.size, scenario.class_names, rho,
+        cfg.mean_size, cfg.warmup, cfg.batches,
+        None if initial is None else (initial[0], run.initial_completion))
     classes = table.drop(columns="class").to_dict("records")
     # packet delays and utilisation from the first histogram bucket after the warm-up cut
     bucket = first_full_bucket(int(classes[0]["warmup_cut"]), cfg.flows,
@@ -186,7 +244,9 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     ``flows_simulated`` (flow arrivals over all replications, warm-up included),
     ``services`` (packet-resource services), ``target_precision`` (NaN without one),
     ``achieved_precision`` (half-width / γ_k of this class's interval) and
-    ``precision_reached`` (every class of the point at or below the target)."""
+    ``precision_reached`` (every class of the point at or below the target); with
+    ``init = "fluid"``, ``initial_flows`` (this class's flows placed at t = 0, summed over
+    the replications; not measured)."""
     packet = scenario.packet
     records = chosen_replications(packet, records, confidence)
     tables = []
@@ -220,6 +280,10 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
         combined[f"utilisation_{resource}"] = (
             float(np.mean([u[j] for u in shares])) if all(isinstance(u, list) for u in shares)
             else np.nan)
+    if packet.init == "fluid":  # flows in progress at t = 0, over all replications
+        combined["initial_flows"] = [
+            sum(int(r["classes"][k].get("initial_flows", 0)) for r in records)
+            for k in range(len(scenario.classes))]
     return combined
 
 
@@ -262,7 +326,7 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
              window: int | None = None, replications: int | None = None,
              warmup: float | str | None = None, delta: float | None = None,
              precision: float | None = None, max_replications: int | None = None,
-             debug: bool | None = None, confidence: float = 0.95,
+             init: str | None = None, debug: bool | None = None, confidence: float = 0.95,
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Packet simulation of ``scenario`` at a value ``load`` of its load axis: the
     replications of :func:`packet_point`, combined as in a sweep.
@@ -276,8 +340,9 @@ def simulate(scenario: Scenario, policy: str, load: float, seed: int | None = No
     scenario = scenario.with_overrides(flows=flows, mean_size=mean_size, window=window,
                                        replications=replications, warmup=warmup,
                                        delta=delta, seed=seed, precision=precision,
-                                       max_replications=max_replications)
+                                       max_replications=max_replications, init=init)
     scenario.check_load(load)
+    check_init(scenario, policy, load)
     if not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
     cfg = scenario.packet

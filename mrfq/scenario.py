@@ -31,8 +31,11 @@ _FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed
 FLUID_METHODS = ("auto", "markov", "simulation")
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
-    "batches", "precision", "max_replications", "fq_resource",
+    "batches", "precision", "max_replications", "fq_resource", "init",
 }
+#: how a packet replication starts (``[packet] init``): empty, or with flows in progress
+#: drawn from the fluid model's stationary law (:mod:`mrfq.packet.initial`)
+PACKET_INITS = ("empty", "fluid")
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,9 @@ class PacketConfig:
     precision: float | None = None
     max_replications: int = 1000
     fq_resource: str | None = None  # bottleneck FQ's resource (None: the last, the link)
+    #: "empty" (no flow at t = 0) or "fluid" (flows in progress at t = 0 drawn from the
+    #: Markov model's stationary law π of the policy's fluid counterpart; not measured)
+    init: str = "empty"
 
 
 @dataclass(frozen=True)
@@ -187,7 +193,7 @@ class Scenario:
             "resources": list(self.resources), "classes": classes,
             "load": {"axis": self.load_axis, "values": list(self.load_values)},
             "fluid": {**self.fluid.__dict__, "policies": list(self.fluid.policies)},
-            "packet": {**self.packet.__dict__, "policies": list(self.packet.policies)},
+            "packet": _packet_dict(self.packet),
             **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,
                            "stop": f.stop, "window": f.window, "rate": f.rate}
                           for f in self.flows],
@@ -208,7 +214,38 @@ class Scenario:
         merged = {**self.packet.__dict__, **raw}
         merged["policies"] = list(merged["policies"])
         packet = _parse_packet(merged, self.source, "option")
+        if "init" in raw:  # the policy is checked where it runs (mrfq.points)
+            check_init(packet, self.classes, "--init", None, check_policies=False)
         return replace(self, packet=packet)
+
+
+def _packet_dict(packet: PacketConfig) -> dict:
+    """``[packet]`` as a plain dict; ``init`` only when not "empty", so the stored scenario
+    of a run without it is what it was before the option existed."""
+    out = {**packet.__dict__, "policies": list(packet.policies)}
+    if out["init"] == "empty":
+        del out["init"]
+    return out
+
+
+def check_init(packet: PacketConfig, classes: tuple[TrafficClass, ...], field_name: str,
+               source: str | None, check_policies: bool = True) -> None:
+    """InputError unless ``init = "fluid"`` can be honoured as far as the scenario alone
+    tells: every class has exponential sizes (the Markov model's assumption, BR §4.1) and
+    every packet policy has a fluid counterpart (:mod:`mrfq.policies`). The state budget,
+    which depends on the load, is checked per point (:func:`mrfq.points.check_init`)."""
+    if packet.init != "fluid":
+        return
+    other = [c for c in classes if c.size.distribution != "exponential"]
+    if other:
+        raise _fail(f"'fluid' needs the Markov model, which assumes exponential sizes, but "
+                    f"class '{other[0].name}' has {other[0].size.distribution} sizes",
+                    field_name, source)
+    if check_policies:
+        for name in packet.policies:
+            if policies.fluid_counterpart(name) is None:
+                raise _fail(f"'fluid' needs a fluid counterpart of every packet policy, and "
+                            f"{name} has none", field_name, source)
 
 
 # ---------------------------------------------------------------------------------------
@@ -252,6 +289,14 @@ def _precision(value: Any, field_name: str, source: str | None) -> float | None:
         raise _fail(f"must be a fraction in (0, 1) of gamma, got {target:g}", field_name,
                     source)
     return target
+
+
+def _init(value: Any, field_name: str, source: str | None) -> str:
+    """One of :data:`PACKET_INITS` (case-insensitive)."""
+    if not isinstance(value, str) or value.strip().lower() not in PACKET_INITS:
+        raise _fail(f"must be one of {', '.join(PACKET_INITS)}, got {value!r}", field_name,
+                    source)
+    return value.strip().lower()
 
 
 def size_spec(law: SizeLaw) -> dict:
@@ -355,6 +400,7 @@ def _parse_packet(raw: dict, source: str, where: str = "packet") -> PacketConfig
         max_replications=integer("max_replications", 1),
         fq_resource=(None if value("fq_resource") is None else
                      fields.text(value("fq_resource"), _field(where, "fq_resource"), source)),
+        init=_init(value("init"), _field(where, "init"), source),
     )
     if packet.precision is not None and packet.max_replications < packet.replications:
         raise _fail(f"must be >= replications ({packet.replications}), got "
@@ -436,6 +482,8 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     if packet.fq_resource is not None and packet.fq_resource not in resources:
         raise _fail(f"unknown resource '{packet.fq_resource}' (choose from "
                     f"{', '.join(resources)})", "packet.fq_resource", source)
+
+    check_init(packet, classes, "packet.init", source)
 
     flows, timeline = parse_flows(raw.get("flows"), raw.get("timeline"), names,
                                   packet.window, source)

@@ -423,7 +423,8 @@ def warmup_cut(arrival: np.ndarray, completion: np.ndarray, flow_class: np.ndarr
 
 
 def replication_table(arrival, completion, flow_class, size, class_names, class_loads,
-                      mean_size: float, warmup: float | str, batches: int) -> pd.DataFrame:
+                      mean_size: float, warmup: float | str, batches: int,
+                      initial: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
     """Per-class estimates from one replication's flow records (SPEC §3 Measurement).
 
     Measured flows: arrival index ≥ ``warmup_cut`` (:func:`warmup_cut`: ⌊warmup · flows⌋
@@ -445,6 +446,11 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
     * ``ci_problem``: what makes this replication's data unusable for an interval, "" when
       nothing: non-finite records, no measured flows, Σ T ≤ 0, MSER-5 at its limit;
     * the sums of :func:`flow_metric_sums` (slowdown, rates for Jain's index, size bins).
+
+    ``initial`` = (class indices, completion times) of flows in progress at t = 0 (a
+    steady-state start, ``init = "fluid"``): never measured, they count only in
+    ``mean_in_progress`` while they last, and each row gets ``initial_flows``, the number
+    of its class. Without it the table is as before the option existed.
     """
     arrival = np.asarray(arrival, dtype=np.float64)
     completion = np.asarray(completion, dtype=np.float64)
@@ -467,6 +473,9 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
         sum_N = float(N.sum())
         mean_T = sum_T / count if count else np.nan
         n_avg = in_progress_average(arrival[mine], completion[mine], start, end)
+        if initial is not None:
+            early = np.asarray(initial[1], dtype=np.float64)[np.asarray(initial[0]) == k]
+            n_avg += in_progress_average(np.zeros(early.shape[0]), early, start, end)
         problems = []
         if not (np.isfinite(T).all() and np.isfinite(N).all()):
             problems.append("non-finite flow records")
@@ -499,6 +508,8 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
             "warmup_flows": int(np.count_nonzero(mine[:first])),
             "ci_problem": "; ".join(problems),
             **flow_sums,
+            **({"initial_flows": int(np.count_nonzero(np.asarray(initial[0]) == k))}
+               if initial is not None else {}),
         })
     return pd.DataFrame(rows)
 

@@ -89,6 +89,12 @@ def point_key(scenario: Scenario, point: Point) -> str:
             parts["sizes"] = [law.key() for law in scenario.size_laws]
         if point.policy == "bottleneck-fq":  # the only policy fq_resource acts on
             parts["fq_resource"] = scenario.fq_resource_index
+        if cfg.init != "empty":  # absent for an empty start: older keys hold
+            from mrfq.fluid.markov import solver_version
+
+            target = policies.fluid_counterpart(point.policy)
+            parts.update(init=cfg.init, tolerance=scenario.fluid.tolerance,
+                         solver=solver_version(target) if target else None)
     parts.update(kind=point.kind, policy=point.policy)
     text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
@@ -266,6 +272,12 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
         raise InputError("exists and is not a directory", None, str(results))
     points_dir = results / POINTS_DIR
     points = sweep_points(scenario, kinds)
+    if policies.PACKET in kinds:  # init = "fluid": every point's Markov model, up front
+        from mrfq.points import check_init
+
+        for policy in scenario.packet.policies:
+            for load in scenario.load_values:
+                check_init(scenario, policy, load)
     plan = None
     if scenario.packet.precision is not None and policies.PACKET in kinds:
         plan = _PrecisionPlan(scenario, points_dir)

@@ -168,3 +168,17 @@ def test_records_from_before_the_metrics_give_nan_columns():
          .drop(columns=["rate_sum"])], 10.0, sojourn_edges=sojourn_bin_edges())
     assert np.isnan(table["jain_index"].iloc[0])
     assert np.isnan(table["p99_sojourn"].iloc[0])
+
+
+@pytest.mark.parametrize("initial", [None, ([0, 1, 2, 0, 1], [40, 3, 25, 7, 60])])
+def test_histogram_counts_every_packet_of_the_measured_flows_only(initial):
+    """Every packet of the measured flows is counted once, in its flow's bucket (rank ·
+    buckets // flows); flows of a steady-state start (``initial``) are not counted."""
+    scenario = make_scenario(mean_size=20, window=5, flows=640)
+    model = PacketModel.from_scenario(scenario)
+    run = run_replication(model, "bmf", scenario.class_loads(0.7), np.random.SeedSequence(2),
+                          flows=640, mean_size=20, window=5, initial=initial)
+    buckets = kernel.SOJOURN_BUCKETS
+    per_bucket = np.zeros((buckets, 3), np.int64)
+    np.add.at(per_bucket, (np.arange(640) * buckets // 640, run.flow_class), run.size)
+    np.testing.assert_array_equal(run.sojourn_hist.sum(axis=2), per_bucket)

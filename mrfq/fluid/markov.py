@@ -299,6 +299,33 @@ def _service_rates(policy, requirements, loads, weights, tolerance, max_level) -
         from mrfq.fluid.balanced import bf_service_rates
 
         return bf_service_rates(requirements, loads, weights, tolerance, max_level)
+    return _solve(code, requirements, loads, weights, tolerance, max_level)[0]
+
+
+def stationary_distribution(policy: str, requirements, loads, weights=None,
+                            tolerance: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
+    """The stationary law π(n) of the Markov demand model (BR §4.1, π Q = 0) of a DRF, PF
+    or BMF point, as the solver of :func:`service_rates` leaves it: (states S×K of flows
+    in progress per class, probabilities S), on the final level truncation Σ_k n_k ≤ L of
+    the same solve (arrivals blocked at L, so the mass it misses above L is below the
+    truncation error ``tolerance`` asks for). One BLAS thread, so bit-identical wherever
+    it runs. InputError for ``bf`` (its law is explicit: :mod:`mrfq.fluid.balanced`).
+    """
+    from threadpoolctl import threadpool_limits
+
+    code = policy_code(policy)
+    if code == registry.get(registry.FLUID, "bf").code:
+        raise InputError("balanced fairness has no generator-based stationary law here",
+                         "policy")
+    with threadpool_limits(limits=1):
+        _, pi, states = _solve(code, requirements, loads, weights, tolerance, None)
+    return states, pi
+
+
+def _solve(code, requirements, loads, weights, tolerance, max_level
+           ) -> tuple[MarkovResult, np.ndarray, np.ndarray]:
+    """The solve of :func:`service_rates` for DRF, PF or BMF: (result, final π, its
+    states)."""
     a, _, w = as_problem(requirements, None, weights)
     rho = stable_loads(a, loads)
     resource_load = rho @ a
@@ -362,7 +389,7 @@ def _service_rates(policy, requirements, loads, weights, tolerance, max_level) -
         truncated = np.where(rho > 0, rho / plain, np.nan)
     return MarkovResult(gamma=gamma, mean_in_progress=mean, error_estimate=estimate,
                         level=level, states=int(states.shape[0]), level_decay=decay,
-                        gamma_truncated=truncated)
+                        gamma_truncated=truncated), pi, states
 
 
 def solver_version(policy: str) -> str:

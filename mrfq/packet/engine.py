@@ -91,8 +91,8 @@ class Replication:
     dropped: np.ndarray | None = None
     #: [bucket, k, bin]: departed packets of the measured flows (int64) by sojourn time
     #: (router entry to last departure; bins :func:`mrfq.packet.kernel.sojourn_bin`), the
-    #: flows split by arrival index into SOJOURN_BUCKETS buckets (flow index · buckets //
-    #: flows)
+    #: measured flows split by arrival order into SOJOURN_BUCKETS buckets (their rank ·
+    #: buckets // flows; flows of a steady-state start are not counted)
     sojourn_hist: np.ndarray | None = None
     #: [bucket, k]: total sojourn time of those packets
     sojourn_sum: np.ndarray | None = None
@@ -102,6 +102,8 @@ class Replication:
     bucket_time: np.ndarray | None = None
     bucket_work: np.ndarray | None = None
     work: np.ndarray | None = None
+    #: completion times of the ``initial`` flows (in the order given; not measured)
+    initial_completion: np.ndarray | None = None
 
 
 class _State:
@@ -185,7 +187,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     debug: bool | None = None, lone_flow: bool = True,
                     progress: Callable[[int, int], None] | None = None,
                     arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-                    size_laws: list[SizeLaw] | None = None) -> Replication:
+                    size_laws: list[SizeLaw] | None = None,
+                    initial: tuple[np.ndarray, np.ndarray] | None = None) -> Replication:
     """Simulate until every flow with arrival index < ``flows`` has completed (SPEC §3).
 
     ``arrivals`` = (times, class indices, sizes in packets) replaces the Poisson stream by
@@ -207,6 +210,12 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     between kernel chunks. ``lone_flow=False`` runs every event through the general loop
     (the lone-flow loop of :mod:`mrfq.packet.kernel` gives the same results faster; the
     switch is for tests and benchmarks).
+
+    ``initial`` = (class indices, sizes in packets): flows already in progress at t = 0
+    (a steady-state start): they arrive at time 0, in the given order, before the first
+    arrival of the stream, which is unchanged. They are not among the ``flows`` measured
+    (the returned records are the stream's flows only); their completion times are in
+    ``initial_completion``, and the run also lasts until they have completed.
     """
     code = policies.get(policies.PACKET, policy).code
     debug = debug_enabled() if debug is None else debug
@@ -242,6 +251,17 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
             raise ValueError("flows exceeds the number of arrivals in the trace")
     else:
         extend()
+    n_initial = 0
+    if initial is not None:  # prepended to the first block: arrival indices 0 … n_initial-1
+        if arrivals is not None:
+            raise ValueError("initial flows are for the Poisson stream, not a trace")
+        n_initial = int(len(initial[0]))
+        times.insert(0, np.zeros(n_initial))
+        classes.insert(0, np.asarray(initial[0], np.int64))
+        sizes.insert(0, np.asarray(initial[1], np.int64))
+        arr_time, arr_class, arr_size = (np.concatenate(x) for x in (times, classes, sizes))
+        n_arrivals = arr_time.shape[0]
+    measured, flows = flows, flows + n_initial  # the kernel runs until all have completed
     while n_arrivals < flows + 1:
         extend()
     K = model.type_start.shape[0]
@@ -284,7 +304,7 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
             code, debug, CHUNK_EVENTS, constants,
             kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion,
                             timeline, dropped, sojourn_hist, sojourn_sum, bucket_time,
-                            bucket_work),
+                            bucket_work, n_initial),
             s.arrays(), lone_flow, special)
         if status == kernel.DONE:
             break
@@ -296,12 +316,13 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
             raise InvariantError(f"engine invariant broken at t={s.fstate[kernel.F_TIME]:.6g}: "
                                  f"{_VIOLATIONS.get(status, status)}")
         if progress is not None:
-            progress(flows - int(s.istate[kernel.I_OUTSTANDING]), flows)
+            progress(max(flows - int(s.istate[kernel.I_OUTSTANDING]) - n_initial, 0),
+                     measured)
     return Replication(
-        arrival=arr_time[:flows].copy(),
-        completion=completion,
-        flow_class=arr_class[:flows].copy(),
-        size=arr_size[:flows].copy(),
+        arrival=arr_time[n_initial:flows].copy(),
+        completion=completion[n_initial:] if n_initial else completion,
+        flow_class=arr_class[n_initial:flows].copy(),
+        size=arr_size[n_initial:flows].copy(),
         services=int(s.istate[kernel.I_SERVICES]),
         events=int(s.istate[kernel.I_EVENTS]),
         end_time=float(s.fstate[kernel.F_TIME]),
@@ -313,4 +334,5 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         bucket_time=bucket_time,
         bucket_work=bucket_work.reshape(buckets, state.J),
         work=s.res_f[2 * state.J: 3 * state.J].copy(),
+        initial_completion=completion[:n_initial].copy() if initial is not None else None,
     )

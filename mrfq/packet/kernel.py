@@ -176,7 +176,8 @@ class Model(NamedTuple):
 
 class Arrivals(NamedTuple):
     """Pre-generated flow arrivals; completion times of flows with index < ``flows`` are
-    written to ``completion``, and the run is DONE when all of them have completed."""
+    written to ``completion``, and the run is DONE when all of them have completed. The
+    sojourn histogram's buckets split the indices ``first_measured`` … ``flows`` − 1."""
 
     time: np.ndarray
     flow_class: np.ndarray
@@ -190,6 +191,7 @@ class Arrivals(NamedTuple):
     sojourn_sum: np.ndarray     # [bucket·K + k]: their total sojourn time
     bucket_time: np.ndarray     # [bucket]: arrival time of the bucket's first flow
     bucket_work: np.ndarray     # [bucket·J + j]: work started at j before that time
+    first_measured: int         # flows with a smaller index (a steady start's) have no bucket
 
 
 class State(NamedTuple):
@@ -920,7 +922,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
         model.service, model.next_resource, model.class_type0, model.class_ntypes,
         model.class_rtt, model.class_weight, model.window)
     (arr_time, arr_class, arr_size, n_arrivals, flows, completion, timeline, dropped,
-     sojourn_hist, sojourn_sum, bucket_time, bucket_work) = arrivals
+     sojourn_hist, sojourn_sum, bucket_time, bucket_work, first_measured) = arrivals
+    span = flows - first_measured  # flows in the histogram's buckets
     class_window, class_period, class_stop = (model.class_window, model.class_period,
                                               model.class_stop)
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
@@ -1130,9 +1133,10 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             flow_i[b + _U(FI_CLASS)] = k
             flow_i[b + _U(FI_INDEX)] = nxt
             bucket = -1
-            if nxt < flows:
-                bucket = nxt * SOJOURN_BUCKETS // flows
-                if nxt == 0 or (nxt - 1) * SOJOURN_BUCKETS // flows != bucket:
+            if first_measured <= nxt < flows:
+                rank = nxt - first_measured
+                bucket = rank * SOJOURN_BUCKETS // span
+                if rank == 0 or (rank - 1) * SOJOURN_BUCKETS // span != bucket:
                     # the bucket's first flow: where its utilisation window starts
                     bucket_time[_U(bucket)] = t
                     for j in range(J):
