@@ -29,7 +29,7 @@ arrival index < ``flows`` has completed; flows with index < ⌊warm-up · flows�
 measured. The independent units are the replications when there are ≥ 10, else 20
 consecutive batches (arrival order) of every replication, pooled. Per class: the ratio
 estimator R = Σ S / Σ T over all measured flows (the fluid γ the pipeline reports) with
-the delta-method interval of :func:`mrfq.stats.ratio_interval` over the units' totals
+the delta-method interval of :func:`mrfq.intervals.ratio_interval` over the units' totals
 (S_u, T_u): R ± t_{n−1} · √(Σ (S_u − R T_u)² / (n (n−1))) / T̄, centred on R, so it
 always brackets it; and γ_k = E[S_k] / mean T with the same interval for the mean sojourn
 Σ T / Σ count (centred on the pooled mean) mapped through E[S_k] / T.
@@ -50,8 +50,8 @@ from mrfq.arrivals import PoissonArrivals
 from mrfq.errors import InputError
 from mrfq.fluid import balanced, kernels
 from mrfq.fluid.allocators import as_problem, stable_loads
+from mrfq.intervals import ratio_interval
 from mrfq.sizes import SizeLaw, parse_size
-from mrfq.stats import ratio_interval
 
 #: bump when a seeded run's results change; for the keys of stored flow-level points
 FLOWSIM_VERSION = "2"
@@ -417,7 +417,7 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=
                    cache_misses=int(istate[I_MISSES]))
 
 
-# --- statistics (intervals from mrfq.stats.ratio_interval) ------------------------------
+# --- statistics (intervals from mrfq.intervals.ratio_interval) --------------------------
 
 @dataclass(frozen=True)
 class FlowRates:
