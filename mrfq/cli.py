@@ -177,10 +177,13 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--max-replications", type=int, help="Replication budget of a point with "
               "--precision (default: the scenario's, 1000).")
 @click.option("--flows-out", help="CSV file for per-flow records.")
+@click.option("--size-bins-out", help="CSV file for flow completion time and slowdown by "
+              "flow size (decades of packets).")
 @click.option("--debug", is_flag=True, help="Check engine invariants after every event.")
 @user_errors
 def simulate(scenario, policy, load, seed, output, flows, mean_size, window, replications,
-             warmup, init, delta, precision, max_replications, flows_out, debug):
+             warmup, init, delta, precision, max_replications, flows_out, size_bins_out,
+             debug):
     """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
     function for every replication, combined as in a sweep."""
     from mrfq.io import write_csv
@@ -196,9 +199,13 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
         write_csv(result.classes, output)
     if flows_out:
         write_csv(result.flows, flows_out)
+    if size_bins_out:
+        write_csv(result.size_bins, size_bins_out)
     _show(result.classes, ["policy", "load", "class", "gamma", "ci_low", "ci_high",
                            "flows_measured", "ratio_estimate", "little_gamma",
-                           "achieved_precision", "replications"])
+                           "achieved_precision", "replications", "mean_sojourn",
+                           "mean_slowdown", "mean_packet_sojourn", "p99_sojourn",
+                           "jain_index"])
     services = int(result.classes["services"].iloc[0])
     wall = float(result.classes["wall_s"].iloc[0])
     _log(f"{services} packet-resource services in {wall:.2f}s "

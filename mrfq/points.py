@@ -119,7 +119,8 @@ def _replication(scenario: Scenario, policy: str, load: float, replication: int,
     table = replication_table(
         run.arrival, run.completion, run.flow_class, run.size, scenario.class_names, rho,
         cfg.mean_size, cfg.warmup, cfg.batches,
-        None if initial is None else (initial[0], run.initial_completion))
+        None if initial is None else (initial[0], run.initial_completion),
+        class_weights=[c.weight for c in scenario.classes])
     classes = table.drop(columns="class").to_dict("records")
     # packet delays and utilisation from the first histogram bucket after the warm-up cut
     bucket = first_full_bucket(int(classes[0]["warmup_cut"]), cfg.flows,

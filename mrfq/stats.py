@@ -330,7 +330,8 @@ def warmup_cut(arrival: np.ndarray, completion: np.ndarray, flow_class: np.ndarr
 
 def replication_table(arrival, completion, flow_class, size, class_names, class_loads,
                       mean_size: float, warmup: float | str, batches: int,
-                      initial: tuple[np.ndarray, np.ndarray] | None = None) -> pd.DataFrame:
+                      initial: tuple[np.ndarray, np.ndarray] | None = None,
+                      class_weights=None) -> pd.DataFrame:
     """Per-class estimates from one replication's flow records (SPEC §3 Measurement).
 
     Measured flows: arrival index ≥ ``warmup_cut`` (:func:`warmup_cut`: ⌊warmup · flows⌋
@@ -351,7 +352,8 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
       every row), ``warmup_flows`` (this class's flows below it);
     * ``ci_problem``: what makes this replication's data unusable for an interval, "" when
       nothing: non-finite records, no measured flows, Σ T ≤ 0, MSER-5 at its limit;
-    * the sums of :func:`flow_metric_sums` (slowdown, rates for Jain's index, size bins).
+    * the sums of :func:`flow_metric_sums` (slowdown, rates for Jain's index — divided by
+      ``class_weights[k]`` when given —, size bins).
 
     ``initial`` = (class indices, completion times) of flows in progress at t = 0 (a
     steady-state start, ``init = "fluid"``): never measured, they count only in
@@ -395,7 +397,8 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
         batch_T = [float(sojourn[part].sum()) for part in parts]
         batch_N = [float(size[part].sum()) for part in parts]
         ratio = sum_N / sum_T if count and sum_T > 0 else np.nan
-        flow_sums = flow_metric_sums(T, N)
+        flow_sums = flow_metric_sums(T, N, 1.0 if class_weights is None
+                                     else float(class_weights[k]))
         rows.append({
             "class": name,
             "flows_measured": count,
@@ -591,7 +594,8 @@ def _packet_delay_columns(per: list, confidence: float, many: bool,
                           min_batches: int) -> dict:
     """Per-packet sojourn columns of one class (see :func:`combine_replications`)."""
     names = ("packets_measured", "mean_packet_sojourn", "packet_sojourn_low",
-             "packet_sojourn_high", "p50_sojourn", "p95_sojourn", "p99_sojourn")
+             "packet_sojourn_high", "packet_ci_problem", "p50_sojourn", "p95_sojourn",
+             "p99_sojourn")
     if edges is None or not all(isinstance(p.get("packet_hist"), list) for p in per):
         return dict.fromkeys(names, np.nan)
     counts = np.array([p["packets_measured"] for p in per], dtype=np.float64)
@@ -600,10 +604,18 @@ def _packet_delay_columns(per: list, confidence: float, many: bool,
         ci = ratio_interval(sums, counts, confidence, require_positive=True,
                             method="replications")
     else:
-        ci = batch_ratio_interval([np.asarray(p["batch_packet_sojourn_sums"]) for p in per],
-                                  [np.asarray(p["batch_packet_counts"]) for p in per],
-                                  confidence, max_lag1=max_lag1, min_batches=min_batches,
-                                  require_positive=True)
+        # replications whose warm-ups ended in different buckets have different numbers
+        # of batches: all keep their last (common number of) batches, and the mean is
+        # that of those batches, so that the interval brackets it
+        common = min(len(p["batch_packet_counts"]) for p in per)
+        ys = [np.asarray(p["batch_packet_sojourn_sums"], dtype=np.float64)[-common:]
+              if common else np.empty(0) for p in per]
+        xs = [np.asarray(p["batch_packet_counts"], dtype=np.float64)[-common:]
+              if common else np.empty(0) for p in per]
+        counts = np.array([x.sum() for x in xs])
+        sums = np.array([y.sum() for y in ys])
+        ci = batch_ratio_interval(ys, xs, confidence, max_lag1=max_lag1,
+                                  min_batches=min_batches, require_positive=True)
     hist = merged_histogram(per, len(edges) - 1)
     total = float(counts.sum())
     return {
@@ -611,6 +623,7 @@ def _packet_delay_columns(per: list, confidence: float, many: bool,
         "mean_packet_sojourn": float(sums.sum() / total) if total > 0 else np.nan,
         "packet_sojourn_low": ci.low,
         "packet_sojourn_high": ci.high,
+        "packet_ci_problem": ci.problem,
         "p50_sojourn": histogram_quantile(hist, edges, 0.50),
         "p95_sojourn": histogram_quantile(hist, edges, 0.95),
         "p99_sojourn": histogram_quantile(hist, edges, 0.99),
@@ -671,15 +684,16 @@ def replications_for_precision(size_sums: np.ndarray, sojourn_sums: np.ndarray,
 SIZE_DECADES = 13
 
 
-def flow_metric_sums(sojourn: np.ndarray, size: np.ndarray) -> dict:
+def flow_metric_sums(sojourn: np.ndarray, size: np.ndarray, weight: float = 1.0) -> dict:
     """Sums over a class's measured flows (flow completion time T = sojourn, size N in
     packets) from which the per-class flow metrics are pooled over replications:
 
     * ``slowdown_sum`` Σ T/N (slowdown: time per packet, in dominant packet services, so
       1 for a flow alone with W large enough to pipeline);
-    * ``rate_sum`` Σ x, ``rate_sq_sum`` Σ x² with x = N/T, the flow's mean service rate in
-      dominant packet services per time unit (its average dominant share: requirements
-      are normalised so max_j a_kj = 1), for Jain's index (Σx)² / (n Σx²);
+    * ``rate_sum`` Σ x, ``rate_sq_sum`` Σ x² with x = N/(T·w), the flow's mean service rate
+      in dominant packet services per time unit (its average dominant share: requirements
+      are normalised so max_j a_kj = 1) divided by its class weight w, so that a weighted
+      fair allocation scores 1, for Jain's index (Σx)² / (n Σx²);
     * ``size_bin_flows``, ``size_bin_sojourn_sums``, ``size_bin_slowdown_sums``: count,
       Σ T and Σ T/N per size bin [10^i, 10^(i+1)) packets, i < :data:`SIZE_DECADES`.
     """
@@ -687,7 +701,7 @@ def flow_metric_sums(sojourn: np.ndarray, size: np.ndarray) -> dict:
     N = np.asarray(size, dtype=np.float64)
     ok = np.isfinite(T) & np.isfinite(N) & (T > 0) & (N > 0)
     T, N = T[ok], N[ok]
-    rate = N / T
+    rate = N / (T * weight)
     slowdown = T / N
     decade = np.clip(np.floor(np.log10(N)).astype(np.int64), 0, SIZE_DECADES - 1)
     return {

@@ -404,7 +404,7 @@ def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
             packets.setdefault((record["policy"], record["load"]), []).append(record)
     for (policy, load), group in packets.items():
         combined = combine_packet_records(scenario, group)
-        combined = combined.drop(columns=["mean_sojourn"], errors="ignore")
+        combined = combined.rename(columns={"mean_sojourn": "mean_fct"})
         for row in combined.to_dict("records"):
             rows.append({"kind": policies.PACKET, "policy": policy, "load": load, **row,
                          "error_estimate": np.nan})

@@ -67,12 +67,19 @@ def test_histogram_percentiles_match_the_exact_percentiles_of_the_same_packets(r
     assert run.sojourn_sum.sum() == pytest.approx(sojourn.sum(), rel=1e-12)
     edges = sojourn_bin_edges()
     counts = run.sojourn_hist.sum(axis=(0, 1))
+    ranked = np.sort(sojourn)
     for q in (0.5, 0.95, 0.99):
         exact = float(np.quantile(sojourn, q))
         i = int(np.searchsorted(edges, exact, side="right")) - 1
         width = edges[i + 1] - edges[i]
         assert width <= exact / kernel.SOJOURN_SUB * (1 + 1e-12)
-        assert abs(histogram_quantile(counts, edges, q) - exact) <= width
+        got = histogram_quantile(counts, edges, q)
+        assert abs(got - exact) <= width
+        # and in the very bin of the order statistic ⌈q n⌉ (a histogram shifted by one
+        # bin either way fails this)
+        k = int(np.ceil(q * sojourn.size)) - 1
+        b = int(np.searchsorted(edges, ranked[k], side="right")) - 1
+        assert edges[b] <= got <= edges[b + 1]
 
 
 def test_bin_edges_have_the_stated_resolution():
@@ -117,6 +124,35 @@ def test_jain_index_closed_forms():
     z = np.array([1.0, 3.0])  # (4)² / (2 · 10)
     assert jain_index(z.sum(), z @ z, z.size) == pytest.approx(0.8)
     assert np.isnan(jain_index(0.0, 0.0, 0))
+
+
+def test_jain_index_divides_by_the_class_weight():
+    """Two flows of weights 1 and 2 getting rates 1 and 2 (weighted fair): index 1."""
+    a = flow_metric_sums(np.array([10.0]), np.array([10]), weight=1.0)
+    b = flow_metric_sums(np.array([5.0]), np.array([10]), weight=2.0)
+    assert jain_index(a["rate_sum"] + b["rate_sum"], a["rate_sq_sum"] + b["rate_sq_sum"],
+                      2) == pytest.approx(1.0)
+
+
+def test_delay_interval_survives_replications_with_different_warmups():
+    """Pooled batch interval over replications whose first measured bucket differs: the
+    common last batches are used, and the interval brackets its mean."""
+    edges = sojourn_bin_edges()
+    rng = np.random.default_rng(4)
+    per = []
+    for first in (3, 5):
+        n = kernel.SOJOURN_BUCKETS - first
+        counts = rng.integers(50, 60, n).astype(float)
+        sums = counts * rng.normal(10.0, 0.3, n)
+        per.append({"packets_measured": int(counts.sum()), "packet_sojourn_sum": sums.sum(),
+                    "packet_hist": [int(counts.sum())], "packet_hist_offset": 600,
+                    "batch_packet_counts": counts.tolist(),
+                    "batch_packet_sojourn_sums": sums.tolist()})
+    row = stats._packet_delay_columns(per, 0.95, False, edges, stats.MAX_LAG1,
+                                      stats.MIN_BATCHES)
+    assert row["packet_ci_problem"] == ""
+    assert row["packet_sojourn_low"] < row["mean_packet_sojourn"] < row["packet_sojourn_high"]
+    assert row["packet_sojourn_high"] - row["packet_sojourn_low"] < 1.0
 
 
 def test_flow_metric_sums_bins_by_decade():
