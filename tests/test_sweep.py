@@ -296,9 +296,12 @@ def test_sigint_to_the_sweep_does_not_wait_for_running_points(tmp_path):
     # packet points of about 1.6e9 services, half a minute each
     scenario = tiny(tmp_path, loads="0.2, 0.8", mean=20000, flows=40000)
     results = tmp_path / "res"
+    # a test run started in the background by a non-interactive shell has SIGINT ignored,
+    # and so would the sweep (Python keeps an ignored SIGINT ignored): restore it
     proc = subprocess.Popen([sys.executable, "-m", "mrfq.cli", "sweep", str(scenario),
                              "-o", str(results), "--jobs", "2"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     points = results / POINTS_DIR
     deadline = time.time() + 120
     while time.time() < deadline and not (points.exists() and any(points.glob("*.json"))):
