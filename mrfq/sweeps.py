@@ -357,18 +357,23 @@ def load_records(scenario: Scenario, results_dir: str | Path,
     return records
 
 
+def _packet_groups(records: list[dict]) -> dict[tuple[str, float], list[dict]]:
+    """The packet records (replications) of every (policy, load), in record order."""
+    groups: dict[tuple[str, float], list[dict]] = {}
+    for record in records:
+        if record["kind"] == policies.PACKET:
+            groups.setdefault((record["policy"], record["load"]), []).append(record)
+    return groups
+
+
 def summarize_size_bins(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Flow completion time and slowdown by flow size for every packet (policy, load), one
     row per class and size bin (:func:`mrfq.points.size_bin_table`; with a precision
     target, over the replications the stopping rule chose)."""
     from mrfq.points import chosen_replications, size_bin_table
 
-    packets: dict[tuple[str, float], list[dict]] = {}
-    for record in records:
-        if record["kind"] == policies.PACKET:
-            packets.setdefault((record["policy"], record["load"]), []).append(record)
     frames = []
-    for (policy, load), group in packets.items():
+    for (policy, load), group in _packet_groups(records).items():
         table = size_bin_table(scenario, chosen_replications(scenario.packet, group))
         if not table.empty:
             table.insert(0, "load", load)
@@ -386,7 +391,6 @@ def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     from mrfq.points import combine_packet_records
 
     rows = []
-    packets: dict[tuple[str, float], list[dict]] = {}
     for record in records:
         if record["kind"] == policies.FLUID:
             for k, (name, c) in enumerate(zip(scenario.class_names, record["classes"],
@@ -400,9 +404,7 @@ def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
                              "mean_in_progress": c["mean_in_progress"],
                              "error_estimate": c["error_estimate"],
                              "method": record_method(record)})
-        else:
-            packets.setdefault((record["policy"], record["load"]), []).append(record)
-    for (policy, load), group in packets.items():
+    for (policy, load), group in _packet_groups(records).items():
         combined = combine_packet_records(scenario, group)
         combined = combined.rename(columns={"mean_sojourn": "mean_fct"})
         for row in combined.to_dict("records"):
