@@ -62,9 +62,11 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``, and
     ``record["dropped"][k]`` the open-loop packets dropped. With a ``record``, also
     ``record["sojourns"]``: (flow index, class, sojourn) of every departing packet of the
-    flows 0 … flows−1, in departure order (sojourn: from the packet's arrival at its
-    first resource — its injection, or for MR3 its release from the ingress — to its
-    departure from the last resource), and ``record["work"][j]``: the service time started at j."""
+    flows 0 … flows−1, in departure order (sojourn: from the packet's injection into the
+    router — for MR3 into its ingress, where it waits for its release — to its departure
+    from the last resource), and ``record["work"][j]``: the time resource j was busy
+    until the last event (the service time it started, less what is left of the one in
+    service)."""
     J = len(scenario.resources)
     fq_resource %= J
     inflight = 2 * J if inflight is None else inflight
@@ -170,7 +172,6 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                 turn["flow"] = flow
                 turn["allowance"] = 1.0 + max_sc["previous"] - flow["sc"]
             packet = flow["held"].pop(0)
-            packet["entry"] = clock[0]  # MR3: the sojourn starts at the first resource
             turn["allowance"] -= max(packet["s"]) / w
             inside += 1
             arrive(packet, packet["route"][0])
@@ -259,6 +260,7 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                     vtime[j] = key
                 busy[j] = packet
                 work[j] += packet["s"][j]
+                packet["finish"] = t + packet["s"][j]
                 schedule(t + packet["s"][j], j, "done", j)
 
     while outstanding > 0:
@@ -351,5 +353,6 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         record["timeline"] = np.array(timeline).reshape(K, J, bins)
         record["dropped"] = np.array(dropped)
         record["sojourns"] = sojourns
-        record["work"] = np.array(work)
+        record["work"] = np.array([work[j] - (busy[j]["finish"] - clock[0] if busy[j] else 0.0)
+                                   for j in range(J)])
     return np.array([completion[i] for i in range(flows)])

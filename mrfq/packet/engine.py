@@ -96,9 +96,9 @@ class Replication:
     sojourn_hist: np.ndarray | None = None
     #: [bucket, k]: total sojourn time of those packets
     sojourn_sum: np.ndarray | None = None
-    #: [bucket]: arrival time of the bucket's first flow; [bucket, j]: work started at
-    #: resource j before it; [j]: work started by ``end_time`` (utilisation = difference
-    #: of work / difference of time)
+    #: [bucket]: arrival time of the bucket's first flow; [bucket, j]: the time resource j
+    #: was busy before it; [j]: the time it was busy by ``end_time`` (utilisation =
+    #: difference of busy time / difference of time)
     bucket_time: np.ndarray | None = None
     bucket_work: np.ndarray | None = None
     work: np.ndarray | None = None
@@ -121,7 +121,7 @@ class _State:
         self.istate[[kernel.I_RR_HEAD, kernel.I_RR_TAIL, kernel.I_RR_END]] = -1
         self.fstate = np.zeros(kernel.N_FSTATE)
         self.res_i = np.zeros(4 * J, dtype=np.int64)
-        self.res_f = np.zeros(4 * J)
+        self.res_f = np.zeros(5 * J)
         self.res_f[:J] = np.inf  # idle
         self.pend_head = np.zeros(K, dtype=np.int64)
         self.pend_len = np.zeros(K, dtype=np.int64)
@@ -277,8 +277,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     dropped = np.zeros(K, np.int64)
     state = _State(model, window, INITIAL_CAPACITY)
     buckets = kernel.SOJOURN_BUCKETS
-    sojourn_hist = np.zeros(buckets * K * kernel.SOJOURN_BINS, np.int64)
-    sojourn_sum = np.zeros(buckets * K)
+    sojourn_hist = np.zeros((buckets * K + 1) * kernel.SOJOURN_BINS, np.int64)  # + scratch
+    sojourn_sum = np.zeros(buckets * K + 1)
     bucket_time = np.full(buckets, np.nan)
     bucket_work = np.full(buckets * state.J, np.nan)
     service, next_resource, type_charge = _flat_model(model)
@@ -329,10 +329,12 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         wall_s=time.perf_counter() - started,
         timeline=timeline.reshape(K, state.J, bins) if interval > 0 else None,
         dropped=dropped,
-        sojourn_hist=sojourn_hist.reshape(buckets, K, kernel.SOJOURN_BINS),
-        sojourn_sum=sojourn_sum.reshape(buckets, K),
+        sojourn_hist=sojourn_hist[:-kernel.SOJOURN_BINS].reshape(buckets, K,
+                                                                 kernel.SOJOURN_BINS),
+        sojourn_sum=sojourn_sum[:-1].reshape(buckets, K),
         bucket_time=bucket_time,
         bucket_work=bucket_work.reshape(buckets, state.J),
-        work=s.res_f[2 * state.J: 3 * state.J].copy(),
+        work=np.array([kernel.busy_time(s.res_f, s.J, j, s.fstate[kernel.F_TIME])
+                       for j in range(s.J)]),
         initial_completion=completion[:n_initial].copy() if initial is not None else None,
     )

@@ -55,9 +55,11 @@ flows of weights 1 and 2 behind an idle CPU get 1/2 each under memoryless DRFQ).
 Baselines (SPEC §3.1). FIFO keys every packet 0, so (key, seq) is the arrival order at
 the resource. Bottleneck FQ gives the BMF tag at ``model.fq_resource`` and 0 elsewhere.
 MR3 holds a flow's window at the ingress (``FI_HELD`` packets, a type drawn only at
-release, from the same counter hash) and :func:`_release` lets packets into the tandem by
-elastic round robin on dominant processing time while fewer than ``model.inflight`` are
-inside; inside, FIFO. None of them uses the lone-flow loop.
+release, from the same counter hash) and :func:`_release_next` lets packets into the
+tandem by elastic round robin on dominant processing time while fewer than
+``model.inflight`` are inside; inside, FIFO. An MR3 packet's sojourn starts when it joins
+the ingress (:func:`_hold`), so its delay includes the wait there. None of them uses the
+lone-flow loop.
 
 Memory layout (why it looks like this: every separate array is a base pointer and a
 stride the loop must keep in a register or reload from the stack; with ~50 arrays the
@@ -72,9 +74,13 @@ loop spent most of its instructions on spills). State is a handful of flat array
 * resource j's heap of flow heads is entries i·J + j of ``heap_key`` (the head's tag) and
   ``heap_id`` (its arrival number and slot packed as seq·2^SLOT_BITS + slot, so comparing
   ids compares arrival numbers);
-* ``res_f`` = [completion time (∞ when idle), V_j, busy time, service time of the packet
-  in service at its next resource], ``res_i`` = [slot, packet number and next resource
-  (−1: it leaves) of the packet in service, heap size], each J long.
+* ``res_f`` = [completion time (∞ when idle), V_j, idle time before the current busy
+  period, service time of the packet in service at its next resource, time of the
+  resource's last completion], ``res_i`` = [slot, packet number and next resource (−1: it
+  leaves) of the packet in service, heap size], each J long. Utilisation is counted per
+  busy period, not per service: a resource becomes busy only when a packet arrives to it
+  idle with nothing waiting (:func:`_arrive`), and its idle time grows then by the time
+  since its last completion, so a service costs one store (:func:`busy_time`).
 
 The kernel's arguments are named tuples (:class:`Model`, :class:`Arrivals`,
 :class:`State`, and the :class:`Layout` of the records): Numba compiles a field access to
@@ -99,7 +105,7 @@ from numba.extending import intrinsic
 
 DRFQ, DRFQ_DOVETAIL, PF, BMF, FIFO, BOTTLENECK_FQ, MR3 = 0, 1, 2, 3, 4, 5, 6
 #: bump when the model or the kernel changes results; part of every stored point's key
-ENGINE_VERSION = "2"
+ENGINE_VERSION = "3"
 
 # return codes of run_kernel
 DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY = 0, 1, 2, 3
@@ -141,11 +147,12 @@ _SLOT_MASK = np.int64(MAX_SLOTS - 1)
 
 # fields at the start of a flow's int record; per-resource triples follow at FI_RES
 # (FI_HELD: MR3, packets of the window waiting at the ingress; FI_NEXT: MR3, the next
-# slot in the round-robin list; FI_BUCKET: the flow's sojourn-histogram bucket, −1 when
-# not measured, in the record's first cache line, which every event of the flow touches)
+# slot in the round-robin list; FI_SOJOURN: the flow's cell of the sojourn histogram,
+# bucket · K + class, or the scratch cell K · SOJOURN_BUCKETS when it is not measured, so
+# that recording a packet takes no branch)
 (FI_CLASS, FI_INDEX, FI_TO_INJECT, FI_IN_SYSTEM, FI_SENT, FI_PENDING, FI_FREE_N, FI_TYPE0,
- FI_NTYPES, FI_HELD, FI_NEXT, FI_BUCKET) = range(12)
-FI_RES = 12  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
+ FI_NTYPES, FI_HELD, FI_NEXT, FI_SOJOURN, FI_FREE_HEAD) = range(13)
+FI_RES = 13  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
 
 
 
@@ -187,10 +194,11 @@ class Arrivals(NamedTuple):
     completion: np.ndarray
     timeline: np.ndarray        # [(k·J + j)·bins + b]: service completed in interval b
     dropped: np.ndarray         # [k]: open-loop packets dropped (window full)
-    sojourn_hist: np.ndarray    # [(bucket·K + k)·SOJOURN_BINS + bin]: packets (int64)
-    sojourn_sum: np.ndarray     # [bucket·K + k]: their total sojourn time
+    sojourn_hist: np.ndarray    # [(bucket·K + k)·SOJOURN_BINS + bin]: packets (int64); one
+    #                             more cell after them: the unmeasured flows' (scratch)
+    sojourn_sum: np.ndarray     # [bucket·K + k]: their total sojourn time (+ scratch)
     bucket_time: np.ndarray     # [bucket]: arrival time of the bucket's first flow
-    bucket_work: np.ndarray     # [bucket·J + j]: work started at j before that time
+    bucket_work: np.ndarray     # [bucket·J + j]: time j was busy before that time
     first_measured: int         # flows with a smaller index (a steady start's) have no bucket
 
 
@@ -265,12 +273,12 @@ def record_layout(J, W):
     o_charge = 2 * J
     o_weight = 3 * J
     o_sc = o_weight + 1
-    o_entry = o_sc + 1
-    o_key = o_entry + W
+    o_key = o_sc + 1
     o_vtags = o_key + W
     o_fifo_key = o_vtags + W * J
     o_fifo_s = o_fifo_key + J * W
-    nf = o_fifo_s + J * W
+    o_entry = o_fifo_s + J * W
+    nf = o_entry + W
     return Layout(ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
                   o_fifo_s, o_charge, o_weight, o_sc, o_entry)
 
@@ -285,33 +293,43 @@ def _float_bits(typingctx, x):
 
 #: IEEE-754 double: 52 mantissa bits; the top log2(SOJOURN_SUB) of them pick the part
 _SUB_SHIFT = 52 - (SOJOURN_SUB.bit_length() - 1)
+#: a positive double's bits >> _SUB_SHIFT are (biased exponent E + 1023) · SOJOURN_SUB +
+#: part, so its bin (E + 1 − SOJOURN_EMIN) · SOJOURN_SUB + part is that minus this
+_BIN_OFFSET = (1022 + SOJOURN_EMIN) * SOJOURN_SUB
 
 
 @njit(cache=True, inline="always")
 def sojourn_bin(x):
-    """Histogram bin of a sojourn time x > 0 (see SOJOURN_BINS). For x = 1.f · 2^E the
-    octave [2^E, 2^(E+1)) is split into SOJOURN_SUB equal parts by the top bits of the
-    mantissa f, read from the float's bits (a libm frexp call cost more than the rest of
-    the recording): bin (E + 1 − SOJOURN_EMIN) · SOJOURN_SUB + part, clamped to the
-    range (zero, subnormals and negative values give bin 0)."""
-    bits = _float_bits(x)
-    if bits <= 0:
-        return 0
-    exponent = (bits >> 52) - 1023
-    i = (exponent + 1 - SOJOURN_EMIN) * SOJOURN_SUB + ((bits >> _SUB_SHIFT) & (SOJOURN_SUB - 1))
-    if i < 0:
-        return 0
-    if i >= SOJOURN_BINS:
-        return SOJOURN_BINS - 1
+    """Histogram bin of a sojourn time x (see SOJOURN_BINS). For x = 1.f · 2^E the octave
+    [2^E, 2^(E+1)) is split into SOJOURN_SUB equal parts by the top bits of the mantissa
+    f: bin (E + 1 − SOJOURN_EMIN) · SOJOURN_SUB + part, a shift and a subtraction of the
+    float's bits (a libm frexp call cost more than the rest of the recording, and every
+    instruction here runs once per packet), clamped to the bins: values below the range,
+    zero and negative ones (the sign bit makes the bits negative) fall in the first bin,
+    values above it and ∞ in the last."""
+    i = (_float_bits(x) >> _SUB_SHIFT) - _BIN_OFFSET
+    if _U(i) >= _U(SOJOURN_BINS):  # out of range (rare): one unsigned test for both ends
+        i = 0 if i < 0 else SOJOURN_BINS - 1
     return i
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _record_sojourn(sojourn_hist, sojourn_sum, K, bucket, k, x):
-    """Count one departing packet of class k, sojourn x, in its flow's bucket (≥ 0)."""
-    cell = bucket * K + k
+def _record_sojourn(sojourn_hist, sojourn_sum, cell, x):
+    """Count one departing packet, sojourn x, in its flow's (bucket, class) cell (its
+    FI_SOJOURN: bucket · K + class, or the scratch cell after them when not measured)."""
     sojourn_hist[_U(cell * SOJOURN_BINS + sojourn_bin(x))] += 1
     sojourn_sum[_U(cell)] += x
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def busy_time(res_f, J, j, t):
+    """Time resource j has been busy in [0, t] (t at or after its last event): t minus its
+    idle time, which is the idle time before its current busy period plus, when idle
+    now, the time since its last completion."""
+    idle = res_f[_U(2 * J + j)]
+    if res_f[_U(j)] == np.inf:
+        idle += t - res_f[_U(4 * J + j)]
+    return t - idle
 
 
 @njit(cache=True, inline="always")
@@ -403,7 +421,13 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
             ptype += c
     n_free = flow_i[b + _U(FI_FREE_N)] - 1
     flow_i[b + _U(FI_FREE_N)] = n_free
-    pk = flow_i[b + _U(o_free + n_free)]
+    if policy == MR3:  # the free numbers are a ring: the held packets' are at its head
+        head = flow_i[b + _U(FI_FREE_HEAD)]
+        pk = flow_i[b + _U(o_free + head)]
+        head += 1
+        flow_i[b + _U(FI_FREE_HEAD)] = 0 if head == model.window else head
+    else:  # a stack
+        pk = flow_i[b + _U(o_free + n_free)]
     flow_i[b + _U(o_type + pk)] = ptype
     if policy == DRFQ:
         key = max(vglobal, flow_f[bf])
@@ -453,7 +477,6 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
     res_i[_U(2 * J + j)] = nxt_res
     if nxt_res >= 0:
         res_f[_U(3 * J + j)] = service[_U(ptype * J + nxt_res)]
-    res_f[_U(2 * J + j)] += s  # work started at j (utilisation)
     if debug:
         # per flow and resource: PF/BMF tags never decrease; every policy serves a flow's
         # packets in arrival order (DRFQ tags, given at injection, may arrive out of order
@@ -498,6 +521,8 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
         key = flow_f[bf + _U(o_key + pk)]
     hid = (seq << SLOT_BITS) | slot
     if res_f[_U(dest)] == np.inf and res_i[_U(3 * J + dest)] == 0:
+        # a busy period begins: idle since the last completion (0 when that was now)
+        res_f[_U(2 * J + dest)] += t - res_f[_U(4 * J + dest)]
         return _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
                               next_resource, J, layout, dest, t, slot, b, bf, pk, s, key,
                               hid, vglobal)
@@ -518,12 +543,26 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
     return vglobal
 
 
-@njit(cache=True, inline="always", _nrt=False)
-def _hold(flow_i, istate, ni, slot, b, count):
-    """MR3: ``count`` packets of the window of the flow in ``slot`` (records at b) wait at
-    the ingress; a flow that had none joins the tail of the round-robin list."""
+# _hold and _released are called, not inlined: Numba types an inlined function at every
+# call site of every policy's loop, dead MR3 branches included, and inlined they added
+# ~7 s to a drfq/pf/bmf first compilation; called, they are compiled once (MR3 pays a
+# call per packet).
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, count, t):
+    """MR3: ``count`` packets of the window of the flow in ``slot`` (records at b, bf)
+    enter the router at time t and wait at its ingress; a flow that had none joins the
+    tail of the round-robin list. The flow's held packets are released in order and take
+    the free packet numbers in ring order (:func:`_inject`), so the numbers they will
+    get are known now: the next ``count`` after the held ones, from the ring's head; their
+    entry time (the start of their sojourn) is set here."""
     held = flow_i[b + _U(FI_HELD)]
     flow_i[b + _U(FI_HELD)] = held + count
+    position = flow_i[b + _U(FI_FREE_HEAD)] + held
+    for _ in range(count):
+        if position >= W:
+            position -= W
+        flow_f[bf + _U(layout.o_entry) + _U(flow_i[b + _U(layout.o_free) + _U(position)])] = t
+        position += 1
     if held == 0:
         flow_i[b + _U(FI_NEXT)] = -1
         tail = istate[I_RR_TAIL]
@@ -532,81 +571,79 @@ def _hold(flow_i, istate, ni, slot, b, count):
             if istate[I_RR_END] < 0:
                 istate[I_RR_END] = slot
         else:
-            flow_i[_U(tail * ni + FI_NEXT)] = slot
+            flow_i[_U(tail * layout.ni + FI_NEXT)] = slot
         istate[I_RR_TAIL] = slot
 
 
-# Called, not inlined: the event loop of every policy types this call (Numba types dead
-# branches too), and inlined it put one more copy of _inject/_arrive/_begin_service into
-# every policy's loop: a drfq/pf/bmf first run compiled 124 s CPU against 89 s called
-# (one fresh-cache run each, machine loaded; 66-86 s before MR3).
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate, model, J, W,
-             layout, seq, t, vglobal):
+# MR3's ingress is two small inlined steps around the event loop's one _inject/_arrive
+# call site. It was a called function with its own copies of _inject and _arrive: LLVM
+# inlined it while it stayed small, and three more instructions in _arrive (utilisation)
+# pushed it over the inliner's threshold, after which every event paid a call passing the
+# model and layout tuples by value: MR3 ran 3.2x slower (26.7 against 84 M services/s).
+# That was also why timing MR3's packets from the ingress looked 3.3x slower before.
+@njit(cache=True, inline="always", _nrt=False)
+def _release_next(flow_i, flow_f, istate, fstate, layout, inflight):
     """MR3's ingress (Elastic Round Robin on dominant processing times, SPEC §3.1): while
-    fewer than ``model.inflight`` packets are inside the tandem, release the next packet
-    of the flow at the head of the round-robin list to its first resource (FIFO there).
+    fewer than ``inflight`` packets are inside the tandem, the flow at the head of the
+    round-robin list releases its next held packet to its first resource (FIFO there).
+    Returns that flow's slot (the packet is counted inside and no longer held; the caller
+    injects it and then calls :func:`_released`), or −1 when nothing is released.
 
     All in units of dominant time / weight: at the start of its turn flow i gets the
     allowance 1 + MaxSC(r−1) − SC_i; each packet it releases costs d / w (d = max_j s_j,
     ``type_charge``); its turn ends when the allowance is used up (≤ 0) or it holds no
     packet. Then SC_i = what it overshot, MaxSC(r) = max(MaxSC(r), SC_i); a flow with
     packets left goes to the tail, an empty one leaves the list with SC_i = 0. A round
-    ends with the turn of the flow that was last in the list when the round began.
-    Returns the next arrival number."""
-    ni, nf = layout.ni, layout.nf
-    while istate[I_INSIDE] < model.inflight and istate[I_RR_HEAD] >= 0:
-        slot = istate[I_RR_HEAD]
-        b = _U(slot * ni)
-        bf = _U(slot * nf)
-        if istate[I_RR_OPEN] == 0:
-            istate[I_RR_OPEN] = 1
-            fstate[F_ALLOWANCE] = 1.0 + fstate[F_MAXSC_PREV] - flow_f[bf + _U(layout.o_sc)]
-        flow_i[b + _U(FI_HELD)] -= 1
-        pk, dest, s = _inject(MR3, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal)
-        # its sojourn starts here, at its first resource (the ingress wait is in the
-        # flow's completion time): timing each packet from the ingress, with a ring of
-        # ingress times per flow, made MR3's loop 3.3× slower (BENCHMARKS.md)
-        flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
-        ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
-        allowance = fstate[F_ALLOWANCE] - model.type_charge[_U(ptype)]
-        fstate[F_ALLOWANCE] = allowance
-        istate[I_INSIDE] += 1
-        _arrive(MR3, False, flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate,
-                model.service, model.next_resource, J, W, layout, slot, b, bf, pk, dest, s,
-                seq, t, vglobal, -1)
-        seq += 1
-        held = flow_i[b + _U(FI_HELD)]
-        if allowance <= 0.0 or held == 0:  # the turn ends
-            surplus = -allowance
-            if surplus > fstate[F_MAXSC_CUR]:
-                fstate[F_MAXSC_CUR] = surplus
-            istate[I_RR_OPEN] = 0
-            nxt = flow_i[b + _U(FI_NEXT)]
-            istate[I_RR_HEAD] = nxt
-            if nxt < 0:
-                istate[I_RR_TAIL] = -1
-            if held > 0:
-                flow_f[bf + _U(layout.o_sc)] = surplus
-                flow_i[b + _U(FI_NEXT)] = -1
-                tail = istate[I_RR_TAIL]
-                if tail < 0:
-                    istate[I_RR_HEAD] = slot
-                else:
-                    flow_i[_U(tail * ni + FI_NEXT)] = slot
-                istate[I_RR_TAIL] = slot
+    ends with the turn of the flow that was last in the list when the round began."""
+    if istate[I_INSIDE] >= inflight or istate[I_RR_HEAD] < 0:
+        return -1
+    slot = istate[I_RR_HEAD]
+    if istate[I_RR_OPEN] == 0:
+        istate[I_RR_OPEN] = 1
+        fstate[F_ALLOWANCE] = (1.0 + fstate[F_MAXSC_PREV]
+                               - flow_f[_U(slot * layout.nf + layout.o_sc)])
+    flow_i[_U(slot * layout.ni + FI_HELD)] -= 1
+    istate[I_INSIDE] += 1
+    return slot
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _released(flow_i, flow_f, istate, fstate, layout, slot, b, bf, charge):
+    """MR3: the flow in ``slot`` (records at b, bf) has released a packet of dominant cost
+    ``charge`` (d / w): charge its allowance, and end its turn and the round when due
+    (:func:`_release_next`)."""
+    allowance = fstate[F_ALLOWANCE] - charge
+    fstate[F_ALLOWANCE] = allowance
+    held = flow_i[b + _U(FI_HELD)]
+    if allowance <= 0.0 or held == 0:  # the turn ends
+        surplus = -allowance
+        if surplus > fstate[F_MAXSC_CUR]:
+            fstate[F_MAXSC_CUR] = surplus
+        istate[I_RR_OPEN] = 0
+        nxt = flow_i[b + _U(FI_NEXT)]
+        istate[I_RR_HEAD] = nxt
+        if nxt < 0:
+            istate[I_RR_TAIL] = -1
+        if held > 0:
+            flow_f[bf + _U(layout.o_sc)] = surplus
+            flow_i[b + _U(FI_NEXT)] = -1
+            tail = istate[I_RR_TAIL]
+            if tail < 0:
+                istate[I_RR_HEAD] = slot
             else:
-                flow_f[bf + _U(layout.o_sc)] = 0.0
-            if istate[I_RR_END] == slot:  # the round ends
-                fstate[F_MAXSC_PREV] = fstate[F_MAXSC_CUR]
-                fstate[F_MAXSC_CUR] = 0.0
-                istate[I_RR_END] = istate[I_RR_TAIL]
-    return seq
+                flow_i[_U(tail * layout.ni + FI_NEXT)] = slot
+            istate[I_RR_TAIL] = slot
+        else:
+            flow_f[bf + _U(layout.o_sc)] = 0.0
+        if istate[I_RR_END] == slot:  # the round ends
+            fstate[F_MAXSC_PREV] = fstate[F_MAXSC_CUR]
+            fstate[F_MAXSC_CUR] = 0.0
+            istate[I_RR_END] = istate[I_RR_TAIL]
 
 
 @njit(cache=True, inline="always", _nrt=False)
 def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-               free_slots, completion, sojourn_hist, sojourn_sum, K, flows, J, W, layout,
+               free_slots, completion, sojourn_hist, sojourn_sum, flows, J, W, layout,
                slot, t_arrival, t, vglobal, seq, services, events, outstanding, free_top,
                active):
     """Run the events of the only flow in progress until the next flow arrival (or the
@@ -665,12 +702,14 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     to_inject = flow_i[b + _U(FI_TO_INJECT)]
     sent = flow_i[b + _U(FI_SENT)]
     n_free = flow_i[b + _U(FI_FREE_N)]
-    bucket = flow_i[b + _U(FI_BUCKET)]
-    klass = flow_i[b + _U(FI_CLASS)]
+    cell = flow_i[b + _U(FI_SOJOURN)]
     o_entry = layout.o_entry
-    # work started at A and B (utilisation), added in the general loop's order
-    workA = res_f[_U(2 * J + A)]
-    workB = res_f[_U(2 * J + B)]
+    # idle time before the busy period and last completion of A and B (utilisation),
+    # updated in the general loop's order (busy_time)
+    idleA = res_f[_U(2 * J + A)]
+    idleB = res_f[_U(2 * J + B)]
+    lastA = res_f[_U(4 * J + A)]
+    lastB = res_f[_U(4 * J + B)]
     first_event = events
     started_A = started_B = False
     while events < budget:
@@ -687,6 +726,7 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
         t = d
         events += 1
         if at_A:  # the packet moves on to B
+            lastA = t
             qA -= 1
             pk = pkA
             qB += 1
@@ -702,8 +742,8 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
             hid = (seq << SLOT_BITS) | slot
             seq += 1
             if cB == np.inf and nB == 0:
+                idleB += t - lastB
                 cB = t + sB
-                workB += sB
                 pkB = pk
                 started_B = True
                 if policy == DRFQ:
@@ -726,7 +766,6 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 pkA = flow_i[b + _U(o_fifo_pk) + entry]
                 key = flow_f[bf + _U(o_fifo_key) + entry]
                 cA = t + flow_f[bf + _U(o_fifo_s) + entry]
-                workA += sA
                 started_A = True
                 if policy == DRFQ:
                     if key > vglobal:
@@ -740,9 +779,9 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
             else:
                 cA = np.inf
         else:  # the packet leaves the router
-            if bucket >= 0:
-                _record_sojourn(sojourn_hist, sojourn_sum, K, bucket, klass,
-                                t - flow_f[bf + _U(o_entry) + _U(pkB)])
+            lastB = t
+            _record_sojourn(sojourn_hist, sojourn_sum, cell,
+                            t - flow_f[bf + _U(o_entry) + _U(pkB)])
             qB -= 1
             in_system -= 1
             flow_i[b + _U(o_free + n_free)] = pkB
@@ -771,8 +810,8 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 hid = (seq << SLOT_BITS) | slot
                 seq += 1
                 if cA == np.inf and nA == 0:
+                    idleA += t - lastA
                     cA = t + sA
-                    workA += sA
                     pkA = pk
                     started_A = True
                     if policy == DRFQ:
@@ -804,7 +843,6 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 pkB = flow_i[b + _U(o_fifo_pk) + entry]
                 key = flow_f[bf + _U(o_fifo_key) + entry]
                 cB = t + flow_f[bf + _U(o_fifo_s) + entry]
-                workB += sB
                 started_B = True
                 if policy == DRFQ:
                     if key > vglobal:
@@ -823,8 +861,10 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     # write the state back in the general loop's layout
     res_f[_U(A)] = cA
     res_f[_U(B)] = cB
-    res_f[_U(2 * J + A)] = workA
-    res_f[_U(2 * J + B)] = workB
+    res_f[_U(2 * J + A)] = idleA
+    res_f[_U(2 * J + B)] = idleB
+    res_f[_U(4 * J + A)] = lastA
+    res_f[_U(4 * J + B)] = lastB
     if policy == DRFQ:
         flow_f[bf] = prevA
     else:
@@ -874,33 +914,33 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
 # 10 s faster and ran within noise of these (BENCHMARKS.md); these are what was timed.
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_drfq(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                    free_slots, completion, sojourn_hist, sojourn_sum, K, flows, J, W,
+                    free_slots, completion, sojourn_hist, sojourn_sum, flows, J, W,
                     layout, slot, t_arrival, t, vglobal, seq, services, events, outstanding,
                     free_top, active):
     return _lone_flow(DRFQ, budget, model, flow_i, flow_f, res_i, res_f, heap_key,
-                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum, K,
+                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum,
                       flows, J, W, layout, slot, t_arrival, t, vglobal, seq, services,
                       events, outstanding, free_top, active)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_pf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                  free_slots, completion, sojourn_hist, sojourn_sum, K, flows, J, W,
+                  free_slots, completion, sojourn_hist, sojourn_sum, flows, J, W,
                   layout, slot, t_arrival, t, vglobal, seq, services, events, outstanding,
                   free_top, active):
     return _lone_flow(PF, budget, model, flow_i, flow_f, res_i, res_f, heap_key,
-                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum, K,
+                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum,
                       flows, J, W, layout, slot, t_arrival, t, vglobal, seq, services,
                       events, outstanding, free_top, active)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_bmf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
-                   free_slots, completion, sojourn_hist, sojourn_sum, K, flows, J, W,
+                   free_slots, completion, sojourn_hist, sojourn_sum, flows, J, W,
                    layout, slot, t_arrival, t, vglobal, seq, services, events, outstanding,
                    free_top, active):
     return _lone_flow(BMF, budget, model, flow_i, flow_f, res_i, res_f, heap_key,
-                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum, K,
+                      heap_id, free_slots, completion, sojourn_hist, sojourn_sum,
                       flows, J, W, layout, slot, t_arrival, t, vglobal, seq, services,
                       events, outstanding, free_top, active)
 
@@ -984,21 +1024,21 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                     if policy == BMF:
                         scalars = _lone_flow_bmf(budget, model, flow_i, flow_f, res_i,
                                                  res_f, heap_key, heap_id, free_slots,
-                                                 completion, sojourn_hist, sojourn_sum, K,
+                                                 completion, sojourn_hist, sojourn_sum,
                                                  flows, J, W, layout, lone, t_arrival, t,
                                                  vglobal, seq, services, events,
                                                  outstanding, free_top, active)
                     elif policy == PF:
                         scalars = _lone_flow_pf(budget, model, flow_i, flow_f, res_i, res_f,
                                                 heap_key, heap_id, free_slots, completion,
-                                                sojourn_hist, sojourn_sum, K, flows, J, W,
+                                                sojourn_hist, sojourn_sum, flows, J, W,
                                                 layout, lone, t_arrival, t,
                                                 vglobal, seq, services, events, outstanding,
                                                 free_top, active)
                     else:
                         scalars = _lone_flow_drfq(budget, model, flow_i, flow_f, res_i,
                                                   res_f, heap_key, heap_id, free_slots,
-                                                  completion, sojourn_hist, sojourn_sum, K,
+                                                  completion, sojourn_hist, sojourn_sum,
                                                   flows, J, W, layout, lone, t_arrival, t,
                                                   vglobal, seq, services, events,
                                                   outstanding, free_top, active)
@@ -1048,6 +1088,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             target = res_i[_U(2 * J + done)]
             s = res_f[_U(3 * J + done)]
             res_f[_U(done)] = np.inf
+            res_f[_U(4 * J + done)] = t  # idle from now unless it starts another packet
             services += 1
             b = _U(slot * ni)
             bf = _U(slot * nf)
@@ -1065,13 +1106,15 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 seq += 1
             else:  # the packet leaves the router
                 k = flow_i[b + _U(FI_CLASS)]
-                bucket = flow_i[b + _U(FI_BUCKET)]
-                if bucket >= 0:
-                    _record_sojourn(sojourn_hist, sojourn_sum, K, bucket, k,
-                                    t - flow_f[bf + _U(layout.o_entry) + _U(pk)])
+                _record_sojourn(sojourn_hist, sojourn_sum, flow_i[b + _U(FI_SOJOURN)],
+                                t - flow_f[bf + _U(layout.o_entry) + _U(pk)])
                 flow_i[b + _U(FI_IN_SYSTEM)] -= 1
                 n_free = flow_i[b + _U(FI_FREE_N)]
-                flow_i[b + _U(o_free + n_free)] = pk
+                if policy == MR3:  # the ring's tail
+                    position = flow_i[b + _U(FI_FREE_HEAD)] + n_free
+                    flow_i[b + _U(o_free) + _U(position - W if position >= W else position)] = pk
+                else:
+                    flow_i[b + _U(o_free + n_free)] = pk
                 flow_i[b + _U(FI_FREE_N)] = n_free + 1
                 reserved = flow_i[b + _U(FI_PENDING)]
                 if policy == MR3:  # packets held at the ingress are reserved as well
@@ -1091,7 +1134,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                         pend_len[k] += 1
                         flow_i[b + _U(FI_PENDING)] += 1
                     elif policy == MR3:
-                        _hold(flow_i, istate, ni, slot, b, 1)
+                        _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, 1, t)
                     else:
                         n_inject = 1
                 elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and reserved == 0:
@@ -1118,7 +1161,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
                 dropped[_U(k)] += 1
             elif policy == MR3:
-                _hold(flow_i, istate, ni, slot, b, 1)
+                _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, 1, t)
             else:
                 n_inject = 1
             offer_next = open_loop
@@ -1132,7 +1175,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             bf = _U(slot * nf)
             flow_i[b + _U(FI_CLASS)] = k
             flow_i[b + _U(FI_INDEX)] = nxt
-            bucket = -1
+            cell = SOJOURN_BUCKETS * K  # the scratch cell
             if first_measured <= nxt < flows:
                 rank = nxt - first_measured
                 bucket = rank * SOJOURN_BUCKETS // span
@@ -1140,8 +1183,9 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                     # the bucket's first flow: where its utilisation window starts
                     bucket_time[_U(bucket)] = t
                     for j in range(J):
-                        bucket_work[_U(bucket * J + j)] = res_f[_U(2 * J + j)]
-            flow_i[b + _U(FI_BUCKET)] = bucket
+                        bucket_work[_U(bucket * J + j)] = busy_time(res_f, J, j, t)
+                cell = bucket * K + k
+            flow_i[b + _U(FI_SOJOURN)] = cell
             flow_i[b + _U(FI_TO_INJECT)] = size
             flow_i[b + _U(FI_IN_SYSTEM)] = 0
             flow_i[b + _U(FI_SENT)] = 0
@@ -1166,32 +1210,46 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             first = 1 if open_loop else min(class_window[_U(k)], size)
             if policy == MR3:
                 flow_i[b + _U(FI_HELD)] = 0
+                flow_i[b + _U(FI_FREE_HEAD)] = 0
                 flow_f[bf + _U(layout.o_sc)] = 0.0
-                _hold(flow_i, istate, ni, slot, b, first)
+                _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, first, t)
             else:
                 n_inject = first
             offer_next = open_loop
             nxt += 1
             t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
-        for _ in range(n_inject):
-            pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
-                                  vglobal)
-            flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
-            vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
-                              heap_id, istate, service, next_resource, J, W, layout,
-                              slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
-            seq += 1
         if explicit and offer_next:  # offer the open-loop flow's next packet one period later
-            held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
-            if flow_i[b + _U(FI_TO_INJECT)] - held > 0:
+            # (its packets not yet injected, less the one injected or held just now)
+            now = flow_i[b + _U(FI_HELD)] if policy == MR3 else n_inject
+            if flow_i[b + _U(FI_TO_INJECT)] - now > 0:
                 pos = (pend_head[k] + pend_len[k]) % pend_cap
                 pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
                 pend_slot[_U(k * pend_cap + pos)] = slot
                 pend_len[k] += 1
                 flow_i[b + _U(FI_PENDING)] += 1
-        if policy == MR3:  # the ingress releases packets into the tandem
-            seq = _release(flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, fstate,
-                           model, J, W, layout, seq, t, vglobal)
+        # the packets injected now: the event's flow's, or those MR3's ingress releases
+        while True:
+            if policy == MR3:
+                slot = _release_next(flow_i, flow_f, istate, fstate, layout, model.inflight)
+                if slot < 0:
+                    break
+                b = _U(slot * ni)
+                bf = _U(slot * nf)
+            elif n_inject == 0:
+                break
+            else:
+                n_inject -= 1
+            pk, dest, s = _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf,
+                                  vglobal)
+            if policy != MR3:  # (an MR3 packet's entry: when it joined the ingress, _hold)
+                flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
+            vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                              heap_id, istate, service, next_resource, J, W, layout,
+                              slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
+            seq += 1
+            if policy == MR3:
+                charge = model.type_charge[_U(flow_i[b + _U(layout.o_type) + _U(pk)])]
+                _released(flow_i, flow_f, istate, fstate, layout, slot, b, bf, charge)
         # ---- every idle resource with waiting packets starts the smallest (key, seq)
         for j in range(J):
             n_heap = res_i[_U(3 * J + j)]
@@ -1341,8 +1399,7 @@ def _check_invariants(t, window, ni, free_top, flow_i, res_i, res_f, free_slots,
         busy = res_f[j] < np.inf
         if not busy and res_i[3 * J + j] > 0:
             return BAD_IDLE
-        # total work started at j never exceeds the time elapsed (+ the one in service)
-        horizon = res_f[j] if busy else t
-        if res_f[2 * J + j] > horizon * (1.0 + 1e-12) + 1e-12:
+        # idle time and busy time are both in [0, t]; the last completion is not ahead
+        if res_f[4 * J + j] > t or not 0.0 <= busy_time(res_f, J, j, t) <= t * (1.0 + 1e-12):
             return BAD_UTILISATION
     return 0
