@@ -3,7 +3,9 @@
 The bottom of the statistics: :func:`t_interval` (Student-t interval of a mean) and
 :func:`ratio_interval` (the ratio estimator Σy/Σx with its delta-method interval), used by
 the flow-level simulator (:mod:`mrfq.fluid.flowsim`) and by the packet output analysis
-(:mod:`mrfq.stats`, which builds batches, warm-up and per-class tables on top of them).
+(:mod:`mrfq.stats`, which builds batches, warm-up and per-class tables on top of them);
+and :func:`histogram_quantile`, the quantile of the packet engine's delay histograms
+(used by the statistics and by the explicit-flow runs of :mod:`mrfq.packet.flows`).
 An interval that cannot be trusted is returned flagged (NaN bounds, ``problem`` set).
 """
 
@@ -116,3 +118,21 @@ def ratio_interval(y: np.ndarray, x: np.ndarray, confidence: float = 0.95, *,
         return _flagged(estimate, n, 0, np.nan, method,
                         f"interval reaches 0 (half-width {half:.3g} ≥ estimate {estimate:.3g})")
     return RatioInterval(estimate, low, high, n, 0, np.nan, method)
+
+
+def histogram_quantile(counts: np.ndarray, edges: np.ndarray, q: float) -> float:
+    """The q-quantile of a histogram (bin i is [edges[i], edges[i+1])), interpolated
+    linearly inside its bin: off from the data's own quantile by at most that bin's width.
+    NaN for an empty histogram."""
+    counts = np.asarray(counts, dtype=np.float64)
+    total = counts.sum()
+    if not total > 0:
+        return np.nan
+    cum = np.cumsum(counts)
+    target = q * total
+    i = min(int(np.searchsorted(cum, target, side="left")), counts.size - 1)
+    while counts[i] == 0:  # the target sits on a boundary: the next non-empty bin
+        i += 1
+    below = cum[i] - counts[i]
+    fraction = (target - below) / counts[i] if counts[i] > 0 else 0.0
+    return float(edges[i] + min(max(fraction, 0.0), 1.0) * (edges[i + 1] - edges[i]))

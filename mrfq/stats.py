@@ -34,6 +34,7 @@ from mrfq.intervals import (  # noqa: F401 - part of this module's interface
     RatioInterval,
     _check_confidence,
     _flagged,
+    histogram_quantile,
     ratio_interval,
     t_interval,
 )
@@ -724,31 +725,17 @@ def jain_index(rate_sum: float, rate_sq_sum: float, count: float) -> float:
 
 
 def first_full_bucket(cut: int, flows: int, buckets: int) -> int:
-    """The first sojourn-histogram bucket whose flows are all measured: bucket b holds the
-    flows with index · buckets // flows = b, i.e. from index ⌈b · flows / buckets⌉, so the
-    answer is the smallest b with ⌈b · flows / buckets⌉ ≥ ``cut`` (``buckets`` if none)."""
+    """The first sojourn-histogram bucket that holds flows, all of them measured: bucket b
+    holds the flows with index · buckets // flows = b, i.e. indices ⌈b · flows / buckets⌉
+    up to ⌈(b + 1) · flows / buckets⌉ − 1, so the answer is the smallest b with
+    ⌈b · flows / buckets⌉ ≥ ``cut`` and a flow at all (``buckets`` if none). Empty buckets
+    (fewer flows than buckets) are skipped: no flow arrival marks where their time and
+    utilisation window would start."""
     for b in range(buckets):
-        if -(-b * flows // buckets) >= cut:
+        first = -(-b * flows // buckets)
+        if first >= cut and first < -(-(b + 1) * flows // buckets):
             return b
     return buckets
-
-
-def histogram_quantile(counts: np.ndarray, edges: np.ndarray, q: float) -> float:
-    """The q-quantile of a histogram (bin i is [edges[i], edges[i+1])), interpolated
-    linearly inside its bin: off from the data's own quantile by at most that bin's width.
-    NaN for an empty histogram."""
-    counts = np.asarray(counts, dtype=np.float64)
-    total = counts.sum()
-    if not total > 0:
-        return np.nan
-    cum = np.cumsum(counts)
-    target = q * total
-    i = min(int(np.searchsorted(cum, target, side="left")), counts.size - 1)
-    while counts[i] == 0:  # the target sits on a boundary: the next non-empty bin
-        i += 1
-    below = cum[i] - counts[i]
-    fraction = (target - below) / counts[i] if counts[i] > 0 else 0.0
-    return float(edges[i] + min(max(fraction, 0.0), 1.0) * (edges[i + 1] - edges[i]))
 
 
 def packet_delay_sums(sojourn_hist: np.ndarray, sojourn_sum: np.ndarray,

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from conftest import FIG3_CLASSES, make_scenario
 from reference_sim import simulate_reference
+from test_packet_reference import _reference_histogram
 
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel
@@ -29,10 +30,14 @@ def _explicit(policy, classes, starts, sizes, windows, periods, stops, interval=
     slow = simulate_reference(scenario, policy, scenario.class_loads(0.5), seed, flows=K,
                               mean_size=10, window=max(windows), arrivals=trace,
                               record=record, **settings)
+    hist, sums = _reference_histogram(record["sojourns"], K, K)
     for run in runs:
         np.testing.assert_array_equal(run.completion, slow)
         np.testing.assert_array_equal(run.timeline, record["timeline"])
         np.testing.assert_array_equal(run.dropped, record["dropped"])
+        # every packet's sojourn, of open-loop flows too (MR3: from the ingress)
+        np.testing.assert_array_equal(run.sojourn_hist, hist)
+        np.testing.assert_allclose(run.sojourn_sum, sums, rtol=1e-12, atol=1e-9)
     return runs[0], record
 
 
@@ -164,3 +169,34 @@ def test_explicit_flows_survive_the_stored_scenario_round_trip():
     assert again.flows == scenario.flows and again.timeline == scenario.timeline
     assert [f.window for f in again.flows] == [30, 30, 30, 300]
     assert [f.stop for f in again.flows] == [400.0] * 4
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_lone_backlogged_flow_waits_behind_its_own_window(policy):
+    """One backlogged flow with window W through one resource (service 1 per packet):
+    its i-th packet (i ≤ W) leaves at i, and every later one enters at a departure with
+    W − 1 packets ahead, so it stays exactly W. With N packets sent the mean sojourn is
+    (W(W+1)/2 + (N − W)·W) / N, whatever the policy; under MR3 too, whose ingress holds
+    all but 2 of them (its sojourn counts the ingress: inside the tandem alone it would
+    be at most 2)."""
+    from mrfq.packet.flows import run_flows
+    from mrfq.scenario import scenario_from_dict
+
+    W, duration = 8, 100.0
+    scenario = scenario_from_dict({
+        "name": "lone", "resources": ["link"],
+        "classes": [{"name": "a", "requirements": [1.0], "load_share": 1}],
+        "load": {"axis": "link", "values": [0.5]},
+        "packet": {"flows": 10, "mean_size": 5, "window": W},
+        "timeline": {"duration": duration, "interval": 10.0},
+        "flows": [{"class": "a", "start": 0.0, "stop": duration, "name": "lone"}]})
+    row = run_flows(scenario, policy).flows.iloc[0]
+    # departures at 1, 2, …; injections stop at the first departure at or after the stop
+    N = int(duration) + W - 1
+    assert row["packets"] == N
+    assert row["completion"] == pytest.approx(N)
+    exact = (W * (W + 1) / 2 + (N - W) * W) / N
+    assert row["mean_packet_sojourn"] == pytest.approx(exact, rel=1e-12)
+    # W = 8 is a bin's lower edge: the percentiles sit in [8, 8.25)
+    for q in ("p50_sojourn", "p95_sojourn", "p99_sojourn"):
+        assert W <= row[q] < W * (1 + 1 / 32)

@@ -4,7 +4,7 @@ against theory: FIFO with one resource and single-packet flows is M/D/1."""
 import numpy as np
 import pytest
 from conftest import make_scenario
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mrfq import stats
@@ -96,6 +96,19 @@ def test_bin_edges_have_the_stated_resolution():
         assert edges[i] <= x < edges[i + 1]
 
 
+def test_values_outside_the_bins_fall_in_the_first_or_last_bin():
+    edges = sojourn_bin_edges()
+    last = kernel.SOJOURN_BINS - 1
+    for x in (0.0, -0.0, -1.0, -np.inf, 5e-324, edges[0] / 2, np.nextafter(edges[0], 0)):
+        assert kernel.sojourn_bin(x) == 0
+    assert kernel.sojourn_bin(edges[0]) == 0
+    assert kernel.sojourn_bin(np.nextafter(edges[0], 1)) == 0
+    assert kernel.sojourn_bin(edges[1]) == 1
+    assert kernel.sojourn_bin(np.nextafter(edges[-1], 0)) == last
+    for x in (edges[-1], 2 * edges[-1], 1e300, np.inf):
+        assert kernel.sojourn_bin(x) == last
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.lists(st.floats(0.01, 1e4), min_size=1, max_size=300),
        st.floats(0.0, 1.0))
@@ -167,13 +180,15 @@ def test_flow_metric_sums_bins_by_decade():
 
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 5000), st.integers(1, 5000), st.integers(1, 64))
+@example(1, 10, 32)  # fewer flows than buckets: bucket 1 is empty, 3 is the answer
+@example(2, 20, 32)
+@example(0, 3, 32)
 def test_first_full_bucket_is_the_first_bucket_without_warmup_flows(cut, flows, buckets):
     b = first_full_bucket(cut, flows, buckets)
     bucket_of = np.arange(flows) * buckets // flows
-    warm = bucket_of[: min(cut, flows)]
-    expected = buckets if cut > flows else (int(warm.max()) + 1 if warm.size else 0)
-    # a bucket is full when none of its flows is below the cut
-    assert b == min(expected, buckets) or (cut >= flows and b >= int(bucket_of.max()) + 1)
+    # the buckets that hold flows, none of them below the cut (empty buckets do not count)
+    full = sorted(set(bucket_of[bucket_of >= 0].tolist()) - set(bucket_of[:cut].tolist()))
+    assert b == (full[0] if full else buckets)
 
 
 def test_merged_histogram_aligns_offsets():
@@ -218,3 +233,16 @@ def test_histogram_counts_every_packet_of_the_measured_flows_only(initial):
     per_bucket = np.zeros((buckets, 3), np.int64)
     np.add.at(per_bucket, (np.arange(640) * buckets // 640, run.flow_class), run.size)
     np.testing.assert_array_equal(run.sojourn_hist.sum(axis=2), per_bucket)
+
+
+def test_a_run_with_fewer_flows_than_buckets_reports_delays_and_utilisation():
+    """20 measured flows fill 20 of the 32 buckets (flow i in bucket ⌊32i/20⌋), and a
+    warm-up cut of 2 flows ends in bucket 1: the delay window starts at the next bucket
+    that holds a flow, 3, which starts with flow 2 (it used to be the empty bucket 2,
+    whose utilisation was NaN), so the packets of the 18 flows from flow 2 on count."""
+    scenario = md1_scenario(flows=20, replications=1, warmup=0.1)
+    row = simulate(scenario, "fifo", 0.5, seed=3).classes.iloc[0]
+    assert row["warmup_cut"] == 2
+    assert 0.0 < row["utilisation_link"] <= 1.0
+    assert row["packets_measured"] == 18
+    assert row["mean_packet_sojourn"] >= 1.0

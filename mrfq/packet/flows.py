@@ -18,7 +18,8 @@ import pandas as pd
 
 from mrfq import policies
 from mrfq.errors import InputError
-from mrfq.packet.engine import run_replication
+from mrfq.intervals import histogram_quantile
+from mrfq.packet.engine import run_replication, sojourn_bin_edges
 from mrfq.packet.model import PacketModel
 from mrfq.scenario import Scenario
 
@@ -29,7 +30,12 @@ BACKLOGGED = 10**15
 @dataclass
 class FlowRun:
     """``flows``: one row per flow (name, class, start, stop, window, rate, completion:
-    when its last packet left, offered and dropped packets of an open-loop flow).
+    when its last packet left, offered and dropped packets of an open-loop flow, and its
+    packets' delays through the router: ``packets`` departed, ``mean_packet_sojourn``
+    (exact), ``p50_sojourn``, ``p95_sojourn``, ``p99_sojourn`` (from the engine's
+    histogram, within one bin: ≤ 1/32 of the value); a sojourn runs from the packet's
+    injection, for MR3 its arrival at the ingress, to its departure from the last
+    resource).
     ``timeline``: one row per (flow, resource, interval): ``time`` (start of the
     interval), ``service`` (time the resource spent on the flow's packets that completed
     in it) and ``share`` = service / interval; ``dominant`` rows (resource "dominant")
@@ -39,6 +45,9 @@ class FlowRun:
     policy: str
     flows: pd.DataFrame
     timeline: pd.DataFrame
+    #: [flow, bin]: the flow's departed packets by sojourn time (bins
+    #: :func:`mrfq.packet.engine.sojourn_bin_edges`)
+    sojourn_hist: np.ndarray | None = None
 
 
 def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowRun:
@@ -74,7 +83,8 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
         "class": [f.class_name for f in scenario.flows],
         "start": [f.start for f in scenario.flows], "stop": [f.stop for f in scenario.flows],
         "window": [f.window for f in scenario.flows], "rate": [f.rate for f in scenario.flows],
-        "completion": run.completion, "offered": offered, "dropped": run.dropped})
+        "completion": run.completion, "offered": offered, "dropped": run.dropped,
+        **_packet_delays(run.sojourn_hist.sum(axis=0), run.sojourn_sum.sum(axis=0))})
     share = run.timeline / interval  # [flow, resource, bin]
     names = np.array([f.name for f in scenario.flows], dtype=object)
     resources = [*scenario.resources, "dominant"]
@@ -85,4 +95,18 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
         "policy": policy, "flow": names[index[0]],
         "resource": np.array(resources, dtype=object)[index[1]],
         "time": index[2] * interval, "service": service.ravel(), "share": values.ravel()})
-    return FlowRun(policy, flows, timeline)
+    return FlowRun(policy, flows, timeline, run.sojourn_hist.sum(axis=0))
+
+
+def _packet_delays(hist: np.ndarray, sums: np.ndarray) -> dict[str, np.ndarray]:
+    """Per flow (every explicit flow is a class of its own, measured from its start), the
+    delay columns of :class:`FlowRun` from its histogram [flow, bin] and sojourn sums."""
+    edges = sojourn_bin_edges()
+    packets = hist.sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(packets > 0, sums / packets, np.nan)
+    columns = {"packets": packets, "mean_packet_sojourn": mean}
+    for q in (50, 95, 99):
+        columns[f"p{q}_sojourn"] = np.array([histogram_quantile(h, edges, q / 100)
+                                             for h in hist])
+    return columns
