@@ -575,12 +575,13 @@ def _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, count, t):
         istate[I_RR_TAIL] = slot
 
 
-# MR3's ingress is two small inlined steps around the event loop's one _inject/_arrive
-# call site. It was a called function with its own copies of _inject and _arrive: LLVM
-# inlined it while it stayed small, and three more instructions in _arrive (utilisation)
-# pushed it over the inliner's threshold, after which every event paid a call passing the
-# model and layout tuples by value: MR3 ran 3.2x slower (26.7 against 84 M services/s).
-# That was also why timing MR3's packets from the ingress looked 3.3x slower before.
+# MR3's ingress is two small steps around the event loop's one _inject/_arrive call site
+# (_release_next inlined, _released called once per packet). It was one called function
+# with its own copies of _inject and _arrive, and one more line in _arrive (utilisation)
+# made MR3 3.2x slower (26.7 against 84 M services/s) — most likely LLVM no longer
+# inlined it, so every event paid a call passing the model and layout tuples by value
+# (BENCHMARKS.md). Timing MR3's packets from the ingress had looked 3.3x slower before
+# for the same reason.
 @njit(cache=True, inline="always", _nrt=False)
 def _release_next(flow_i, flow_f, istate, fstate, layout, inflight):
     """MR3's ingress (Elastic Round Robin on dominant processing times, SPEC §3.1): while
