@@ -332,6 +332,28 @@ def busy_time(res_f, J, j, t):
     return t - idle
 
 
+# Called, not inlined: once per flow arrival, and it keeps the bucket arithmetic (an
+# integer division) and its arrays out of the event loop's registers.
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _sojourn_cell(arrivals, res_f, J, K, k, index, t):
+    """The sojourn-histogram cell of the flow with arrival ``index`` and class k arriving
+    at time t: bucket · K + k for a measured flow, its bucket (index − first_measured) ·
+    SOJOURN_BUCKETS // (flows − first_measured); the scratch cell SOJOURN_BUCKETS · K for
+    the others. The first flow of a bucket records when the bucket starts and how long
+    every resource was busy before (utilisation)."""
+    first, flows = arrivals.first_measured, arrivals.flows
+    if not first <= index < flows:
+        return SOJOURN_BUCKETS * K
+    span = flows - first
+    rank = index - first
+    bucket = rank * SOJOURN_BUCKETS // span
+    if rank == 0 or (rank - 1) * SOJOURN_BUCKETS // span != bucket:
+        arrivals.bucket_time[bucket] = t
+        for j in range(J):
+            arrivals.bucket_work[bucket * J + j] = busy_time(res_f, J, j, t)
+    return bucket * K + k
+
+
 @njit(cache=True, inline="always")
 def splitmix64(x):
     """SplitMix64 finaliser: a counter-based hash giving 64 random bits of a key."""
@@ -963,8 +985,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
         model.service, model.next_resource, model.class_type0, model.class_ntypes,
         model.class_rtt, model.class_weight, model.window)
     (arr_time, arr_class, arr_size, n_arrivals, flows, completion, timeline, dropped,
-     sojourn_hist, sojourn_sum, bucket_time, bucket_work, first_measured) = arrivals
-    span = flows - first_measured  # flows in the histogram's buckets
+     sojourn_hist, sojourn_sum, _, _, _) = arrivals
     class_window, class_period, class_stop = (model.class_window, model.class_period,
                                               model.class_stop)
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
@@ -1176,17 +1197,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             bf = _U(slot * nf)
             flow_i[b + _U(FI_CLASS)] = k
             flow_i[b + _U(FI_INDEX)] = nxt
-            cell = SOJOURN_BUCKETS * K  # the scratch cell
-            if first_measured <= nxt < flows:
-                rank = nxt - first_measured
-                bucket = rank * SOJOURN_BUCKETS // span
-                if rank == 0 or (rank - 1) * SOJOURN_BUCKETS // span != bucket:
-                    # the bucket's first flow: where its utilisation window starts
-                    bucket_time[_U(bucket)] = t
-                    for j in range(J):
-                        bucket_work[_U(bucket * J + j)] = busy_time(res_f, J, j, t)
-                cell = bucket * K + k
-            flow_i[b + _U(FI_SOJOURN)] = cell
+            flow_i[b + _U(FI_SOJOURN)] = _sojourn_cell(arrivals, res_f, J, K, k, nxt, t)
             flow_i[b + _U(FI_TO_INJECT)] = size
             flow_i[b + _U(FI_IN_SYSTEM)] = 0
             flow_i[b + _U(FI_SENT)] = 0
