@@ -117,12 +117,9 @@ def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
             rows = rows.sort_values("load")
             colour = CLASS_COLOURS[i % len(CLASS_COLOURS)] if i < len(CLASS_COLOURS) \
                 else "black"
-            # MR3's packets are timed from their release into the tandem: its ingress
-            # wait is not in this metric (README), so say so where it is drawn
-            note = " (after the ingress)" if policy == "mr3" else ""
             ax.plot(rows["load"], rows["p99_sojourn"], "-",
                     marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], markersize=4,
-                    color=colour, label=f"{label(policy)} p99{note}")
+                    color=colour, label=f"{label(policy)} p99")
             ax.plot(rows["load"], rows["mean_packet_sojourn"], ":", color=colour)
         ax.set_title(f"class {name}")
         ax.set_xlabel(xlabel)

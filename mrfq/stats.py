@@ -745,9 +745,13 @@ def packet_delay_sums(sojourn_hist: np.ndarray, sojourn_sum: np.ndarray,
     buckets from ``first_bucket`` on: ``packets_measured``, ``packet_sojourn_sum``, the
     merged histogram as ``packet_hist_offset`` + ``packet_hist`` (counts from the first to
     the last non-empty bin), and per bucket ``batch_packet_counts`` and
-    ``batch_packet_sojourn_sums`` (batches for the mean's interval)."""
+    ``batch_packet_sojourn_sums`` (batches for the mean's interval). Buckets that hold no
+    flow (fewer measured flows than buckets) are left out: as (0, 0) batches they would
+    count as data and narrow the interval."""
     hist = np.asarray(sojourn_hist)[first_bucket:]
     sums = np.asarray(sojourn_sum, dtype=np.float64)[first_bucket:]
+    holds_flows = hist.sum(axis=(1, 2)) > 0
+    hist, sums = hist[holds_flows], sums[holds_flows]
     out = []
     for k in range(hist.shape[1]):
         per_bucket = hist[:, k, :]
@@ -769,8 +773,9 @@ def packet_delay_sums(sojourn_hist: np.ndarray, sojourn_sum: np.ndarray,
 def utilisation(work: np.ndarray, bucket_work: np.ndarray, bucket_time: np.ndarray,
                 end_time: float, first_bucket: int) -> list[float]:
     """Per resource, the fraction of time busy from the arrival of bucket ``first_bucket``'s
-    first flow to the end of the run: (work started since) / (time since); NaN when that
-    bucket never started."""
+    first flow to the end of the run: (busy time since) / (time since), from the kernel's
+    busy times (``work``: by the end, ``bucket_work``: by each bucket's start); NaN when
+    that bucket never started."""
     if first_bucket >= len(bucket_time) or not np.isfinite(bucket_time[first_bucket]):
         return [np.nan] * len(work)
     span = end_time - float(bucket_time[first_bucket])

@@ -38,6 +38,7 @@ def _explicit(policy, classes, starts, sizes, windows, periods, stops, interval=
         # every packet's sojourn, of open-loop flows too (MR3: from the ingress)
         np.testing.assert_array_equal(run.sojourn_hist, hist)
         np.testing.assert_allclose(run.sojourn_sum, sums, rtol=1e-12, atol=1e-9)
+        np.testing.assert_allclose(run.work, record["work"], rtol=1e-10)  # busy time
     return runs[0], record
 
 
@@ -190,13 +191,15 @@ def test_a_lone_backlogged_flow_waits_behind_its_own_window(policy):
         "packet": {"flows": 10, "mean_size": 5, "window": W},
         "timeline": {"duration": duration, "interval": 10.0},
         "flows": [{"class": "a", "start": 0.0, "stop": duration, "name": "lone"}]})
-    row = run_flows(scenario, policy).flows.iloc[0]
+    run = run_flows(scenario, policy)
+    row = run.flows.iloc[0]
     # departures at 1, 2, …; injections stop at the first departure at or after the stop
     N = int(duration) + W - 1
     assert row["packets"] == N
     assert row["completion"] == pytest.approx(N)
     exact = (W * (W + 1) / 2 + (N - W) * W) / N
     assert row["mean_packet_sojourn"] == pytest.approx(exact, rel=1e-12)
+    assert run.utilisation == {"link": pytest.approx(1.0, rel=1e-12)}  # never idle
     # W = 8 is a bin's lower edge: the percentiles sit in [8, 8.25)
     for q in ("p50_sojourn", "p95_sojourn", "p99_sojourn"):
         assert W <= row[q] < W * (1 + 1 / 32)

@@ -20,7 +20,7 @@ def _consistent_state():
     state.flow_i[kernel.FI_IN_SYSTEM] = 1
     state.flow_i[kernel.FI_RES + 0] = 1  # packets of the flow at resource 0
     state.res_f[0] = 2.0  # busy until t = 2
-    state.res_f[2 * J + 0] = 1.0  # 1 unit of work started at resource 0
+    state.res_f[2 * J + 0] = 1.0  # resource 0 was idle for 1 before its busy period
     return state
 
 
@@ -52,7 +52,11 @@ def _idle_with_backlog(s):
 
 
 def _over_utilised(s):
-    s.res_f[2 * s.J + 0] = 5.0  # 5 units of work started by t = 1, busy until 2
+    s.res_f[2 * s.J + 0] = 5.0  # idle for 5 by t = 1: busy time negative
+
+
+def _completion_ahead(s):
+    s.res_f[4 * s.J + 1] = 3.0  # resource 1 (idle) last completed at 3 > t = 1
 
 
 def _tag_order_flagged(s):
@@ -65,6 +69,7 @@ def _tag_order_flagged(s):
     (_window_exceeded, kernel.BAD_WINDOW),
     (_idle_with_backlog, kernel.BAD_IDLE),
     (_over_utilised, kernel.BAD_UTILISATION),
+    (_completion_ahead, kernel.BAD_UTILISATION),
     (_tag_order_flagged, kernel.BAD_TAG_ORDER),
 ])
 def test_broken_state_is_reported(corrupt, code):

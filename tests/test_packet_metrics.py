@@ -18,6 +18,7 @@ from mrfq.stats import (
     histogram_quantile,
     jain_index,
     merged_histogram,
+    packet_delay_sums,
 )
 
 MD1 = [{"name": "a", "requirements": [1.0], "load_share": 1}]
@@ -246,3 +247,16 @@ def test_a_run_with_fewer_flows_than_buckets_reports_delays_and_utilisation():
     assert 0.0 < row["utilisation_link"] <= 1.0
     assert row["packets_measured"] == 18
     assert row["mean_packet_sojourn"] >= 1.0
+
+
+def test_empty_buckets_are_not_batches():
+    """Buckets without flows (fewer flows than buckets) give no (0, 0) batch, which would
+    count as data in the mean's interval."""
+    hist = np.zeros((4, 1, 8), np.int64)
+    sums = np.zeros((4, 1))
+    hist[0, 0, 2], sums[0, 0] = 3, 6.0
+    hist[2, 0, 5], sums[2, 0] = 2, 9.0  # buckets 1 and 3 hold no flow
+    (row,) = packet_delay_sums(hist, sums, first_bucket=0)
+    assert row["batch_packet_counts"] == [3.0, 2.0]
+    assert row["batch_packet_sojourn_sums"] == [6.0, 9.0]
+    assert row["packets_measured"] == 5

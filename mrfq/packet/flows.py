@@ -48,6 +48,8 @@ class FlowRun:
     #: [flow, bin]: the flow's departed packets by sojourn time (bins
     #: :func:`mrfq.packet.engine.sojourn_bin_edges`)
     sojourn_hist: np.ndarray | None = None
+    #: per resource: the fraction of [0, end of the run] it was busy
+    utilisation: dict[str, float] | None = None
 
 
 def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowRun:
@@ -95,7 +97,9 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
         "policy": policy, "flow": names[index[0]],
         "resource": np.array(resources, dtype=object)[index[1]],
         "time": index[2] * interval, "service": service.ravel(), "share": values.ravel()})
-    return FlowRun(policy, flows, timeline, run.sojourn_hist.sum(axis=0))
+    busy = {r: float(w / run.end_time) if run.end_time > 0 else float("nan")
+            for r, w in zip(scenario.resources, run.work, strict=True)}
+    return FlowRun(policy, flows, timeline, run.sojourn_hist.sum(axis=0), busy)
 
 
 def _packet_delays(hist: np.ndarray, sums: np.ndarray) -> dict[str, np.ndarray]:

@@ -261,8 +261,9 @@ def record_layout(J, W):
     resource (debug) [J], s_j / w of the previous packet at j (PF) [J], the class weight
     w [1], MR3's surplus count SC / w [1], packet key set at injection (DRFQ) [W],
     dovetail virtual starts per packet and resource [W·J], FIFO tags [J·W], FIFO service
-    times [J·W]; and (after MR3's SC) the time every packet number entered its first
-    resource [W] (its per-packet sojourn starts there).
+    times [J·W]; and last, the time every packet number entered the router [W], its
+    injection or, for MR3, when it joined the ingress (its per-packet sojourn starts
+    there).
     Returns a :class:`Layout`.
     """
     o_free = FI_RES + 3 * J
@@ -1231,7 +1232,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             nxt += 1
             t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
         if explicit and offer_next:  # offer the open-loop flow's next packet one period later
-            # (its packets not yet injected, less the one injected or held just now)
+            # (its packets not yet injected, less those about to be: the one injected
+            # now, or for MR3 all it holds at the ingress)
             now = flow_i[b + _U(FI_HELD)] if policy == MR3 else n_inject
             if flow_i[b + _U(FI_TO_INJECT)] - now > 0:
                 pos = (pend_head[k] + pend_len[k]) % pend_cap
@@ -1269,6 +1271,10 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 continue
             key = heap_key[_U(j)]
             top_id = heap_id[_U(j)]
+            if debug and res_f[_U(4 * J + j)] != t:
+                # only a resource that has just completed can be idle with packets
+                # waiting, so its busy period goes on with no idle gap
+                istate[I_VIOLATION] = BAD_UTILISATION
             sl = top_id & _SLOT_MASK
             sb = _U(sl * ni)
             sbf = _U(sl * nf)
