@@ -56,7 +56,8 @@ def _over_utilised(s):
 
 
 def _completion_ahead(s):
-    s.res_f[4 * s.J + 1] = 3.0  # resource 1 (idle) last completed at 3 > t = 1
+    # resource 0 (busy, so its busy time 1 − 1 = 0 looks fine) last completed at 3 > t = 1
+    s.res_f[4 * s.J + 0] = 3.0
 
 
 def _tag_order_flagged(s):
