@@ -1,33 +1,61 @@
-"""The one registry of policies: every name a scenario, the CLI, a plot or a sweep may use.
+"""The one registry of policies: every name a scenario, the CLI, a plot, a sweep or the
+allocation lab may use, and what each one does.
 
-A policy is either **fluid** (an allocation rule φ(n) of BR §2, solved exactly by the
-allocators and the Markov model) or **packet** (a scheduler in the tandem packet engine of
-SPEC §3). A packet policy names the fluid policy whose allocation it is meant to realise
-(``realises``), or ``None`` when it has no fluid counterpart (a baseline such as FIFO);
-validation compares a packet point only with that counterpart.
+A policy is one of three kinds:
+
+* **fluid** — an allocation rule φ(n) of BR §2, whose fluid γ_k comes from its stationary
+  law: ``law = MARKOV_LAW`` (the Markov demand model of BR §4.1, solved numerically; exact
+  for exponential sizes) or ``law = EXPLICIT_LAW`` (a product-form law written down, as
+  balanced fairness's; then ``insensitive``: γ_k depends on the size law only through its
+  mean, so the "exact" method holds for every size law). Any fluid policy can also be
+  simulated at flow level (:mod:`mrfq.fluid.flowsim`).
+* **packet** — a scheduler of the tandem packet engine (SPEC §3) that names the fluid
+  policy whose allocation it is meant to realise (``realises``; ``None`` for a baseline
+  such as FIFO) and the scenario parameters its rule reads (``parameters``).
+* **allocation** — a rule of the static allocation lab (:mod:`mrfq.allocation`), with the
+  fluid allocator it uses where it is one (``realises``).
+
+``code`` is the integer that the kernels of the kind dispatch on (the fluid allocators,
+the packet event loop): the kernels read it from here (:func:`codes`), never copy it.
+Codes are fixed per entry, not derived from the entries' order, because Numba's on-disk
+cache keeps compiled constants and would not see a renumbering.
 
 Adding a policy is one :class:`Policy` entry here plus its rule (a kernel branch for a
-packet policy, an allocator for a fluid one). This module imports nothing from the rest of
-mrfq except :mod:`mrfq.errors`, so every layer can use it.
+packet policy, an allocator for a fluid one, a function for the allocation lab). This
+module imports nothing from the rest of mrfq except :mod:`mrfq.errors`, so every layer can
+use it, and no other module of mrfq spells a policy name (``tests/test_registry.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 from mrfq.errors import InputError
 
-FLUID, PACKET = "fluid", "packet"
+FLUID, PACKET, ALLOCATION = "fluid", "packet", "allocation"
+KINDS = (FLUID, PACKET, ALLOCATION)
+
+#: how a fluid policy's stationary law is obtained
+MARKOV_LAW, EXPLICIT_LAW = "markov", "explicit"
+
+#: per-policy parameters a packet policy may read from the scenario's ``[packet]`` table
+DELTA, FQ_RESOURCE = "delta", "fq_resource"
 
 
 @dataclass(frozen=True)
 class Policy:
-    """One registry entry.
+    """One registry entry (module doc).
 
-    ``code``: the integer the kernel of its kind dispatches on (fluid kernels for fluid
-    policies, the packet event loop for packet policies). ``realises``: for a packet
-    policy, the fluid policy it approximates (``None``: no fluid counterpart). ``label``:
-    the name in plots and tables. ``style``: matplotlib line style of a fluid policy.
+    ``code``: the integer its kind's kernel dispatches on. ``label``: the name in plots
+    and tables; ``style``: matplotlib line style of a fluid policy's curves. ``default``:
+    in the scenario defaults of its kind (``[fluid] policies``, ``[packet] policies``).
+    ``realises``: the fluid policy a packet or allocation policy realises (``None``:
+    none). ``law``, ``insensitive``: how a fluid policy's γ is obtained (module doc).
+    ``parameters``: the scenario parameters a packet rule reads (:data:`DELTA`,
+    :data:`FQ_RESOURCE`); they enter its points' keys and nothing else's. ``compare``:
+    for a fluid policy, the policies it is drawn against in the "X v Y" panels of
+    BR Figures 1–2.
     """
 
     name: str
@@ -35,51 +63,115 @@ class Policy:
     code: int
     label: str
     summary: str
+    default: bool = False
     realises: str | None = None
+    law: str | None = None
+    insensitive: bool = False
+    parameters: tuple[str, ...] = ()
     style: str = "-"
+    compare: tuple[str, ...] = ()
+
+    @property
+    def constant(self) -> str:
+        """The name as a Python constant (``drfq-dovetail`` → ``DRFQ_DOVETAIL``)."""
+        return self.name.upper().replace("-", "_")
 
 
 _ENTRIES = (
+    # fluid allocations (BR §2), the kernels of mrfq.fluid
     Policy("drf", FLUID, 0, "DRF", "dominant resource fairness: progressive filling of "
-           "dominant shares (BR §2.2)", style="--"),
+           "dominant shares (BR §2.2)", default=True, law=MARKOV_LAW, style="--"),
     Policy("pf", FLUID, 1, "PF", "proportional fairness: max Σ w_k n_k log φ_k (BR §2.3)",
-           style=":"),
-    Policy("bmf", FLUID, 2, "BMF", "bottleneck max fairness (BR §2.4)", style="-"),
+           default=True, law=MARKOV_LAW, style=":"),
+    Policy("bmf", FLUID, 2, "BMF", "bottleneck max fairness (BR §2.4)", default=True,
+           law=MARKOV_LAW, style="-", compare=("drf", "pf")),
     Policy("bf", FLUID, 3, "BF", "balanced fairness: φ_k = Φ(n − e_k)/(n_k Φ(n)) "
-           "(Bonald & Proutière); insensitive; no packet scheduler", style="-."),
+           "(Bonald & Proutière); insensitive; no packet scheduler", law=EXPLICIT_LAW,
+           insensitive=True, style="-."),
+    # packet schedulers (SPEC §3), the event loop of mrfq.packet.kernel
     Policy("drfq", PACKET, 0, "DRFQ", "memoryless DRFQ: one start tag per packet charged "
-           "its dominant time (Ghodsi et al. 2012; BR eq. 2)", realises="drf"),
+           "its dominant time (Ghodsi et al. 2012; BR eq. 2)", default=True,
+           realises="drf"),
     Policy("drfq-dovetail", PACKET, 1, "DRFQ (dovetail)", "dovetailing DRFQ: per-resource "
-           "tags, one key, Δ-bounded (Ghodsi et al. 2012)", realises="drf"),
+           "tags, one key, Δ-bounded (Ghodsi et al. 2012)", realises="drf",
+           parameters=(DELTA,)),
     Policy("pf", PACKET, 2, "PF", "SFQ at every resource with tags divided by the flow's "
-           "queue length (BR eq. 5)", realises="pf"),
+           "queue length (BR eq. 5)", default=True, realises="pf"),
     Policy("bmf", PACKET, 3, "BMF", "time-fair SFQ at every resource, i.e. per-resource "
-           "fair queueing (BR eq. 7)", realises="bmf"),
+           "fair queueing (BR eq. 7)", default=True, realises="bmf"),
     Policy("fifo", PACKET, 4, "FIFO", "first come first served at every resource: no "
            "isolation, the no-scheduler baseline (SPEC §3.1)"),
     Policy("bottleneck-fq", PACKET, 5, "bottleneck FQ", "time-fair SFQ on one resource "
-           "(fq_resource, default the link), FIFO elsewhere (SPEC §3.1)"),
+           "(fq_resource, default the link), FIFO elsewhere (SPEC §3.1)",
+           parameters=(FQ_RESOURCE,)),
     Policy("mr3", PACKET, 6, "MR3", "multi-resource round robin: elastic round robin on "
            "dominant processing times at the ingress, FIFO inside (Wang, Li, Liang 2013)",
            realises="drf"),
+    # the static allocation lab (mrfq.allocation.policies.RULES holds their functions)
+    Policy("drf", ALLOCATION, 0, "DRF", "pooled DRF: max-min of dominant shares "
+           "(Ghodsi et al. NSDI'11)", default=True),
+    Policy("drf-online", ALLOCATION, 1, "online DRF", "a task at a time to the user with "
+           "the smallest dominant share (DRF slides, Mesos)", default=True),
+    Policy("asset", ALLOCATION, 2, "asset fairness", "max-min of Σ_r d_ir / C_r per task",
+           default=True),
+    Policy("ceei", ALLOCATION, 3, "CEEI", "competitive equilibrium from equal incomes: "
+           "max Σ w_i log tasks_i (Eisenberg–Gale)", default=True, realises="pf"),
+    Policy("pf", ALLOCATION, 4, "PF", "the fluid PF allocation, capped by the tasks a user "
+           "has", default=True, realises="pf"),
+    Policy("bmf", ALLOCATION, 5, "BMF", "the fluid BMF allocation, capped by the tasks a "
+           "user has", default=True, realises="bmf"),
+    Policy("drfh", ALLOCATION, 6, "DRFH", "max-min of global dominant shares over "
+           "heterogeneous servers (Wang et al.)", default=True),
+    Policy("drfh-first-fit", ALLOCATION, 7, "DRFH First-Fit", "DRFH's First-Fit "
+           "heuristic: the first server a task fits", default=True),
+    Policy("drfh-best-fit", ALLOCATION, 8, "DRFH Best-Fit", "DRFH's Best-Fit heuristic: "
+           "the server whose free capacity is most like the demand (eq. 9)", default=True),
+    Policy("per-server-drf", ALLOCATION, 9, "per-server DRF", "DRF on every server "
+           "separately (DRFH's naive baseline)", default=True),
+    Policy("tsf", ALLOCATION, 10, "TSF", "task share fairness with placement constraints "
+           "(Wang et al.)", default=True),
+    Policy("ibaa", ALLOCATION, 11, "IBAA", "the IBAA paper's bottleneck-aware LP "
+           "(two resources)", default=True),
 )
 
 REGISTRY: dict[tuple[str, str], Policy] = {(p.kind, p.name): p for p in _ENTRIES}
 
 
+def entries(kind: str) -> tuple[Policy, ...]:
+    """The entries of one kind, in registry order."""
+    return tuple(p for p in _ENTRIES if p.kind == kind)
+
+
 def names(kind: str) -> tuple[str, ...]:
     """Policy names of one kind, in registry order."""
-    return tuple(p.name for p in REGISTRY.values() if p.kind == kind)
+    return tuple(p.name for p in entries(kind))
+
+
+def defaults(kind: str) -> tuple[str, ...]:
+    """The default policy list of a kind (``default=True`` entries, registry order)."""
+    return tuple(p.name for p in entries(kind) if p.default)
 
 
 def get(kind: str, name: str, field: str | None = "policy", source: str | None = None
         ) -> Policy:
-    """The entry of a policy name (case-insensitive); InputError naming the choices."""
+    """The entry of a policy name (case-insensitive); InputError naming the choices (and
+    the closest one, for a misspelling)."""
     key = (kind, str(name).lower())
     if key not in REGISTRY:
+        import difflib  # only on the error path
+
+        close = difflib.get_close_matches(key[1], names(kind), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
         raise InputError(f"unknown policy '{name}' (the {kind} policies are "
-                         f"{', '.join(names(kind))})", field, source)
+                         f"{', '.join(names(kind))}{hint})", field, source)
     return REGISTRY[key]
+
+
+def codes(kind: str) -> SimpleNamespace:
+    """The dispatch codes of a kind as constants, e.g. ``codes(PACKET).DRFQ_DOVETAIL``:
+    what a kernel module binds at import (the registry is the only place they are
+    written)."""
+    return SimpleNamespace(**{p.constant: p.code for p in entries(kind)})
 
 
 def fluid_counterpart(packet_policy: str) -> str | None:
@@ -93,3 +185,11 @@ def label(name: str) -> str:
         if (kind, name) in REGISTRY:
             return REGISTRY[(kind, name)].label
     return name
+
+
+def comparison_panels(available) -> list[tuple[str, str]]:
+    """The "X v Y" panels of BR Figures 1–2 (fluid ``compare`` entries) whose two
+    policies are both in ``available``."""
+    have = set(available)
+    return [(p.name, other) for p in entries(FLUID) if p.name in have
+            for other in p.compare if other in have]
