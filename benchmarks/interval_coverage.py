@@ -3,8 +3,8 @@ cover the true steady-state γ_k, and the mean relative bias of the estimate.
 
 For the Figure 3 scenario (classes [0.1, 1], [1, 0.1], [1, 1], load shares 4:1:1, load on
 the link) at each (policy, load), three kinds of independent runs, all through the
-package's own point function and combiner (:func:`mrfq.points.packet_point`,
-:func:`mrfq.points.combine_packet_records`), so what is measured is what a sweep reports:
+package's own point function and combiner (:func:`mrfq.kinds.packet.packet_point`,
+:func:`mrfq.kinds.packet.combine_packet_records`), so what is measured is what a sweep reports:
 
 * ``reference``: ``--reference-runs`` replications of ``--reference-factor`` × ``--flows``
   flows (seed 7); their pooled ratio estimate with its t interval over replications is
@@ -45,7 +45,8 @@ import numpy as np
 from scipy import stats as sps
 
 from mrfq.executor import execute
-from mrfq.points import combine_packet_records, packet_point, stopping
+from mrfq.kinds.packet import combine_packet_records, packet_point
+from mrfq.kinds.replications import stopping
 from mrfq.scenario import load_scenario
 
 REFERENCE_SEED = 7

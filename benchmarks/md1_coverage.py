@@ -12,7 +12,7 @@ import argparse
 
 import numpy as np
 
-from mrfq.points import simulate
+from mrfq.simulation import simulate
 from mrfq.scenario import scenario_from_dict
 
 

@@ -6,8 +6,8 @@ The pipeline is a Python API: :func:`run` (sweep + validate + plots), :func:`swe
 
 from mrfq.errors import InputError
 from mrfq.pipeline import RunResult, plot, run, sweep, validate
-from mrfq.points import SimulationResult, simulate
 from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
+from mrfq.simulation import SimulationResult, simulate
 
 __version__ = "0.2.0"
 

@@ -187,8 +187,8 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
     """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
     function for every replication, combined as in a sweep."""
     from mrfq.io import write_csv
-    from mrfq.points import simulate as run_points
     from mrfq.scenario import load_scenario
+    from mrfq.simulation import simulate as run_points
 
     result = run_points(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,

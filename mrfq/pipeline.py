@@ -22,9 +22,18 @@ import pandas as pd
 
 from mrfq import policies as registry
 from mrfq.errors import InputError
+from mrfq.fluid.method import fluid_table
 from mrfq.io import write_csv
-from mrfq.scenario import Scenario, load_scenario
-from mrfq.sweeps import KINDS, SUMMARY_FILE, run_sweep, stored_scenario
+from mrfq.packet.flows import run_flows
+from mrfq.plots import (
+    dominant_share_over_time,
+    fluid_comparison,
+    packet_delays,
+    packet_vs_fluid,
+)
+from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario
+from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
+from mrfq.validation import validate_summary
 
 DEFAULT_SCENARIO = "fig3_quick"
 VALIDATION_FILE = "validation.csv"
@@ -84,8 +93,6 @@ def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05) -> pd.D
     ``source``: a summary table, or a results directory (its ``summary.csv`` is read and
     ``validation.csv`` written beside it). Raises InputError when there is nothing to
     validate."""
-    from mrfq.validation import validate_summary
-
     if not tolerance >= 0:
         raise InputError("must be >= 0", "--tolerance")
     summary = source if isinstance(source, pd.DataFrame) else read_summary(source)
@@ -109,12 +116,8 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
     with delay metrics, the per-packet delay against load (``<name>_delays.png``,
     :func:`mrfq.plots.packet_delays`) of a results directory, from its summary. Returns
     the files written (PNG and PDF)."""
-    from mrfq.plots import fluid_comparison, packet_delays, packet_vs_fluid
-
     results = Path(results_dir)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
-        from mrfq.plots import dominant_share_over_time
-
         timeline = pd.read_csv(results / TIMELINE_FILE, dtype={"flow": str})
         return dominant_share_over_time(timeline, Path(output) if output else
                                         results / "dominant_share.png")
@@ -132,7 +135,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
     if "p99_sojourn" in packet and packet["p99_sojourn"].notna().any():
         written += packet_delays(packet, target.with_name(target.stem + "_delays.png"),
                                  scenario.description, _xlabel(scenario))
-    if {"bmf", "drf", "pf"} <= set(fluid["policy"]):
+    if registry.comparison_panels(fluid["policy"].unique()):
         comparison = (target.with_name(target.stem + "_fluid.png") if not packet.empty
                       else target)
         written += fluid_comparison(fluid, comparison, scenario.description,
@@ -149,9 +152,6 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     the scenario's ``[packet] policies``) and write ``flows.csv`` (one row per flow and
     policy), ``timeline.csv`` (service and share per flow, resource and interval) and the
     dominant share over time plot. Returns the files written."""
-    from mrfq.packet.flows import run_flows
-    from mrfq.plots import dominant_share_over_time
-
     scenario = _scenario(scenario)
     chosen = [registry.get(registry.PACKET, p, "--policies").name
               for p in (policies or scenario.packet.policies)]
@@ -178,9 +178,6 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     (:func:`mrfq.fluid.method.fluid_method`). Returns the tidy table of
     :func:`mrfq.fluid.fluid_table` (with each point's method and interval) for the
     requested policies and loads."""
-    from mrfq.fluid.method import fluid_table
-    from mrfq.sweeps import load_records
-
     scenario = _scenario(scenario)
     chosen = tuple(dict.fromkeys(registry.get(registry.FLUID, p, "--policies").name
                                  for p in (policies or scenario.fluid.policies)))
@@ -190,8 +187,6 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     if tolerance is not None and not tolerance > 0:
         raise InputError("must be positive", "--tolerance")
     if method is not None:
-        from mrfq.scenario import FLUID_METHODS
-
         if method not in FLUID_METHODS:
             raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
                              "--method")
@@ -199,11 +194,6 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
         scenario.fluid, policies=chosen,
         tolerance=scenario.fluid.tolerance if tolerance is None else tolerance,
         method=scenario.fluid.method if method is None else method))
-    if scenario.fluid.method == "markov":  # rejected here rather than at the first point
-        from mrfq.fluid.method import fluid_method
-
-        for policy in chosen:
-            fluid_method(scenario, policy, values[0])
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
               kinds=(registry.FLUID,), progress=progress, record=False)
@@ -234,8 +224,6 @@ def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
 def plot_fluid_table(csv: str | Path, output: str | Path | None = None) -> list[Path]:
     """The Figure 1/2 layout ("BMF v DRF", "BMF v PF") from a ``mrfq fluid`` CSV table
     (default output: the CSV's name with .png)."""
-    from mrfq.plots import fluid_comparison
-
     path = Path(csv)
     try:
         table = pd.read_csv(path, dtype={"class": str, "policy": str})
@@ -256,8 +244,6 @@ def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Pa
     """BR Figures 1 and 2 (fluid): the sweeps of the packaged scenarios into
     ``results_root/<name>`` (cached), their tables as ``figN_fluid.csv`` and the two-panel
     figures ``figN.png``/``.pdf`` in ``output_dir``."""
-    from mrfq.plots import fluid_comparison
-
     written = []
     for name, stem in PAPER_FLUID_FIGURES:
         scenario = load_scenario(name)

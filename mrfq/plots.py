@@ -16,8 +16,9 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from mrfq.errors import InputError
 from mrfq.io import atomic_path
-from mrfq.policies import FLUID, REGISTRY, fluid_counterpart, label
+from mrfq.policies import FLUID, REGISTRY, comparison_panels, fluid_counterpart, label, names
 
 CLASS_COLOURS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
 
@@ -42,12 +43,18 @@ def _save(fig, path: str | Path) -> list[Path]:
 
 def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
                      xlabel: str = "load") -> list[Path]:
-    """BR Figures 1–2: panels "BMF v DRF" and "BMF v PF" from a fluid results table."""
+    """BR Figures 1–2: one panel per comparison of the registry ("BMF v DRF", "BMF v PF":
+    :func:`mrfq.policies.comparison_panels`) whose policies the fluid table holds."""
     classes = list(dict.fromkeys(fluid["class"]))
-    fig = Figure(figsize=(10, 4))
-    axes = fig.subplots(1, 2, sharey=True)
-    for ax, other in zip(axes, ("drf", "pf"), strict=True):
-        for policy in ("bmf", other):
+    panels = comparison_panels(fluid["policy"].unique())
+    if not panels:
+        raise InputError("holds no pair of fluid policies to compare (the panels are "
+                         + ", ".join(f"{label(a)} v {label(b)}" for a, b in
+                                     comparison_panels(names(FLUID))) + ")")
+    fig = Figure(figsize=(5 * len(panels), 4))
+    axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+    for ax, pair in zip(axes, panels, strict=True):
+        for policy in pair:
             part = fluid[fluid["policy"] == policy]
             for i, name in enumerate(classes):
                 rows = part[part["class"] == name].sort_values("load")
@@ -55,7 +62,7 @@ def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
                     continue
                 ax.plot(rows["load"], rows["gamma"], REGISTRY[(FLUID, policy)].style,
                         color=_colour(i), label=f"{label(policy)} class {name}")
-        ax.set_title(f"BMF v {label(other)}")
+        ax.set_title(f"{label(pair[0])} v {label(pair[1])}")
         ax.set_xlabel(xlabel)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)

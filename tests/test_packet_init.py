@@ -20,7 +20,8 @@ from mrfq.fluid.markov import service_rates, stationary_distribution
 from mrfq.packet.engine import run_replication
 from mrfq.packet.initial import draw_initial_flows
 from mrfq.packet.model import PacketModel
-from mrfq.points import initial_law, packet_point, replication_seed
+from mrfq.kinds.packet import initial_law, packet_point
+from mrfq.seeds import run_seed as replication_seed
 from mrfq.scenario import scenario_from_dict
 from mrfq.stats import replication_table
 from mrfq.sweeps import Point, point_key, run_sweep

@@ -11,7 +11,7 @@ from mrfq import stats
 from mrfq.packet import kernel
 from mrfq.packet.engine import run_replication, sojourn_bin_edges
 from mrfq.packet.model import PacketModel
-from mrfq.points import simulate
+from mrfq.simulation import simulate
 from mrfq.stats import (
     first_full_bucket,
     flow_metric_sums,

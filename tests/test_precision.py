@@ -14,7 +14,7 @@ from scipy import stats as sps
 from mrfq import simulate
 from mrfq import stats as S
 from mrfq.executor import execute
-from mrfq.points import first_replications, stopping
+from mrfq.kinds.replications import first_replications, stopping
 from mrfq.scenario import scenario_from_dict
 from mrfq.sweeps import POINTS_DIR, Point, compute_point, point_filename, run_sweep
 
@@ -231,10 +231,11 @@ def test_precision_is_validated_and_stored():
 
 
 def test_precision_plan_schedules_the_first_replications_at_once(tmp_path):
-    from mrfq.sweeps import _PrecisionPlan
+    from mrfq.plan import Plan
+    from mrfq.sweeps import sweep_groups
 
     scenario = _scenario(tmp_path, 0.06, loads=(0.6,))
-    plan = _PrecisionPlan(scenario, tmp_path / "none")
+    plan = Plan(scenario, sweep_groups(scenario, ("packet",)), stored=lambda point: None)
     first = plan.start()
     assert sorted(p.replication for p in first if p.policy == "bmf") == list(range(10))
     assert len(first) == 20

@@ -524,7 +524,7 @@ def test_coverage_packet_single_resource_exact_answer():
     200 seeded runs of 4000 flows: coverage within the binomial band, and bias < 2%."""
     from mrfq.packet.engine import run_replication
     from mrfq.packet.model import PacketModel
-    from mrfq.points import replication_seed
+    from mrfq.seeds import run_seed as replication_seed
 
     rho, m, window = 0.6, 20, 4
     exact = (1 - rho) / (1 - rho / (2 * m))

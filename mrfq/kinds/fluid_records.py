@@ -1,0 +1,75 @@
+"""What the three fluid kinds share: the part of a fluid point's key that the model
+determines, and how a fluid record becomes summary rows.
+
+A fluid record is ``{kind, policy, load, replication, method, classes, …}`` with, per
+class (scenario order), γ_k, E[n_k] and a relative error estimate (the truncation error
+of an exact method, the interval's half-width of a simulated one), and for a simulated
+point the interval (:func:`mrfq.fluid.method.class_interval`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from mrfq import policies
+from mrfq.fluid.method import class_interval, record_method
+from mrfq.kinds.replications import Stopping
+from mrfq.scenario import Scenario
+
+
+def floats(values) -> list[float]:
+    """A flat list of Python floats (how arrays enter a point's key)."""
+    return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
+
+
+def model_key_parts(scenario: Scenario, load: float) -> dict:
+    """The fluid model of one point: requirement vectors (with their shape), class
+    weights and class loads ρ_k at ``load``."""
+    return {"requirements": floats(scenario.requirements),
+            "shape": list(scenario.requirements.shape),
+            "weights": floats(scenario.weights), "rho": floats(scenario.class_loads(load))}
+
+
+def first_replications(scenario: Scenario) -> int:
+    """A fluid point is one computation."""
+    return 1
+
+
+def stopping(scenario: Scenario, records: list[dict], start: int | None = None
+             ) -> Stopping:
+    """A fluid point uses its one record."""
+    return Stopping(1, 1)
+
+
+def max_replications(scenario: Scenario) -> int:
+    """A fluid point is one computation."""
+    return 1
+
+
+def prepare(chosen_policies: set[str]) -> None:
+    """Nothing to compile ahead for a fluid point."""
+
+
+def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
+    """One row per class of a fluid record: γ, its interval (γ itself for an exact
+    method), E[n_k], the error estimate and the method."""
+    rows = []
+    for record in records:
+        for k, (name, c) in enumerate(zip(scenario.class_names, record["classes"],
+                                          strict=True)):
+            low, high = class_interval(record, k)
+            rows.append({"kind": policies.FLUID, "policy": record["policy"],
+                         "load": record["load"], "class": name, "gamma": c["gamma"],
+                         "ci_low": low, "ci_high": high,
+                         "replications": record.get("replications", 0),
+                         "flows_measured": c.get("flows_measured", 0),
+                         "mean_in_progress": c["mean_in_progress"],
+                         "error_estimate": c["error_estimate"],
+                         "method": record_method(record)})
+    return rows
+
+
+def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
+    """Fluid points have no per-size table."""
+    return pd.DataFrame()

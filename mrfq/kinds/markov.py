@@ -1,0 +1,41 @@
+"""Fluid points by the Markov demand model (BR §4.1): exponential sizes, Poisson
+arrivals, the policy's allocation φ(n) in every state; γ_k = ρ_k / E[n_k] from the
+stationary law solved on a truncated state space, with a truncation-error estimate
+(:func:`mrfq.fluid.markov.markov_point`). Exact for exponential sizes only."""
+
+from __future__ import annotations
+
+from mrfq import policies
+from mrfq.fluid.markov import markov_point, solver_version
+from mrfq.fluid.method import fluid_method
+from mrfq.kinds.fluid_records import (  # noqa: F401 - the shared part of the kind's face
+    first_replications,
+    max_replications,
+    model_key_parts,
+    prepare,
+    size_bin_rows,
+    stopping,
+    summary_rows,
+)
+from mrfq.scenario import Scenario
+
+NAME = "markov"
+REALISATION = policies.FLUID
+REPLICATED = False
+PRIORITY = 1
+
+
+def check(scenario: Scenario, policy: str, load: float) -> None:
+    """InputError when the Markov method is forced on a size law it does not hold for."""
+    fluid_method(scenario, policy, load)
+
+
+def key_parts(scenario: Scenario, point) -> dict:
+    """The model, the truncation tolerance and the solver's version."""
+    return {**model_key_parts(scenario, point.load),
+            "tolerance": scenario.fluid.tolerance, "solver": solver_version(point.policy)}
+
+
+def compute(scenario: Scenario, point) -> dict:
+    """The Markov fluid record of (policy, load)."""
+    return markov_point(scenario, point.policy, point.load)

@@ -1,0 +1,301 @@
+"""Packet points: one replication of the packet engine (SPEC §3) at one (policy, load),
+its per-class statistics (SPEC §3 Measurement), and how the replications of a
+(policy, load) combine into summary rows (:func:`combine_packet_records`).
+
+A record is ``{kind, policy, load, replication, classes, services, wall_s,
+delay_bucket, utilisation}``: per class (scenario order) the measured flows, mean
+sojourn, γ_k = m / E[T_k], the ratio estimator, the time-average number in progress,
+Little's γ, the batch means intervals are built from, and the packet-delay sums.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from mrfq import policies, seeds, stats
+from mrfq.errors import InputError
+from mrfq.fluid.markov import MAX_STATES, solver_version, stationary_distribution
+from mrfq.fluid.method import predicted_states
+from mrfq.kinds.fluid_records import floats
+from mrfq.kinds.replications import Stopping, chosen_replications
+from mrfq.kinds.replications import first_replications as first_of_config
+from mrfq.kinds.replications import stopping as stopping_rule
+from mrfq.packet import kernel
+from mrfq.packet.engine import Replication, run_replication, sojourn_bin_edges
+from mrfq.packet.initial import draw_initial_flows
+from mrfq.packet.model import PacketModel
+from mrfq.scenario import Scenario, scenario_from_dict
+from mrfq.scenario import check_init as check_scenario_init
+from mrfq.stats import (
+    combine_replications,
+    first_full_bucket,
+    jain_index,
+    packet_delay_sums,
+    replication_table,
+    utilisation,
+)
+
+NAME = "packet"
+REALISATION = policies.PACKET
+REPLICATED = True
+PRIORITY = 0  # the expensive points first
+
+#: the key part of each per-policy parameter a packet rule may read (the registry's
+#: ``parameters``): only the points of the policies that read it depend on it
+PARAMETER_KEYS: dict[str, Callable[[Scenario], object]] = {
+    policies.DELTA: lambda scenario: repr(scenario.packet.delta),
+    policies.FQ_RESOURCE: lambda scenario: scenario.fq_resource_index,
+}
+
+
+def key_parts(scenario: Scenario, point) -> dict:
+    """The classes' packet mixes, weights and round-trip times, the class loads, the run
+    configuration, seed and replication, the engine's and the statistics' versions (read
+    from their modules at each call, so that a bump changes the key), and what only some
+    points depend on: the parameters the policy reads, non-geometric size laws, a
+    steady-state start (absent when they do not apply, so older keys hold)."""
+    cfg = scenario.packet
+    parts = {"resources": len(scenario.resources),
+             "classes": [{"packets": floats(c.packet_requirements),
+                          "probabilities": floats(c.packet_probabilities),
+                          "order": c.packet_order, "weight": c.weight, "rtt": c.rtt}
+                         for c in scenario.classes],
+             "rho": floats(scenario.class_loads(point.load)), "mean_size": cfg.mean_size,
+             "window": cfg.window, "flows": cfg.flows, "seed": cfg.seed,
+             "replication": point.replication, "engine": kernel.ENGINE_VERSION,
+             "warmup": cfg.warmup, "batches": cfg.batches, "statistics": stats.STATS_VERSION}
+    for parameter in policies.get(policies.PACKET, point.policy).parameters:
+        parts[parameter] = PARAMETER_KEYS[parameter](scenario)
+    if not scenario.exponential_sizes:
+        parts["sizes"] = [law.key() for law in scenario.size_laws]
+    if cfg.init != "empty":
+        target = policies.fluid_counterpart(point.policy)
+        parts.update(init=cfg.init, tolerance=scenario.fluid.tolerance,
+                     solver=solver_version(target) if target else None)
+    return parts
+
+
+def check(scenario: Scenario, policy: str, load: float) -> None:
+    """InputError (field ``packet.init``) unless the point (packet ``policy``, ``load``)
+    can start from the fluid stationary law: ``init = "fluid"`` needs every class
+    exponential, a fluid counterpart of ``policy`` (:mod:`mrfq.policies`) and the
+    Markov truncation within the solver's budget
+    (:func:`mrfq.fluid.method.predicted_states` ≤ :data:`mrfq.fluid.markov.MAX_STATES`).
+    Nothing to check for ``init = "empty"``."""
+    if scenario.packet.init != "fluid":
+        return
+    check_scenario_init(scenario.packet, scenario.classes, "packet.init", scenario.source,
+                   check_policies=False)
+    if policies.fluid_counterpart(policy) is None:
+        raise InputError(f"'fluid' needs a fluid counterpart of the packet policy, and "
+                         f"{policy} has none", "packet.init", scenario.source)
+    states = predicted_states(scenario.requirements, scenario.class_loads(load),
+                              scenario.fluid.tolerance)
+    if states > MAX_STATES:
+        raise InputError(f"'fluid' needs the Markov model, whose state space at load "
+                         f"{load:g} (about {states:.3g} states) is beyond the solver's "
+                         f"budget ({MAX_STATES})", "packet.init", scenario.source)
+
+
+@functools.lru_cache(maxsize=16)
+def _stationary_law(policy: str, requirements: tuple, shape: tuple, loads: tuple,
+                    weights: tuple, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """π of the Markov model (states, probabilities), once per process and point (a
+    solve takes seconds at load 0.9; arguments as tuples so that they hash)."""
+    return stationary_distribution(policy, np.array(requirements).reshape(shape),
+                                   np.array(loads), np.array(weights), tolerance)
+
+
+def initial_law(scenario: Scenario, policy: str, load: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The stationary law π(n) (states S×K, probabilities S) that ``init = "fluid"``
+    draws a replication's flows in progress at t = 0 from: the Markov demand model
+    (BR §4.1) of the fluid counterpart of the packet ``policy`` at ``load``, solved to the
+    scenario's ``[fluid] tolerance``; checked by :func:`check`."""
+    check(scenario, policy, load)
+    a = scenario.requirements
+    return _stationary_law(policies.fluid_counterpart(policy), tuple(a.ravel().tolist()),
+                           a.shape, tuple(scenario.class_loads(load).tolist()),
+                           tuple(scenario.weights.tolist()), float(scenario.fluid.tolerance))
+
+
+def run_point(scenario: Scenario, policy: str, load: float, replication: int,
+              debug: bool | None = None,
+              progress: Callable[[int, int], None] | None = None
+              ) -> tuple[dict, Replication]:
+    """One replication: its record (module doc) and the engine's run (per-flow arrays,
+    for :func:`mrfq.simulate`). ``debug``: check the engine's invariants after every
+    event; ``progress(done, total)``: flows completed."""
+    cfg = scenario.packet
+    rho = scenario.class_loads(load)
+    seed_seq = seeds.run_seed(cfg.seed, replication)
+    initial = None
+    if cfg.init == "fluid":  # flows in progress at t = 0, n(0) ~ π (not measured)
+        initial = draw_initial_flows(seed_seq, *initial_law(scenario, policy, load),
+                                     cfg.mean_size)
+    started = time.perf_counter()
+    run = run_replication(PacketModel.from_scenario(scenario), policy, rho,
+                          seed_seq, flows=cfg.flows,
+                          mean_size=cfg.mean_size, window=cfg.window, delta=cfg.delta,
+                          fq_resource=scenario.fq_resource_index, debug=debug,
+                          progress=progress, size_laws=scenario.size_laws, initial=initial)
+    table = replication_table(
+        run.arrival, run.completion, run.flow_class, run.size, scenario.class_names, rho,
+        cfg.mean_size, cfg.warmup, cfg.batches,
+        None if initial is None else (initial[0], run.initial_completion),
+        class_weights=[c.weight for c in scenario.classes])
+    classes = table.drop(columns="class").to_dict("records")
+    # packet delays and utilisation from the first histogram bucket after the warm-up cut
+    bucket = first_full_bucket(int(classes[0]["warmup_cut"]), cfg.flows,
+                               run.sojourn_hist.shape[0])
+    for row, delays in zip(classes, packet_delay_sums(run.sojourn_hist, run.sojourn_sum,
+                                                      bucket), strict=True):
+        row.update(delays)
+    record = {"kind": policies.PACKET, "policy": policy, "load": float(load),
+              "replication": int(replication), "classes": classes,
+              "services": int(run.services), "wall_s": time.perf_counter() - started,
+              "delay_bucket": bucket,
+              "utilisation": utilisation(run.work, run.bucket_work, run.bucket_time,
+                                         run.end_time, bucket)}
+    return record, run
+
+
+def packet_point(scenario: Scenario, policy: str, load: float, replication: int) -> dict:
+    """One replication of the packet model (SPEC §3) at one (policy, load): per class the
+    measured flows, mean sojourn, γ_k = m / E[T_k], the ratio estimator, the time-average
+    number in progress, Little's γ and the batch means that intervals are built from."""
+    return run_point(scenario, policy, load, replication)[0]
+
+
+
+
+def combine_packet_records(scenario: Scenario, records: list[dict],
+                           confidence: float = 0.95) -> pd.DataFrame:
+    """Per-class table of the replications of one (policy, load): γ_k with its
+    ``confidence`` interval and ``ci_method`` (:func:`mrfq.stats.combine_replications`).
+
+    With a precision target, the replications the stopping rule chose (:func:`stopping`;
+    extra ones computed ahead are ignored). Run facts: ``replications``,
+    ``flows_simulated`` (flow arrivals over all replications, warm-up included),
+    ``services`` (packet-resource services), ``target_precision`` (NaN without one),
+    ``achieved_precision`` (half-width / γ_k of this class's interval) and
+    ``precision_reached`` (every class of the point at or below the target); with
+    ``init = "fluid"``, ``initial_flows`` (this class's flows placed at t = 0, summed over
+    the replications; not measured)."""
+    packet = scenario.packet
+    records = chosen_replications(packet, records, confidence)
+    tables = []
+    for record in sorted(records, key=lambda r: r["replication"]):
+        table = pd.DataFrame(record["classes"])
+        table.insert(0, "class", scenario.class_names)
+        tables.append(table)
+    combined = combine_replications(tables, packet.mean_size, confidence,
+                                    sojourn_edges=sojourn_bin_edges())
+    combined["replications"] = len(records)
+    combined["flows_simulated"] = packet.flows * len(records)
+    combined["services"] = sum(int(r.get("services", 0)) for r in records)
+    achieved = (combined["ci_high"] - combined["gamma"]) / combined["gamma"]
+    combined["target_precision"] = np.nan if packet.precision is None else packet.precision
+    combined["achieved_precision"] = achieved
+    combined["precision_reached"] = (np.nan if packet.precision is None
+                                     else bool((achieved <= packet.precision).all()))
+    # point-level: Jain's index over all measured flows, utilisation of every resource
+    # (mean over replications); NaN for records from before these metrics
+    rows = [c for r in records for c in r["classes"]]
+    if all("rate_sum" in c and isinstance(c.get("size_bin_flows"), list) for c in rows):
+        combined["jain_overall"] = jain_index(sum(c["rate_sum"] for c in rows),
+                                              sum(c["rate_sq_sum"] for c in rows),
+                                              sum(sum(c["size_bin_flows"]) for c in rows))
+    else:
+        combined["jain_overall"] = np.nan
+    shares = [r.get("utilisation") for r in records]
+    for j, resource in enumerate(scenario.resources):
+        combined[f"utilisation_{resource}"] = (
+            float(np.mean([u[j] for u in shares])) if all(isinstance(u, list) for u in shares)
+            else np.nan)
+    if packet.init == "fluid":  # flows in progress at t = 0, over all replications
+        combined["initial_flows"] = [
+            sum(int(r["classes"][k].get("initial_flows", 0)) for r in records)
+            for k in range(len(scenario.classes))]
+    return combined
+
+
+def size_bin_table(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
+    """Flow completion time and slowdown by flow size, pooled over the replications of one
+    (policy, load): one row per class and size bin [10^i, 10^(i+1)) packets with measured
+    flows (:func:`mrfq.stats.flow_metric_sums`): ``flows``, ``mean_fct`` (time units),
+    ``mean_slowdown`` (T / N). Empty for records from before these metrics."""
+    rows = []
+    if not records or not all(isinstance(c.get("size_bin_flows"), list)
+                              for r in records for c in r["classes"]):
+        return pd.DataFrame(rows)
+    for k, name in enumerate(scenario.class_names):
+        flows = np.sum([r["classes"][k]["size_bin_flows"] for r in records], axis=0)
+        fct = np.sum([r["classes"][k]["size_bin_sojourn_sums"] for r in records], axis=0)
+        slow = np.sum([r["classes"][k]["size_bin_slowdown_sums"] for r in records], axis=0)
+        for i in np.flatnonzero(flows):
+            rows.append({"class": name, "size_low": int(10 ** i),
+                         "size_high": int(10 ** (i + 1)), "flows": int(flows[i]),
+                         "mean_fct": float(fct[i] / flows[i]),
+                         "mean_slowdown": float(slow[i] / flows[i])})
+    return pd.DataFrame(rows)
+
+
+def compute(scenario: Scenario, point) -> dict:
+    """The record of replication ``point.replication`` of (policy, load)."""
+    return packet_point(scenario, point.policy, point.load, point.replication)
+
+
+def first_replications(scenario: Scenario) -> int:
+    """Replications every (policy, load) starts with (:mod:`mrfq.kinds.replications`)."""
+    return first_of_config(scenario.packet)
+
+
+def stopping(scenario: Scenario, records: list[dict], start: int | None = None
+             ) -> Stopping:
+    """The precision rule on the finished replications of one (policy, load)
+    (:func:`mrfq.kinds.replications.stopping`)."""
+    return stopping_rule(scenario.packet, records, start=start)
+
+
+def max_replications(scenario: Scenario) -> int:
+    """The most replications a (policy, load) can use: ``replications``, or with a
+    precision target the budget ``max_replications``."""
+    cfg = scenario.packet
+    return cfg.replications if cfg.precision is None else cfg.max_replications
+
+
+def prepare(chosen_policies: set[str]) -> None:
+    """Compile (or load from the disk cache) the event loops of these packet policies
+    once, before fanning out to workers, so the workers do not all compile at once."""
+    tiny = scenario_from_dict({"resources": ["a", "b"], "classes": [
+        {"requirements": [1, 0.5], "load_share": 1}], "load": {"values": [0.5]}})
+    model = PacketModel.from_scenario(tiny)
+    for policy in sorted(chosen_policies):
+        run_replication(model, policy, tiny.class_loads(0.5), np.random.SeedSequence(0),
+                        flows=3, mean_size=3, window=2)
+
+
+def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
+    """The summary rows of the replications of one (policy, load): one per class
+    (:func:`combine_packet_records`; ``mean_sojourn`` reported as ``mean_fct``)."""
+    combined = combine_packet_records(scenario, records)
+    combined = combined.rename(columns={"mean_sojourn": "mean_fct"})
+    policy, load = records[0]["policy"], records[0]["load"]
+    return [{"kind": policies.PACKET, "policy": policy, "load": load, **row,
+             "error_estimate": np.nan} for row in combined.to_dict("records")]
+
+
+def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
+    """Flow completion time and slowdown by flow size of one (policy, load), over the
+    replications the precision rule chose (:func:`size_bin_table`)."""
+    table = size_bin_table(scenario, chosen_replications(scenario.packet, records))
+    if not table.empty:
+        table.insert(0, "load", records[0]["load"])
+        table.insert(0, "policy", records[0]["policy"])
+    return table
