@@ -20,6 +20,7 @@ from mrfq.stats import (
     merged_histogram,
     packet_delay_sums,
 )
+from mrfq.stats import tables as stats_tables
 
 MD1 = [{"name": "a", "requirements": [1.0], "load_share": 1}]
 
@@ -162,8 +163,8 @@ def test_delay_interval_survives_replications_with_different_warmups():
                     "packet_hist": [int(counts.sum())], "packet_hist_offset": 600,
                     "batch_packet_counts": counts.tolist(),
                     "batch_packet_sojourn_sums": sums.tolist()})
-    row = stats._packet_delay_columns(per, 0.95, False, edges, stats.MAX_LAG1,
-                                      stats.MIN_BATCHES)
+    row = stats_tables._packet_delay_columns(per, 0.95, False, edges, stats.MAX_LAG1,
+                                             stats.MIN_BATCHES)
     assert row["packet_ci_problem"] == ""
     assert row["packet_sojourn_low"] < row["mean_packet_sojourn"] < row["packet_sojourn_high"]
     assert row["packet_sojourn_high"] - row["packet_sojourn_low"] < 1.0

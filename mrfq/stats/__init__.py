@@ -1,0 +1,75 @@
+"""Output analysis of packet runs (SPEC §3 Measurement): per-class service rates and CIs.
+
+Three modules, in import order (each imports only those before it):
+
+* :mod:`mrfq.stats.estimators` — general estimators on series and sums: MSER-5 warm-up
+  detection, lag-1 autocorrelation and batch merging, correlation-checked batch ratio
+  intervals, the relative-precision stopping rule, Jain's index.
+* :mod:`mrfq.stats.sums` — what one replication keeps of the packet kernel's output:
+  flow-metric sums, per-packet sojourn histograms and batches, utilisation.
+* :mod:`mrfq.stats.tables` — the per-class tables: :func:`replication_table` (one
+  replication's flow records after the warm-up cut) and :func:`combine_replications`
+  (γ_k = Σ N / Σ T pooled over replications, with its interval).
+
+The intervals over independent units (:func:`t_interval`, :func:`ratio_interval`) and
+:func:`histogram_quantile` live in the leaf :mod:`mrfq.intervals` and are re-exported
+here, as is every public name of the three modules: import them from ``mrfq.stats``.
+:data:`STATS_VERSION` is defined here, once for the whole package.
+"""
+
+from __future__ import annotations
+
+from mrfq.intervals import RatioInterval, histogram_quantile, ratio_interval, t_interval
+from mrfq.stats.estimators import (
+    MAX_LAG1,
+    MIN_BATCHES,
+    MIN_REPLICATIONS_FOR_T,
+    MSER_BATCH,
+    Truncation,
+    batch_means_interval,
+    batch_ratio_interval,
+    jain_index,
+    lag1_autocorrelation,
+    merge_batches,
+    mser5,
+    mser_statistic,
+    mser_truncation,
+    relative_half_widths,
+    replications_for_precision,
+)
+from mrfq.stats.sums import (
+    SIZE_DECADES,
+    first_full_bucket,
+    flow_metric_sums,
+    packet_delay_sums,
+    utilisation,
+)
+from mrfq.stats.tables import (
+    WARMUP_LIMIT_PROBLEM,
+    combine_replications,
+    in_progress_average,
+    merged_histogram,
+    replication_table,
+    warmup_cut,
+)
+
+#: bump when the per-class estimates a stored packet point holds change (part of its key;
+#: read from here by :func:`mrfq.sweeps.point_key`)
+STATS_VERSION = "3"
+
+__all__ = [
+    "STATS_VERSION",
+    # mrfq.intervals
+    "RatioInterval", "histogram_quantile", "ratio_interval", "t_interval",
+    # mrfq.stats.estimators
+    "MAX_LAG1", "MIN_BATCHES", "MIN_REPLICATIONS_FOR_T", "MSER_BATCH", "Truncation",
+    "batch_means_interval", "batch_ratio_interval", "jain_index", "lag1_autocorrelation",
+    "merge_batches", "mser5", "mser_statistic", "mser_truncation", "relative_half_widths",
+    "replications_for_precision",
+    # mrfq.stats.sums
+    "SIZE_DECADES", "first_full_bucket", "flow_metric_sums", "packet_delay_sums",
+    "utilisation",
+    # mrfq.stats.tables
+    "WARMUP_LIMIT_PROBLEM", "combine_replications", "in_progress_average",
+    "merged_histogram", "replication_table", "warmup_cut",
+]
