@@ -13,11 +13,18 @@ from __future__ import annotations
 import functools
 import sys
 import time
+import traceback
 from pathlib import Path
 
 import click
 
+from mrfq import pipeline
+from mrfq import policies as registry
+from mrfq.allocation import allocation_report
 from mrfq.errors import InputError
+from mrfq.io import write_csv
+from mrfq.scenario import FLUID_METHODS, load_scenario
+from mrfq.simulation import simulate as run_points
 
 _open_line = False  # a progress line is on stderr without its newline
 
@@ -57,8 +64,6 @@ def user_errors(func):
             raise
         except Exception:
             _end_line()
-            import traceback
-
             traceback.print_exc()
             click.echo("internal error (a bug in mrfq; please report it with the traceback)",
                        err=True)
@@ -114,7 +119,30 @@ def _show(table, columns, digits: int = 5) -> None:
     click.echo(table[columns].to_string(index=False, float_format=lambda v: f"{v:.{digits}g}"))
 
 
-@click.group()
+class _OneLineErrors(click.Group):
+    """A group whose usage errors (a bad option value, a missing argument) are one line
+    ``error: <option>: <problem>`` with exit code 2, like every other input error."""
+
+    def main(self, *args, **kwargs):
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.UsageError as exc:
+            param = getattr(exc, "param", None)
+            where = (param.opts[-1] if param is not None and param.opts else
+                     param.human_readable_name if param is not None else "usage")
+            if isinstance(exc, click.exceptions.MissingParameter):
+                problem = "missing (see mrfq COMMAND -h)"
+            elif isinstance(exc, click.exceptions.BadParameter):
+                problem = exc.message
+            else:
+                problem = exc.format_message()
+            _fail(f"{where}: {problem}")
+        except click.exceptions.Abort:
+            _end_line()
+            sys.exit(130)
+
+
+@click.group(cls=_OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="mrfq")
 def main() -> None:
     """mrfq — multi-resource fair queueing: fluid model and packet simulator.
@@ -127,10 +155,11 @@ def main() -> None:
 @main.command()
 @click.argument("scenario")
 @click.option("-o", "--output", required=True, help="CSV file to write.")
-@click.option("--policies", help="Override the fluid policies, e.g. 'drf,pf'.")
+@click.option("--policies", help="Override the fluid policies, comma-separated ("
+              + ", ".join(registry.names(registry.FLUID)) + ").")
 @click.option("--loads", help="Override the load values, e.g. '0.5,0.9'.")
 @click.option("--tolerance", type=float, help="Relative truncation error target.")
-@click.option("--method", type=click.Choice(["auto", "markov", "simulation"]),
+@click.option("--method", type=click.Choice(FLUID_METHODS),
               help="Override the scenario's [fluid] method (default auto: the Markov "
               "solver when it is exact and within its state budget, else the flow-level "
               "simulator).")
@@ -144,8 +173,6 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
     equal γ for the exact method).
 
     The points go through the cached sweep: a second call reuses them."""
-    from mrfq import pipeline
-    from mrfq.io import write_csv
 
     _check_jobs(jobs)
     table = pipeline.fluid(scenario, results, policies=_split_names(policies),
@@ -159,7 +186,9 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 
 @main.command()
 @click.argument("scenario")
-@click.option("--policy", required=True, help="A packet policy (drfq, drfq-dovetail, pf, bmf).")
+@click.option("--policy", required=True,
+              type=click.Choice(registry.names(registry.PACKET), case_sensitive=False),
+              help="The packet policy.")
 @click.option("--load", "load", required=True, type=float, help="Value on the load axis.")
 @click.option("--seed", type=int, help="Override the scenario's seed.")
 @click.option("-o", "--output", help="CSV file for the per-class table.")
@@ -186,9 +215,6 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
              debug):
     """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
     function for every replication, combined as in a sweep."""
-    from mrfq.io import write_csv
-    from mrfq.scenario import load_scenario
-    from mrfq.simulation import simulate as run_points
 
     result = run_points(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
@@ -216,15 +242,13 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
 @click.argument("scenario")
 @click.option("-o", "--output", "results", help="Results directory "
               "(default results/<scenario name>).")
-@click.option("--policies", help="Packet policies, e.g. 'drfq,mr3,fifo' (default: the "
-              "scenario's).")
+@click.option("--policies", help="Packet policies, comma-separated ("
+              + ", ".join(registry.names(registry.PACKET)) + "; default: the scenario's).")
 @click.option("--seed", type=int, help="Override the scenario's seed.")
 @user_errors
 def flows(scenario, results, policies, seed):
     """Run a scenario's explicit flows ([[flows]]): flows.csv, timeline.csv (service per
     flow, resource and interval) and the dominant share over time plot."""
-    from mrfq import pipeline
-    from mrfq.scenario import load_scenario
 
     sc = load_scenario(scenario)  # validate before creating anything
     for item in pipeline.flows(sc, results, policies=_split_names(policies), seed=seed):
@@ -246,7 +270,6 @@ def plot(sources, output, jobs):
     fluid CSV written by ``mrfq fluid`` (Figure 1/2 layout), or a directory of ``mrfq
     flows`` (dominant share over time).
     """
-    from mrfq import pipeline
 
     _check_jobs(jobs)
     if not sources:
@@ -267,16 +290,13 @@ def plot(sources, output, jobs):
 
 def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str | None,
            precision: float | None = None, max_replications: int | None = None):
-    from mrfq import pipeline
-    from mrfq.scenario import load_scenario
 
     _check_jobs(jobs)
-    # validate before creating anything
-    sc = load_scenario(scenario).with_overrides(precision=precision,
-                                                max_replications=max_replications)
+    sc = load_scenario(scenario)  # validated before anything is created
     results = Path(results) if results else pipeline.default_results_dir(sc)
     summary = pipeline.sweep(sc, results, jobs=jobs, scheduler=scheduler,
-                             progress=Progress("sweep", always=True), log=_log)
+                             progress=Progress("sweep", always=True), log=_log,
+                             precision=precision, max_replications=max_replications)
     _log(f"wrote {results / 'summary.csv'} ({len(summary)} rows)")
     return results
 
@@ -321,7 +341,6 @@ def _print_validation(table, tolerance: float) -> bool:
 def validate(results, tolerance):
     """Packet γ (95% CI) against fluid γ for every packet point of a results directory
     (from its summary.csv); writes validation.csv; exit 1 if any point fails."""
-    from mrfq import pipeline
 
     table = pipeline.validate(results, tolerance)
     ok = _print_validation(table, tolerance)
@@ -345,7 +364,6 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
     """The main job: fluid curves, packet sweep, validation and plots for SCENARIO
     (default: fig3_quick, the Figure 3 scenario at reduced scale). Exit 0 when every
     packet point validates, 1 otherwise."""
-    from mrfq import pipeline
 
     _check_jobs(jobs)
     result = pipeline.run(scenario, results, jobs=jobs, scheduler=scheduler,
@@ -364,15 +382,14 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
 @main.command()
 @click.argument("problem")
 @click.option("--policy", "policies", multiple=True,
-              help="Policy to run (repeatable; default: the file's list or all).")
+              help="Policy to run (repeatable; default: the file's list or all): "
+              + ", ".join(registry.names(registry.ALLOCATION)) + ".")
 @click.option("-o", "--output", help="CSV with one row per (policy, user).")
 @click.option("--no-properties", is_flag=True, help="Skip the property checks.")
 @user_errors
 def allocate(problem, policies, output, no_properties):
     """Static allocation of PROBLEM (TOML: resources, servers, users) under the seed
     papers' policies, with tasks, dominant shares, utilisation and properties."""
-    from mrfq.allocation import allocation_report
-    from mrfq.io import write_csv
 
     report = allocation_report(problem, policies, properties=not no_properties)
     click.echo(report.text())

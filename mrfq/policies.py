@@ -174,6 +174,12 @@ def codes(kind: str) -> SimpleNamespace:
     return SimpleNamespace(**{p.constant: p.code for p in entries(kind)})
 
 
+def named(kind: str) -> SimpleNamespace:
+    """The names of a kind as constants, e.g. ``named(FLUID).PF == "pf"``: how the rest
+    of mrfq refers to one particular policy without spelling its name."""
+    return SimpleNamespace(**{p.constant: p.name for p in entries(kind)})
+
+
 def fluid_counterpart(packet_policy: str) -> str | None:
     """The fluid policy a packet policy realises (``None``: it has none)."""
     return get(PACKET, packet_policy).realises

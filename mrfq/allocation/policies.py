@@ -20,14 +20,19 @@ the smallest dominant share), First-Fit and Best-Fit DRFH. BAA/IBAA: the IBAA pa
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from scipy.optimize import linprog
 
+from mrfq import policies as registry
 from mrfq.allocation.problem import Allocation, Problem
 from mrfq.errors import InputError
 from mrfq.fluid.allocators import allocate as fluid_allocate
 
 _EPS = 1e-9
+NAME = registry.named(registry.ALLOCATION)
+FLUID_NAME = registry.named(registry.FLUID)
 
 
 # ---------------------------------------------------------------------------------------
@@ -130,14 +135,14 @@ def drf(problem: Problem) -> Allocation:
     """Continuous DRF on the pooled resources (progressive filling of dominant shares)."""
     pooled = problem.pooled()
     tasks, level = max_min(pooled, _pooled_per_task(pooled, "dominant"))
-    return Allocation(pooled, tasks, "drf", {"dominant_share_levels": level})
+    return Allocation(pooled, tasks, NAME.DRF, {"dominant_share_levels": level})
 
 
 def asset(problem: Problem) -> Allocation:
     """Asset fairness: equal sums of resource shares Σ_r tasks_i d_ir / C_r (pooled)."""
     pooled = problem.pooled()
     tasks, level = max_min(pooled, _pooled_per_task(pooled, "sum"))
-    return Allocation(pooled, tasks, "asset", {"asset_levels": level})
+    return Allocation(pooled, tasks, NAME.ASSET, {"asset_levels": level})
 
 
 def _capped_fluid(problem: Problem, policy: str) -> np.ndarray:
@@ -164,31 +169,29 @@ def _capped_fluid(problem: Problem, policy: str) -> np.ndarray:
 def ceei(problem: Problem) -> Allocation:
     """CEEI for Leontief users = max Σ w_i log tasks_i (Eisenberg–Gale), pooled."""
     pooled = problem.pooled()
-    return Allocation(pooled, _capped_fluid(problem, "pf")[:, None], "ceei")
+    return Allocation(pooled, _capped_fluid(problem, FLUID_NAME.PF)[:, None], NAME.CEEI)
 
 
 def pf(problem: Problem) -> Allocation:
     """Proportional fairness (BR §2.3) via the fluid allocator, pooled."""
     pooled = problem.pooled()
-    return Allocation(pooled, _capped_fluid(problem, "pf")[:, None], "pf")
+    return Allocation(pooled, _capped_fluid(problem, FLUID_NAME.PF)[:, None], NAME.PF)
 
 
 def bmf(problem: Problem) -> Allocation:
     """Bottleneck max fairness (BR §2.4) via the fluid allocator, pooled."""
     pooled = problem.pooled()
-    return Allocation(pooled, _capped_fluid(problem, "bmf")[:, None], "bmf")
+    return Allocation(pooled, _capped_fluid(problem, FLUID_NAME.BMF)[:, None], NAME.BMF)
 
 
 def drfh(problem: Problem) -> Allocation:
     """DRFH: max-min of global dominant shares over heterogeneous servers."""
     tasks, level = max_min(problem, _pooled_per_task(problem, "dominant"))
-    return Allocation(problem, tasks, "drfh", {"global_dominant_share_levels": level})
+    return Allocation(problem, tasks, NAME.DRFH, {"global_dominant_share_levels": level})
 
 
 def per_server_drf(problem: Problem) -> Allocation:
     """DRF applied separately on every server (shares relative to that server)."""
-    from dataclasses import replace
-
     n, L = problem.allowed.shape
     tasks = np.zeros((n, L))
     for l in range(L):
@@ -202,7 +205,7 @@ def per_server_drf(problem: Problem) -> Allocation:
         per_task = (sub.demand / np.maximum(sub.total, 1e-300)).max(axis=1)
         got, _ = max_min(sub, per_task)
         tasks[users, l] = got[:, 0]
-    return Allocation(problem, tasks, "per-server-drf")
+    return Allocation(problem, tasks, NAME.PER_SERVER_DRF)
 
 
 def tsf(problem: Problem) -> Allocation:
@@ -211,7 +214,7 @@ def tsf(problem: Problem) -> Allocation:
     (:func:`mrfq.allocation.properties.dedicated_weights`)."""
     alone = problem.tasks_alone()
     tasks, level = max_min(problem, 1.0 / alone)
-    return Allocation(problem, tasks, "tsf", {"task_share_levels": level,
+    return Allocation(problem, tasks, NAME.TSF, {"task_share_levels": level,
                                               "tasks_alone": alone})
 
 
@@ -224,13 +227,13 @@ def drf_online(problem: Problem) -> Allocation:
 
 def drfh_first_fit(problem: Problem) -> Allocation:
     """First-Fit DRFH: lowest global dominant share first, first server that fits."""
-    return _progressive_tasks(problem, "first", "drfh-first-fit")
+    return _progressive_tasks(problem, "first", NAME.DRFH_FIRST_FIT)
 
 
 def drfh_best_fit(problem: Problem) -> Allocation:
     """Best-Fit DRFH: lowest global dominant share first, server minimising
     H(i, l) = ‖D_i/‖D_i‖₁ − c̄_l/‖c̄_l‖₁‖₁ (demand and free capacity as pool shares)."""
-    return _progressive_tasks(problem, "best", "drfh-best-fit")
+    return _progressive_tasks(problem, "best", NAME.DRFH_BEST_FIT)
 
 
 def _progressive_tasks(problem: Problem, placement: str, name: str) -> Allocation:
@@ -318,32 +321,18 @@ def ibaa(problem: Problem) -> Allocation:
         if not over.any():
             info = {"p_d": p_d, "p_s": p_s, "alpha": alpha, "beta": beta,
                     "fair_share": fair, "bottleneck": bottleneck}
-            return Allocation(pooled, A[:, None], "ibaa", info)
+            return Allocation(pooled, A[:, None], NAME.IBAA, info)
         fixed[over] = pooled.max_tasks[over]
     raise RuntimeError("IBAA did not converge")
 
 
-POLICIES = {
-    "drf": drf,
-    "drf-online": drf_online,
-    "asset": asset,
-    "ceei": ceei,
-    "pf": pf,
-    "bmf": bmf,
-    "drfh": drfh,
-    "drfh-first-fit": drfh_first_fit,
-    "drfh-best-fit": drfh_best_fit,
-    "per-server-drf": per_server_drf,
-    "tsf": tsf,
-    "ibaa": ibaa,
-}
+#: the rule of every allocation-lab entry of the registry (:mod:`mrfq.policies`), found
+#: by name (``drfh-best-fit`` → :func:`drfh_best_fit`): a registry entry without its
+#: function fails here, at import
+POLICIES = {p.name: globals()[p.name.replace("-", "_")]
+            for p in registry.entries(registry.ALLOCATION)}
 
 
 def allocate(problem: Problem, policy: str) -> Allocation:
     """Allocation of ``problem`` under ``policy`` (a key of :data:`POLICIES`)."""
-    try:
-        rule = POLICIES[policy]
-    except KeyError:
-        raise InputError(f"unknown policy '{policy}' (choose from {', '.join(POLICIES)})",
-                         "policy") from None
-    return rule(problem)
+    return POLICIES[registry.get(registry.ALLOCATION, policy).name](problem)
