@@ -5,10 +5,13 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
+
+from mrfq.errors import InputError
 
 
 @contextlib.contextmanager
@@ -38,10 +41,6 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
 def read_toml(path: str | Path) -> dict:
     """Parse a TOML file; a missing file, a non-UTF-8 file or a syntax error becomes an
     InputError naming the file."""
-    import tomllib
-
-    from mrfq.errors import InputError
-
     path = Path(path)
     source = str(path)
     if not path.is_file():

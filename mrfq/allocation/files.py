@@ -18,6 +18,7 @@ from mrfq import fields
 from mrfq.allocation.policies import POLICIES
 from mrfq.allocation.problem import Problem
 from mrfq.errors import InputError
+from mrfq.io import read_toml
 
 _TOP_KEYS = {"name", "description", "resources", "servers", "users", "policies"}
 _SERVER_KEYS = {"name", "capacity"}
@@ -33,8 +34,6 @@ def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
     ``drfh_two_servers``); returns (problem, the policies it lists — all of
     :data:`POLICIES` when it lists none). Any problem raises InputError naming the file
     and the field."""
-    from mrfq.io import read_toml
-
     path = Path(path)
     packaged = PACKAGED_PROBLEMS / path.with_suffix(".toml").name
     if not path.exists() and path.parent == Path(".") and packaged.is_file():
