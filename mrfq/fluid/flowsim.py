@@ -131,7 +131,8 @@ def _laws(sizes, K: int) -> list[SizeLaw]:
     return [parse_size(s, f"sizes[{k}]") for k, s in enumerate(sizes)]
 
 
-def simulate_flows(requirements, class_loads, policy: str, sizes=None, seed_seq=1,
+def simulate_flows(requirements, class_loads, policy: str, sizes=None,
+                   seed_seq: int | np.random.SeedSequence = 1,
                    flows: int = 100_000, weights=None, *, arrivals=None, cache: bool = True,
                    progress: Callable[[int, int], None] | None = None) -> FlowLevelRun:
     """One flow-level run until every flow with index < ``flows`` has completed.
