@@ -202,14 +202,15 @@ def test_flow_rates_interval_methods():
         assert getattr(driven, field) == pytest.approx(getattr(by_run, field), rel=1e-12)
 
 
-def synthetic_run(sojourn, size) -> flowsim.FlowRun:
+def synthetic_run(sojourn, size) -> flowsim.FlowLevelRun:
     """A one-class run whose flows arrive at 0, 1, 2, … with the given sojourns and sizes."""
     arrival = np.arange(len(sojourn), dtype=np.float64)
-    return flowsim.FlowRun(arrival=arrival, completion=arrival + np.asarray(sojourn, float),
-                           flow_class=np.zeros(len(sojourn), dtype=np.int64),
-                           size=np.asarray(size, float), events=2 * len(sojourn),
-                           end_time=float(arrival[-1] + max(sojourn)), wall_s=0.0,
-                           cache_hits=0, cache_misses=0)
+    return flowsim.FlowLevelRun(arrival=arrival,
+                                completion=arrival + np.asarray(sojourn, float),
+                                flow_class=np.zeros(len(sojourn), dtype=np.int64),
+                                size=np.asarray(size, float), events=2 * len(sojourn),
+                                end_time=float(arrival[-1] + max(sojourn)), wall_s=0.0,
+                                cache_hits=0, cache_misses=0)
 
 
 def test_ratio_interval_is_the_delta_method_around_the_pooled_ratio():

@@ -15,7 +15,7 @@ import pytest
 
 from mrfq.fluid import allocate
 from mrfq.fluid.allocators import policy_code
-from mrfq.fluid.markov import _solve_truncation, tail_corrected_mean
+from mrfq.fluid.markov_solver import _solve_truncation, tail_corrected_mean
 
 A = np.array([[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]])
 SHARES = np.array([4.0, 1.0, 1.0])

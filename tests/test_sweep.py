@@ -275,7 +275,7 @@ def test_point_key_depends_on_what_determines_the_point(kind, policy, change, sa
 @pytest.mark.parametrize("module, constant, kind, policy", [
     ("mrfq.packet.kernel", "ENGINE_VERSION", "packet", "bmf"),
     ("mrfq.stats", "STATS_VERSION", "packet", "bmf"),
-    ("mrfq.fluid.markov", "SOLVER_VERSION", "fluid", "pf"),
+    ("mrfq.fluid.markov_solver", "SOLVER_VERSION", "fluid", "pf"),
     ("mrfq.fluid.balanced", "BF_VERSION", "fluid", "bf"),
 ])
 def test_point_key_follows_the_code_versions(monkeypatch, module, constant, kind, policy):

@@ -11,62 +11,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mrfq import policies
-from mrfq.errors import InputError
-from mrfq.fluid import kernels
-
-
-def policy_code(policy: str) -> int:
-    """Kernel code of a fluid policy name; InputError naming the choices otherwise."""
-    return policies.get(policies.FLUID, policy).code
-
-
-def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarray | None = None,
-               weights: Sequence | np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validate and convert (requirements K×J, counts K, weights K) to float arrays."""
-    a = np.array(requirements, dtype=np.float64, ndmin=2)
-    if a.ndim != 2 or a.size == 0:
-        raise InputError("must be a non-empty K×J matrix", "requirements")
-    if not np.all(np.isfinite(a)):
-        raise InputError("entries must be finite numbers", "requirements")
-    if np.any(a < 0):
-        raise InputError("entries must be non-negative", "requirements")
-    if np.any(a.max(axis=1) <= 0):
-        k = int(np.flatnonzero(a.max(axis=1) <= 0)[0])
-        raise InputError(f"row {k} is all zero", "requirements")
-    K = a.shape[0]
-    n = np.ones(K) if counts is None else np.array(counts, dtype=np.float64).reshape(-1)
-    if n.shape != (K,) or not np.all(np.isfinite(n)) or np.any(n < 0):
-        raise InputError(f"must be {K} non-negative numbers", "counts")
-    w = np.ones(K) if weights is None else np.array(weights, dtype=np.float64).reshape(-1)
-    if w.shape != (K,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
-        raise InputError(f"must be {K} positive numbers", "weights")
-    return np.ascontiguousarray(a), n, w
-
-
-def stable_loads(requirements: np.ndarray, loads, field: str = "loads",
-                 nonzero: bool = False) -> np.ndarray:
-    """Per-class loads ρ_k (K non-negative numbers; not all zero with ``nonzero``) under
-    which every resource is stable: Σ_k ρ_k a_kj < 1 (BR eq. 8). InputError otherwise."""
-    K = requirements.shape[0]
-    rho = np.array(loads, dtype=np.float64).reshape(-1)
-    if (rho.shape != (K,) or np.any(~np.isfinite(rho)) or np.any(rho < 0)
-            or (nonzero and rho.sum() <= 0)):
-        raise InputError(f"must be {K} non-negative numbers"
-                         + (", not all zero" if nonzero else ""), field)
-    resource_load = rho @ requirements
-    if np.any(resource_load >= 1):
-        j = int(np.argmax(resource_load))
-        raise InputError(f"resource {j} has load {resource_load[j]:.4g} >= 1 (unstable)",
-                         field)
-    return rho
+from mrfq.fluid import laws
+from mrfq.fluid.problem import as_problem, policy_code
 
 
 def allocate(policy: str, requirements: Sequence | np.ndarray,
              counts: Sequence | np.ndarray | None = None,
              weights: Sequence | np.ndarray | None = None) -> np.ndarray:
-    """Per-transaction rates φ_k of a fluid policy ("drf", "pf" or "bmf") in one state.
+    """Per-transaction rates φ_k of a fluid policy (any of the registry's: a kernel's or
+    balanced fairness's, :mod:`mrfq.fluid.laws`) in one state.
 
     ``requirements``: K×J, a_kj ≥ 0 (fraction of resource j per unit rate).
     ``counts``: transactions in progress per class (default one each).
@@ -75,17 +28,9 @@ def allocate(policy: str, requirements: Sequence | np.ndarray,
     >>> allocate("pf", [[0.5, 1], [1, 0.5]]).round(4).tolist()
     [0.6667, 0.6667]
     """
-    code = policy_code(policy)
+    policy_code(policy)  # an unknown name fails before the arrays are checked
     a, n, w = as_problem(requirements, counts, weights)
-    if code == policies.get(policies.FLUID, "bf").code:
-        from mrfq.fluid.balanced import allocate_bf  # balanced builds on this module
-
-        return allocate_bf(a, n, w)
-    phi = np.zeros(a.shape[0])
-    kernels.allocate_into(code, a, n, w, phi)
-    if np.any(np.isnan(phi)):
-        raise InputError("no BMF allocation found by the mapping enumeration", "requirements")
-    return phi
+    return laws.rates(policy, a, n, w)
 
 
 def resource_usage(requirements: np.ndarray, counts: np.ndarray, phi: np.ndarray) -> np.ndarray:

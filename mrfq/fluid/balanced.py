@@ -40,15 +40,15 @@ import math
 import numpy as np
 from numba import njit
 
+from mrfq import policies
 from mrfq.errors import InputError
-from mrfq.fluid.allocators import as_problem, stable_loads
 from mrfq.fluid.kernels import next_composition
-from mrfq.fluid.markov import MarkovResult
+from mrfq.fluid.problem import MarkovResult, as_problem, stable_loads
 
 #: bump when bf_service_rates' results change; for the keys of stored fluid points
 BF_VERSION = "1"
-#: kernel code of balanced fairness in the flow-level simulator (= its registry code)
-BF = 3
+#: kernel code of balanced fairness in the flow-level simulator (its registry code)
+BF = policies.codes(policies.FLUID).BF
 #: most states the truncation may visit (time ~ K·J·states; memory is one level)
 MAX_STATES = 400_000_000
 #: largest box of Φ values :func:`log_balance_box` builds

@@ -12,7 +12,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-DRF, PF, BMF = 0, 1, 2
+from mrfq import policies
+
+#: kernel codes of the fluid policies with a kernel here (the registry's, bound at import:
+#: the compiled dispatch of :func:`allocate_into` keeps them as constants)
+_CODES = policies.codes(policies.FLUID)
+DRF, PF, BMF = _CODES.DRF, _CODES.PF, _CODES.BMF
 #: relative tolerance used to decide that a resource is saturated
 SATURATION_TOL = 1e-10
 
@@ -373,9 +378,9 @@ def next_composition(state):
 
 @njit(cache=True)
 def allocate_into(policy, requirements, counts, weights, phi):
-    """Dispatch to the kernel of ``policy`` (DRF=0, PF=1, BMF=2); any other code (balanced
-    fairness has no kernel here: :mod:`mrfq.fluid.balanced`) gives NaN rates, never
-    another policy's."""
+    """Dispatch to the kernel of ``policy`` (the registry's code of DRF, PF or BMF); any
+    other code (balanced fairness has no kernel here: :mod:`mrfq.fluid.balanced`) gives
+    NaN rates, never another policy's."""
     if policy == DRF:
         drf(requirements, counts, weights, phi)
     elif policy == PF:

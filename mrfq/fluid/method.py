@@ -27,6 +27,9 @@ import pandas as pd
 
 from mrfq import policies as registry
 from mrfq.errors import InputError
+from mrfq.fluid import balanced, markov_solver
+from mrfq.fluid.flowsim import flow_service_rates
+from mrfq.fluid.markov import markov_point
 from mrfq.scenario import FLUID_METHODS as METHODS  # noqa: F401 - the names, re-exported
 
 #: predicted final truncation level = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r
@@ -78,21 +81,16 @@ def predicted_bf_states(requirements, class_loads, tolerance: float) -> int:
     return _predicted(requirements, class_loads, tolerance, BF_LEVEL_FACTOR, BF_MIN_LEVEL)
 
 
-def _exact_for_any_law(policy: str) -> bool:
-    return registry.get(registry.FLUID, policy).name == "bf"
-
-
 def fluid_method(scenario, policy: str, load: float) -> str:
     """``"markov"`` or ``"simulation"``: the method of one fluid point (module doc).
 
     Raises InputError (field ``fluid.method``) when ``markov`` is forced on a policy whose
     Markov model does not hold for the scenario's size laws.
     """
-    from mrfq.fluid.balanced import MAX_STATES as BF_MAX_STATES
-    from mrfq.fluid.markov import MAX_STATES
-
+    entry = registry.get(registry.FLUID, policy)
     chosen = scenario.fluid.method
-    exact = scenario.exponential_sizes or _exact_for_any_law(policy)
+    # the Markov law assumes exponential sizes; an insensitive law holds for every one
+    exact = scenario.exponential_sizes or entry.insensitive
     if chosen == "markov":
         if not exact:
             law = next(c for c in scenario.classes if c.size.distribution != "exponential")
@@ -104,12 +102,12 @@ def fluid_method(scenario, policy: str, load: float) -> str:
     if chosen == "simulation" or not exact:
         return "simulation"
     rho = scenario.class_loads(load)
-    if _exact_for_any_law(policy):
-        # an explicit law: no linear solve, and its own (larger) budget
+    if entry.law == registry.EXPLICIT_LAW:
+        # an explicit law: no linear solve, and its own (larger) budget (read at the call)
         states = predicted_bf_states(scenario.requirements, rho, scenario.fluid.tolerance)
-        return "markov" if states <= BF_MAX_STATES else "simulation"
+        return "markov" if states <= balanced.MAX_STATES else "simulation"
     states = predicted_states(scenario.requirements, rho, scenario.fluid.tolerance)
-    return "markov" if states <= MAX_STATES else "simulation"
+    return "markov" if states <= markov_solver.MAX_STATES else "simulation"
 
 
 def flow_point(scenario, policy: str, load: float) -> dict:
@@ -125,8 +123,6 @@ def flow_point(scenario, policy: str, load: float) -> dict:
     mean of S is typically below E[S], and E[S] / mean T then overestimates γ (J = 1,
     Pareto 1.5, load 0.1, 10 × 10^5 flows: 0.9159 [0.9059, 0.9261] against 1 − ρ = 0.9;
     the ratio estimator 0.9014 [0.9000, 0.9029])."""
-    from mrfq.fluid.flowsim import flow_service_rates
-
     cfg = scenario.fluid
     started = time.perf_counter()
     result = flow_service_rates(scenario.requirements, scenario.class_loads(load), policy,
@@ -150,8 +146,6 @@ def flow_point(scenario, policy: str, load: float) -> dict:
 def fluid_point(scenario, policy: str, load: float) -> dict:
     """The fluid point function of sweeps: :func:`mrfq.fluid.markov.markov_point` or
     :func:`flow_point`, as :func:`fluid_method` chooses."""
-    from mrfq.fluid.markov import markov_point
-
     if fluid_method(scenario, policy, load) == "markov":
         return markov_point(scenario, policy, load)
     return flow_point(scenario, policy, load)

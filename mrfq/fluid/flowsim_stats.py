@@ -1,0 +1,155 @@
+"""The flow-level simulator's records and estimator: a run's per-flow record
+(:class:`FlowLevelRun`) and the per-class γ with intervals over runs (:func:`flow_rates`).
+
+**Measurement** (as SPEC §3 for packet runs): arrivals continue until every flow with
+arrival index < ``flows`` has completed; flows with index < ⌊warm-up · flows⌋ are not
+measured. The independent units are the replications when there are ≥ 10, else 20
+consecutive batches (arrival order) of every replication, pooled. Per class: the ratio
+estimator R = Σ S / Σ T over all measured flows (the fluid γ the pipeline reports) with
+the delta-method interval of :func:`mrfq.intervals.ratio_interval` over the units' totals
+(S_u, T_u): R ± t_{n−1} · √(Σ (S_u − R T_u)² / (n (n−1))) / T̄, centred on R, so it
+always brackets it; and γ_k = E[S_k] / mean T with the same interval for the mean sojourn
+Σ T / Σ count (centred on the pooled mean) mapped through E[S_k] / T.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mrfq.intervals import ratio_interval
+
+
+@dataclass(frozen=True)
+class FlowLevelRun:
+    """Per-flow records of one run, flows in arrival order (index < ``flows``).
+
+    ``arrival``, ``completion``: times; ``flow_class``: class index; ``size``: work (fluid
+    units, mean 1 = the class's mean size). ``events``: arrivals + departures processed
+    (including those of flows after the last recorded one); ``end_time``: time of the
+    last event; ``wall_s``: seconds in the event loop; ``cache_hits``/``cache_misses``:
+    allocation cache use (DRF/PF/BMF).
+    """
+
+    arrival: np.ndarray
+    completion: np.ndarray
+    flow_class: np.ndarray
+    size: np.ndarray
+    events: int
+    end_time: float
+    wall_s: float
+    cache_hits: int
+    cache_misses: int
+
+
+
+@dataclass(frozen=True)
+class FlowRates:
+    """Per-class estimates (arrays of K) from one or more runs of the same point.
+
+    ``gamma`` = E[S_k] / mean sojourn (the packet side's m / E[T_k]); ``ci_low``/``ci_high``
+    its interval (``ci_method``: "replications" or "batch means"); ``ratio``, ``ratio_low``,
+    ``ratio_high``: Σ S / Σ T over measured flows and its delta-method interval (centred
+    on ``ratio``; module doc); ``mean_in_progress``
+    (time average over the measured arrival window) and ``little_gamma`` = ρ_k / it;
+    ``flows_measured``; ``events`` and ``wall_s`` summed over runs.
+    """
+
+    gamma: np.ndarray
+    ci_low: np.ndarray
+    ci_high: np.ndarray
+    ratio: np.ndarray
+    ratio_low: np.ndarray
+    ratio_high: np.ndarray
+    mean_in_progress: np.ndarray
+    little_gamma: np.ndarray
+    flows_measured: np.ndarray
+    ci_method: str
+    replications: int
+    events: int
+    wall_s: float
+
+
+def run_summary(run: FlowLevelRun, K: int, warmup: float, parts: int) -> list[dict]:
+    """Per class: sums over measured flows, the counts and sums of sojourn and size of
+    ``parts`` consecutive batches (arrival order), and the time-average number in progress
+    over the measured window."""
+    flows = run.arrival.size
+    first = int(warmup * flows)
+    sojourn = run.completion - run.arrival
+    start, end = float(run.arrival[first]), float(run.arrival[-1])
+    overlap = np.clip(np.minimum(run.completion, end) - np.maximum(run.arrival, start),
+                      0.0, None)
+    summary = []
+    for k in range(K):
+        idx = np.flatnonzero(run.flow_class[first:] == k) + first
+        T, S = sojourn[idx], run.size[idx]
+        batch_n, batch_T, batch_S = [], [], []
+        for part in np.array_split(np.arange(idx.size), parts) if idx.size else []:
+            if part.size:
+                batch_n.append(part.size)
+                batch_T.append(T[part].sum())
+                batch_S.append(S[part].sum())
+        summary.append({"count": idx.size, "sum_T": T.sum(), "sum_S": S.sum(),
+                        "batch_n": batch_n, "batch_T": batch_T, "batch_S": batch_S,
+                        "in_progress": (overlap[run.flow_class == k].sum() / (end - start)
+                                        if end > start else np.nan)})
+    return summary
+
+
+def combine(summaries: list[list[dict]], class_loads, mean_work, confidence: float,
+            by_replication: bool, events: int, wall_s: float) -> FlowRates:
+    """:class:`FlowRates` from the :func:`run_summary` of every run of one point (module
+    doc); ``by_replication``: the units are the runs (else their batches, pooled);
+    ``events``, ``wall_s``: the runs' totals."""
+    rho = np.asarray(class_loads, dtype=np.float64)
+    mean_work = np.broadcast_to(np.asarray(mean_work, dtype=np.float64), rho.shape)
+    K = rho.size
+    out = {key: np.full(K, np.nan) for key in ("gamma", "ci_low", "ci_high", "ratio",
+                                               "ratio_low", "ratio_high",
+                                               "mean_in_progress", "little_gamma")}
+    measured = np.zeros(K, dtype=np.int64)
+    for k in range(K):
+        rows = [run[k] for run in summaries if run[k]["count"]]
+        if not rows:
+            continue
+        measured[k] = sum(r["count"] for r in rows)
+        sum_T = sum(r["sum_T"] for r in rows)
+        units_n, units_T, units_S = (np.concatenate([r[key] for r in rows]).astype(np.float64)
+                                     for key in ("batch_n", "batch_T", "batch_S"))
+        # mean sojourn ΣT / Σn: ratio estimator over the units (centred on the pooled mean)
+        mean_T = ratio_interval(units_T, units_n, confidence)
+        out["gamma"][k] = mean_work[k] * measured[k] / sum_T
+        out["ci_low"][k] = mean_work[k] / mean_T.high if mean_T.high > 0 else np.nan
+        out["ci_high"][k] = mean_work[k] / mean_T.low if mean_T.low > 0 else (
+            np.inf if mean_T.ok else np.nan)
+        # Σ S / Σ T with the delta-method interval centred on it (the packet side's)
+        ratio = ratio_interval(units_S, units_T, confidence)
+        out["ratio"][k] = sum(r["sum_S"] for r in rows) / sum_T
+        out["ratio_low"][k], out["ratio_high"][k] = ratio.low, ratio.high
+        out["mean_in_progress"][k] = float(np.mean([run[k]["in_progress"]
+                                                    for run in summaries]))
+        if out["mean_in_progress"][k] > 0:
+            out["little_gamma"][k] = rho[k] / out["mean_in_progress"][k]
+    return FlowRates(**out, flows_measured=measured,
+                     ci_method="replications" if by_replication else "batch means",
+                     replications=len(summaries), events=events, wall_s=wall_s)
+
+
+def flow_rates(runs: Sequence[FlowLevelRun], class_loads, mean_work, warmup: float = 0.05,
+               batches: int = 20, confidence: float = 0.95) -> FlowRates:
+    """Per-class γ and intervals from runs of one point (see :class:`FlowRates`).
+
+    ``mean_work``: E[S_k] per class (the laws' means, 1 for rescaled laws). With ≥ 10
+    runs the intervals are Student-t over runs; otherwise over ``batches`` consecutive
+    batches (arrival order) of every run, pooled.
+    """
+    K = np.asarray(class_loads).size
+    by_replication = len(runs) >= 10
+    parts = 1 if by_replication else batches
+    summaries = [run_summary(run, K, warmup, parts) for run in runs]
+    return combine(summaries, class_loads, mean_work, confidence, by_replication,
+                   sum(r.events for r in runs), sum(r.wall_s for r in runs))
+

@@ -1,0 +1,86 @@
+"""The fluid problem, validated, and the stationary result: the low pieces every law uses.
+
+A problem is (requirements K×J, counts K, weights K) as in BR §2.1 (class k holds
+n_k φ_k a_kj of resource j, eq. 1) and per-class loads ρ_k under which every resource is
+stable (BR eq. 8). Both stationary laws — the Markov solver (:mod:`mrfq.fluid.markov_solver`)
+and balanced fairness's explicit law (:mod:`mrfq.fluid.balanced`) — validate with these
+functions and return a :class:`MarkovResult`; the choice between them is made in
+:mod:`mrfq.fluid.laws`. This module imports nothing of :mod:`mrfq.fluid`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mrfq import policies
+from mrfq.errors import InputError
+
+
+def policy_code(policy: str) -> int:
+    """Kernel code of a fluid policy name; InputError naming the choices otherwise."""
+    return policies.get(policies.FLUID, policy).code
+
+
+def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarray | None = None,
+               weights: Sequence | np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate and convert (requirements K×J, counts K, weights K) to float arrays."""
+    a = np.array(requirements, dtype=np.float64, ndmin=2)
+    if a.ndim != 2 or a.size == 0:
+        raise InputError("must be a non-empty K×J matrix", "requirements")
+    if not np.all(np.isfinite(a)):
+        raise InputError("entries must be finite numbers", "requirements")
+    if np.any(a < 0):
+        raise InputError("entries must be non-negative", "requirements")
+    if np.any(a.max(axis=1) <= 0):
+        k = int(np.flatnonzero(a.max(axis=1) <= 0)[0])
+        raise InputError(f"row {k} is all zero", "requirements")
+    K = a.shape[0]
+    n = np.ones(K) if counts is None else np.array(counts, dtype=np.float64).reshape(-1)
+    if n.shape != (K,) or not np.all(np.isfinite(n)) or np.any(n < 0):
+        raise InputError(f"must be {K} non-negative numbers", "counts")
+    w = np.ones(K) if weights is None else np.array(weights, dtype=np.float64).reshape(-1)
+    if w.shape != (K,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
+        raise InputError(f"must be {K} positive numbers", "weights")
+    return np.ascontiguousarray(a), n, w
+
+
+def stable_loads(requirements: np.ndarray, loads, field: str = "loads",
+                 nonzero: bool = False) -> np.ndarray:
+    """Per-class loads ρ_k (K non-negative numbers; not all zero with ``nonzero``) under
+    which every resource is stable: Σ_k ρ_k a_kj < 1 (BR eq. 8). InputError otherwise."""
+    K = requirements.shape[0]
+    rho = np.array(loads, dtype=np.float64).reshape(-1)
+    if (rho.shape != (K,) or np.any(~np.isfinite(rho)) or np.any(rho < 0)
+            or (nonzero and rho.sum() <= 0)):
+        raise InputError(f"must be {K} non-negative numbers"
+                         + (", not all zero" if nonzero else ""), field)
+    resource_load = rho @ requirements
+    if np.any(resource_load >= 1):
+        j = int(np.argmax(resource_load))
+        raise InputError(f"resource {j} has load {resource_load[j]:.4g} >= 1 (unstable)",
+                         field)
+    return rho
+
+
+@dataclass(frozen=True)
+class MarkovResult:
+    """Stationary performance of one (policy, loads) point, from either law.
+
+    ``gamma`` (K): mean service rates ρ_k / E[n_k] (work units per time unit; 1 = the whole
+    dominant resource). ``mean_in_progress`` (K): E[n_k]. ``error_estimate`` (K): estimated
+    relative truncation error of ``gamma``. ``level``: truncation Σ n_k ≤ level.
+    ``states``: states of the truncation; ``level_decay``: fitted asymptotic ratio r of
+    the level masses; ``gamma_truncated``: γ without the tail correction.
+    """
+
+    gamma: np.ndarray
+    mean_in_progress: np.ndarray
+    error_estimate: np.ndarray
+    level: int
+    states: int
+    level_decay: float
+    gamma_truncated: np.ndarray
