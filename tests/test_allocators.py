@@ -26,11 +26,11 @@ def test_br_bmf_three_resource_family():
     a = [[1, 1, 1], [1, 0.5, 0.75], [0.5, 1, 0.75]]
     for x in np.linspace(0, 1, 11):
         phi = [2 / 5 - x / 15, 2 / 5 + 2 * x / 45, 2 / 5 + 2 * x / 45]
-        assert bmf_conditions(a, [1, 1, 1], phi)["bmf"], x
+        assert bmf_conditions(a, [1, 1, 1], phi)["holds"], x
     # outside the family the conditions fail
-    assert not bmf_conditions(a, [1, 1, 1], [0.3, 0.3, 0.3])["bmf"]
+    assert not bmf_conditions(a, [1, 1, 1], [0.3, 0.3, 0.3])["holds"]
     chosen = allocate("bmf", a)
-    assert bmf_conditions(a, [1, 1, 1], chosen)["bmf"]
+    assert bmf_conditions(a, [1, 1, 1], chosen)["holds"]
     # documented rule: the feasible mapping allocation with the largest PF objective
     assert chosen == pytest.approx([1 / 3, 4 / 9, 4 / 9], abs=1e-12)
 
@@ -52,8 +52,8 @@ def test_simgrid_bmf_epsilon_flows_equal_pf(eps):
 
 def test_simgrid_bmf_three_resources_accepts_both():
     a = [[1, 1, 1], [1, 0.5, 0.75], [0.5, 1, 0.75]]
-    assert bmf_conditions(a, [1, 1, 1], [1 / 3, 4 / 9, 4 / 9])["bmf"]
-    assert bmf_conditions(a, [1, 1, 1], [2 / 5, 2 / 5, 2 / 5])["bmf"]
+    assert bmf_conditions(a, [1, 1, 1], [1 / 3, 4 / 9, 4 / 9])["holds"]
+    assert bmf_conditions(a, [1, 1, 1], [2 / 5, 2 / 5, 2 / 5])["holds"]
 
 
 # --- DRF slides -----------------------------------------------------------------------
@@ -174,7 +174,7 @@ def test_pf_kkt_optimality(instance):
 def test_bmf_conditions_hold(instance):
     a, n = instance
     phi = allocate("bmf", a, n)
-    assert bmf_conditions(a, n, phi, tol=1e-7)["bmf"]
+    assert bmf_conditions(a, n, phi, tol=1e-7)["holds"]
 
 
 @settings(max_examples=200, deadline=None)

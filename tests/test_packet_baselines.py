@@ -85,7 +85,7 @@ def test_three_resource_bmf_is_not_unique_and_the_packet_bmf_picks_equal_shares(
     for J ≥ 3 the packet BMF and the fluid BMF selection need not agree."""
     a = [c["requirements"] for c in THREE]
     for phi in ([0.4, 0.4, 0.4], [1 / 3, 4 / 9, 4 / 9]):
-        assert bmf_conditions(a, [1, 1, 1], phi)["bmf"], phi
+        assert bmf_conditions(a, [1, 1, 1], phi)["holds"], phi
     assert allocate("bmf", a) == pytest.approx([1 / 3, 4 / 9, 4 / 9])
     rates = [backlogged_rate(THREE, k, "bmf", resources=("r1", "r2", "r3")) for k in range(3)]
     assert rates == pytest.approx([0.4, 0.4, 0.4], rel=0.005)

@@ -53,7 +53,7 @@ def is_pareto_efficient(requirements, counts, phi, tol: float = 1e-8) -> bool:
 def bmf_conditions(requirements, counts, phi, weights=None, tol: float = 1e-8) -> dict:
     """Check the BMF definition (BR §2.4) for any allocation ``phi``.
 
-    Returns ``{"feasible", "bmf", "violations"}``: the allocation must satisfy capacity and
+    Returns ``{"feasible", "holds", "violations"}``: the allocation must satisfy capacity and
     every active class k must have a saturated resource j with a_kj > 0 on which its
     weighted share φ_k a_kj / w_k is maximal among active classes.
     """
@@ -70,4 +70,4 @@ def bmf_conditions(requirements, counts, phi, weights=None, tol: float = 1e-8) -
         ok = saturated & (a[k] > 0) & (shares[k] >= top - tol * np.maximum(1.0, top))
         if not ok.any():
             violations.append(int(k))
-    return {"feasible": feasible, "bmf": feasible and not violations, "violations": violations}
+    return {"feasible": feasible, "holds": feasible and not violations, "violations": violations}
