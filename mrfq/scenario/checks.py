@@ -1,0 +1,249 @@
+"""Validate one section of a scenario (SPEC §5) and build its record.
+
+A ``[[classes]]`` table becomes a :class:`~mrfq.scenario.config.TrafficClass`, ``[fluid]`` a
+:class:`~mrfq.scenario.config.FluidConfig`, ``[packet]`` (or command-line overrides of
+it) a :class:`~mrfq.scenario.config.PacketConfig`. Every problem raises
+:class:`InputError` naming the field, e.g. ``classes[2].requirements: negative entry
+-0.5``. The field checks are shared with problem files (:mod:`mrfq.fields`). The whole
+file is assembled in :mod:`mrfq.scenario.files`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mrfq import fields, policies
+from mrfq.errors import InputError
+from mrfq.scenario.config import (
+    FLUID_METHODS,
+    PACKET_INITS,
+    FluidConfig,
+    PacketConfig,
+    TrafficClass,
+)
+from mrfq.sizes import parse_size
+
+_CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order",
+               "size"}
+_MIX_KEYS = {"requirements", "probability"}
+_FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed"}
+_PACKET_KEYS = {
+    "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
+    "batches", "precision", "max_replications", "fq_resource", "init",
+}
+
+
+def fail(problem: str, field_name: str, source: str | None) -> InputError:
+    """The InputError of a scenario field (``source``: the file; None for an option)."""
+    return InputError(problem, field_name, source)
+
+
+def check_init(packet: PacketConfig, classes: tuple[TrafficClass, ...], field_name: str,
+               source: str | None, check_policies: bool = True) -> None:
+    """InputError unless ``init = "fluid"`` can be honoured as far as the scenario alone
+    tells: every class has exponential sizes (the Markov model's assumption, BR §4.1) and
+    every packet policy has a fluid counterpart (:mod:`mrfq.policies`). The state budget,
+    which depends on the load, is checked per point (:func:`mrfq.points.check_init`)."""
+    if packet.init != "fluid":
+        return
+    other = [c for c in classes if c.size.distribution != "exponential"]
+    if other:
+        raise fail(f"'fluid' needs the Markov model, which assumes exponential sizes, but "
+                   f"class '{other[0].name}' has {other[0].size.distribution} sizes",
+                   field_name, source)
+    if check_policies:
+        for name in packet.policies:
+            if policies.fluid_counterpart(name) is None:
+                raise fail(f"'fluid' needs a fluid counterpart of every packet policy, and "
+                           f"{name} has none", field_name, source)
+
+
+def _policies(value: Any, kind: str, field_name: str, source: str | None) -> tuple:
+    return fields.name_list(value, field_name, source, allowed=policies.names(kind),
+                            what="policy", lower=True)
+
+
+def _warmup(value: Any, field_name: str, source: str | None) -> float | str:
+    """A warm-up fraction in [0, 1), or "auto" (MSER-5 on the run's own data,
+    :func:`mrfq.stats.warmup_cut`)."""
+    if isinstance(value, str):
+        if value.strip().lower() == "auto":
+            return "auto"
+        try:
+            value = float(value)  # from the command line
+        except ValueError:
+            raise fail(f"must be 'auto' or a fraction in [0, 1), got {value!r}",
+                       field_name, source) from None
+    fraction = fields.number(value, field_name, source, nonnegative=True)
+    if fraction >= 1:
+        raise fail(f"must be 'auto' or a fraction in [0, 1), got {fraction:g}", field_name,
+                   source)
+    return fraction
+
+
+def _precision(value: Any, field_name: str, source: str | None) -> float | None:
+    """A relative half-width target in (0, 1), or None (no target: JSON null in a stored
+    scenario; TOML has no null, so a file simply leaves the key out)."""
+    if value is None:
+        return None
+    target = fields.number(value, field_name, source, positive=True)
+    if target >= 1:
+        raise fail(f"must be a fraction in (0, 1) of gamma, got {target:g}", field_name,
+                   source)
+    return target
+
+
+def _init(value: Any, field_name: str, source: str | None) -> str:
+    """One of :data:`PACKET_INITS` (case-insensitive)."""
+    if not isinstance(value, str) or value.strip().lower() not in PACKET_INITS:
+        raise fail(f"must be one of {', '.join(PACKET_INITS)}, got {value!r}", field_name,
+                   source)
+    return value.strip().lower()
+
+
+def parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
+    """The ``index``-th ``[[classes]]`` table: requirement vector (or packet mix) over
+    ``num_resources`` resources, normalised so the mean vector's largest entry is 1
+    (BR §2.1), relative load, weight, RTT and flow-size law."""
+    where = f"classes[{index}]"
+    raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
+    name = fields.text(raw.get("name", str(index + 1)), f"{where}.name", source)
+    if "load_share" not in raw:
+        raise fail("missing (relative load of the class)", f"{where}.load_share", source)
+    load_share = fields.number(raw["load_share"], f"{where}.load_share", source, nonnegative=True)
+    weight = fields.number(raw.get("weight", 1.0), f"{where}.weight", source, positive=True)
+    rtt = fields.number(raw.get("rtt", 0.0), f"{where}.rtt", source, nonnegative=True)
+    order = raw.get("packet_order", "random")
+    if order not in ("random", "cycle"):
+        raise fail(f"must be 'random' or 'cycle', got {order!r}", f"{where}.packet_order",
+                   source)
+    has_req, has_mix = "requirements" in raw, "packets" in raw
+    if has_req == has_mix:
+        raise fail("give exactly one of 'requirements' or 'packets'", where, source)
+    if has_req:
+        vectors = fields.vector(raw["requirements"], num_resources, f"{where}.requirements",
+                                source)[None, :]
+        probabilities = np.ones(1)
+    else:
+        mix = raw["packets"]
+        if not isinstance(mix, list) or not mix:
+            raise fail("must be a non-empty list of {requirements, probability} tables",
+                       f"{where}.packets", source)
+        rows, probs = [], []
+        for p, entry in enumerate(mix):
+            entry_where = f"{where}.packets[{p}]"
+            entry = fields.check_keys(entry, _MIX_KEYS, entry_where, source)
+            if "requirements" not in entry:
+                raise fail("missing", f"{entry_where}.requirements", source)
+            rows.append(fields.vector(entry["requirements"], num_resources,
+                                      f"{entry_where}.requirements", source))
+            default_p = 1.0 / len(mix)
+            probs.append(fields.number(entry.get("probability", default_p),
+                                       f"{entry_where}.probability", source, positive=True))
+        vectors = np.array(rows)
+        probabilities = np.array(probs)
+        if order == "random" and abs(probabilities.sum() - 1.0) > 1e-9:
+            raise fail(f"probabilities sum to {probabilities.sum():g}, expected 1",
+                       f"{where}.packets", source)
+        if order == "cycle":
+            probabilities = np.full(len(rows), 1.0 / len(rows))
+    mean = probabilities @ vectors
+    scale = mean.max()
+    # an empirical file is found relative to the scenario's folder
+    base = Path(source).parent if not source.startswith("<") else None
+    size = parse_size(raw.get("size"), f"{where}.size", source, base_dir=base)
+    return TrafficClass(
+        name=name,
+        requirements=mean / scale,
+        load_share=load_share,
+        weight=weight,
+        rtt=rtt,
+        packet_requirements=vectors / scale,
+        packet_probabilities=probabilities,
+        packet_order=order,
+        size=size,
+    )
+
+
+def _field(where: str, key: str) -> str:
+    return f"--{key.replace('_', '-')}" if where == "option" else f"{where}.{key}"
+
+
+def parse_packet(raw: dict, source: str | None, where: str = "packet") -> PacketConfig:
+    """``[packet]`` with its defaults filled in; ``where = "option"`` for command-line
+    overrides (errors then name the option, ``--mean-size``, and no file)."""
+    raw = fields.check_keys(raw, _PACKET_KEYS, where, source)
+    defaults = PacketConfig()
+    get = raw.get
+    if where == "option":  # overrides from the command line: name the option itself
+        source = None
+    def value(key):
+        return get(key, getattr(defaults, key))
+
+    def integer(key, minimum):
+        return fields.integer(value(key), _field(where, key), source, minimum)
+
+    packet = PacketConfig(
+        policies=_policies(list(value("policies")), policies.PACKET, _field(where, "policies"),
+                           source),
+        mean_size=fields.number(value("mean_size"), _field(where, "mean_size"), source),
+        window=integer("window", 1),
+        flows=integer("flows", 1),
+        warmup=_warmup(value("warmup"), _field(where, "warmup"), source),
+        replications=integer("replications", 1),
+        seed=integer("seed", 0),
+        delta=fields.number(value("delta"), _field(where, "delta"), source, nonnegative=True,
+                            allow_inf=True),
+        batches=integer("batches", 2),
+        precision=_precision(value("precision"), _field(where, "precision"), source),
+        max_replications=integer("max_replications", 1),
+        fq_resource=(None if value("fq_resource") is None else
+                     fields.text(value("fq_resource"), _field(where, "fq_resource"), source)),
+        init=_init(value("init"), _field(where, "init"), source),
+    )
+    if packet.precision is not None and packet.max_replications < packet.replications:
+        raise fail(f"must be >= replications ({packet.replications}), got "
+                   f"{packet.max_replications}", _field(where, "max_replications"), source)
+    if packet.mean_size < 1:
+        raise fail(f"must be >= 1 packet, got {packet.mean_size:g}", _field(where, "mean_size"),
+                   source)
+    fixed = packet.warmup if packet.warmup != "auto" else 0.0
+    measured = packet.flows - int(fixed * packet.flows)
+    if measured < 1:
+        raise fail("no flow left to measure after the warm-up", _field(where, "flows"), source)
+    return packet
+
+
+def parse_fluid(raw: Any, source: str, classes: tuple[TrafficClass, ...]) -> FluidConfig:
+    """``[fluid]`` with its defaults filled in. The Markov method
+    is refused when a class's sizes are not exponential, unless every listed policy is
+    insensitive (its law, hence γ, depends on the size law only through the mean,
+    :mod:`mrfq.policies`)."""
+    raw = fields.check_keys(raw, _FLUID_KEYS, "fluid", source)
+    defaults = FluidConfig()
+    method = raw.get("method", defaults.method)
+    if not isinstance(method, str) or method.lower() not in FLUID_METHODS:
+        raise fail(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
+                   "fluid.method", source)
+    fluid = FluidConfig(
+        policies=_policies(raw.get("policies", list(defaults.policies)), policies.FLUID,
+                           "fluid.policies", source),
+        tolerance=fields.number(raw.get("tolerance", defaults.tolerance), "fluid.tolerance",
+                                source, positive=True),
+        method=method.lower(),
+        flows=fields.integer(raw.get("flows", defaults.flows), "fluid.flows", source, 1),
+        replications=fields.integer(raw.get("replications", defaults.replications),
+                                    "fluid.replications", source, 1),
+        seed=fields.integer(raw.get("seed", defaults.seed), "fluid.seed", source, 0),
+    )
+    other = [c for c in classes if c.size.distribution != "exponential"]
+    sensitive = [p for p in fluid.policies if not policies.get(policies.FLUID, p).insensitive]
+    if fluid.method == "markov" and other and sensitive:
+        exact = ", ".join(p.name for p in policies.entries(policies.FLUID) if p.insensitive)
+        raise fail(f"the Markov solver assumes exponential sizes, but class '{other[0].name}'"
+                   f" has {other[0].size.distribution} sizes (use 'simulation' or 'auto'; "
+                   f"only {exact} is exact for every law)", "fluid.method", source)
+    return fluid

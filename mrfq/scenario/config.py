@@ -1,0 +1,86 @@
+"""The sections of a scenario as frozen records: a traffic class (``[[classes]]``), the
+fluid settings (``[fluid]``) and the packet settings (``[packet]``).
+
+Plain data with their defaults, nothing else: :mod:`mrfq.scenario.checks` builds them from
+a file's tables and validates them; :class:`mrfq.scenario.model.Scenario` holds them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mrfq import policies
+from mrfq.sizes import SizeLaw, parse_size
+
+#: how a fluid point is computed (:mod:`mrfq.fluid.method`)
+FLUID_METHODS = ("auto", "markov", "simulation")
+#: how a packet replication starts (``[packet] init``): empty, or with flows in progress
+#: drawn from the fluid model's stationary law (:mod:`mrfq.packet.initial`)
+PACKET_INITS = ("empty", "fluid")
+
+
+@dataclass(frozen=True)
+class TrafficClass:
+    """One class of transactions (flows).
+
+    ``requirements`` is the fluid requirement vector a_k, normalised so max_j a_kj = 1
+    (BR §2.1). ``packet_requirements`` (P×J) are per-packet processing times in the same
+    unit (one dominant packet service of the mean vector = 1), drawn with
+    ``packet_probabilities`` or cycled in order when ``packet_order == "cycle"``.
+    """
+
+    name: str
+    requirements: np.ndarray
+    load_share: float
+    weight: float = 1.0
+    rtt: float = 0.0
+    packet_requirements: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    packet_probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    packet_order: str = "random"
+    size: SizeLaw = field(default_factory=parse_size)
+
+
+@dataclass(frozen=True)
+class FluidConfig:
+    """``[fluid]``: policies (default: the registry's fluid defaults,
+    :func:`mrfq.policies.defaults`); ``tolerance`` (relative truncation error of the Markov
+    solver); ``method`` (auto, markov or simulation, :mod:`mrfq.fluid.method`); for the
+    flow-level simulator ``flows`` per replication, ``replications`` and ``seed``."""
+
+    policies: tuple[str, ...] = policies.defaults(policies.FLUID)
+    tolerance: float = 1e-5
+    method: str = "auto"
+    flows: int = 1_000_000
+    replications: int = 10
+    seed: int = 1
+
+
+@dataclass(frozen=True)
+class PacketConfig:
+    """``[packet]`` (README "Scenario files"): policies (default: the registry's packet
+    defaults), m = ``mean_size`` (mean packets per flow), the window W (packets),
+    ``flows`` (arrivals per replication), the warm-up (a fraction of the arrivals not
+    measured, or "auto"), replications and seed, dovetailing DRFQ's Δ (``delta``),
+    ``batches`` per replication, the precision target, bottleneck FQ's resource and how
+    a replication starts (``init``)."""
+
+    policies: tuple[str, ...] = policies.defaults(policies.PACKET)
+    mean_size: float = 20000.0
+    window: int = 30
+    flows: int = 100000
+    warmup: float | str = "auto"
+    replications: int = 1
+    seed: int = 1
+    delta: float = math.inf
+    batches: int = 20
+    #: target relative 95% half-width of every class's γ (None: a fixed number of
+    #: replications); replications are added until it is reached or ``max_replications``
+    precision: float | None = None
+    max_replications: int = 1000
+    fq_resource: str | None = None  # bottleneck FQ's resource (None: the last, the link)
+    #: "empty" (no flow at t = 0) or "fluid" (flows in progress at t = 0 drawn from the
+    #: Markov model's stationary law π of the policy's fluid counterpart; not measured)
+    init: str = "empty"

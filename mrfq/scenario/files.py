@@ -1,0 +1,120 @@
+"""Scenario files (TOML, SPEC §5): find them, parse them, fill defaults, validate at the
+door.
+
+A scenario names the resources, the traffic classes (requirement vectors, relative loads,
+optional weights, round-trip times and packet mixes) and the load axis. Everything is
+validated before any model object exists; every problem raises :class:`InputError` naming
+the field, e.g. ``classes[2].requirements: negative entry -0.5``. The sections are
+checked by :mod:`mrfq.scenario.checks`; this module checks the whole (resources, load
+axis, names across sections, stability of every load) and locates the files, including
+the scenarios shipped in ``mrfq/scenarios/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mrfq import fields
+from mrfq.explicit import parse_flows
+from mrfq.io import read_toml
+from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, parse_packet
+from mrfq.scenario.model import Scenario
+
+_TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet",
+             "flows", "timeline"}
+_LOAD_KEYS = {"axis", "values"}
+
+
+def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
+    """Validate a scenario given as a plain dict (the parsed TOML) and fill defaults."""
+    raw = fields.check_keys(raw, _TOP_KEYS, "", source)
+    resources = raw.get("resources")
+    if not isinstance(resources, list) or not resources:
+        raise fail("must be a non-empty list of resource names", "resources", source)
+    resources = tuple(fields.text(r, f"resources[{i}]", source) for i, r in enumerate(resources))
+    if len(set(resources)) != len(resources):
+        raise fail("resource names must be distinct", "resources", source)
+    if "max" in resources:
+        raise fail("'max' is reserved for the load axis", "resources", source)
+    classes_raw = raw.get("classes")
+    if not isinstance(classes_raw, list) or not classes_raw:
+        raise fail("must list at least one [[classes]] table", "classes", source)
+    classes = tuple(parse_class(c, i, len(resources), source)
+                    for i, c in enumerate(classes_raw))
+    names = [c.name for c in classes]
+    if len(set(names)) != len(names):
+        raise fail("class names must be distinct", "classes", source)
+    if not any(c.load_share > 0 for c in classes):
+        raise fail("at least one class needs a positive load_share", "classes", source)
+
+    load = fields.check_keys(raw.get("load", {}), _LOAD_KEYS, "load", source)
+    axis = str(load.get("axis", "max"))
+    if axis != "max" and axis not in resources:
+        raise fail(f"unknown resource '{axis}' (choose from max, {', '.join(resources)})",
+                   "load.axis", source)
+    values = load.get("values", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
+    if not isinstance(values, list) or not values:
+        raise fail("must be a non-empty list of numbers", "load.values", source)
+    values = tuple(fields.number(v, f"load.values[{i}]", source, positive=True)
+                   for i, v in enumerate(values))
+    if len(set(values)) != len(values):
+        raise fail("values must be distinct (a repeated load would count its points "
+                   "twice)", "load.values", source)
+
+    fluid = parse_fluid(raw.get("fluid", {}), source, classes)
+    packet = parse_packet(raw.get("packet", {}), source)
+    if packet.fq_resource is not None and packet.fq_resource not in resources:
+        raise fail(f"unknown resource '{packet.fq_resource}' (choose from "
+                   f"{', '.join(resources)})", "packet.fq_resource", source)
+
+    check_init(packet, classes, "packet.init", source)
+
+    flows, timeline = parse_flows(raw.get("flows"), raw.get("timeline"), names,
+                                  packet.window, source)
+
+    scenario = Scenario(
+        name=fields.text(raw.get("name", Path(source).stem), "name", source),
+        description=fields.text(raw.get("description", ""), "description", source),
+        resources=resources,
+        classes=classes,
+        load_axis=axis,
+        load_values=values,
+        fluid=fluid,
+        packet=packet,
+        source=source,
+        flows=flows,
+        timeline=timeline,
+    )
+    for i, value in enumerate(values):
+        scenario.check_load(value, f"load.values[{i}]")
+    return scenario
+
+
+#: the scenarios shipped with the package, the data folder ``mrfq/scenarios/`` beside this
+#: package (``mrfq run fig3_quick`` finds them by name; package-data in pyproject.toml)
+PACKAGED_SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+
+def scenario_path(name_or_path: str | Path) -> Path:
+    """The file a scenario argument names: an existing path as given, otherwise a
+    scenario shipped with mrfq (``fig3_quick`` or ``fig3_quick.toml``); the given path
+    when neither exists (reading it then reports "no such file")."""
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    packaged = PACKAGED_SCENARIOS / path.with_suffix(".toml").name
+    if path.parent == Path(".") and packaged.is_file():
+        return packaged
+    return path
+
+
+def packaged_scenarios() -> list[str]:
+    """Names of the scenarios shipped with mrfq."""
+    return sorted(p.stem for p in PACKAGED_SCENARIOS.glob("*.toml"))
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a TOML scenario file (or a packaged scenario by name, see
+    :func:`scenario_path`); raise InputError on any problem."""
+    path = scenario_path(path)
+    return scenario_from_dict(read_toml(path), str(path))

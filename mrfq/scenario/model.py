@@ -1,0 +1,168 @@
+"""A validated scenario (SPEC §5) and what follows from it: the requirement matrix, the
+per-class and per-resource loads of a point on the load axis (BR eq. 8), the resource
+bottleneck FQ schedules, and the plain dict a results directory stores.
+
+Build one with :func:`mrfq.scenario.load_scenario` or
+:func:`mrfq.scenario.scenario_from_dict`; copies with other sizes or packet settings
+(:meth:`Scenario.with_sizes`, :meth:`Scenario.with_overrides`) are validated by the same
+section checks (:mod:`mrfq.scenario.checks`) as the file.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from mrfq.errors import InputError
+from mrfq.explicit import ExplicitFlow, Timeline
+from mrfq.scenario.checks import check_init, parse_packet
+from mrfq.scenario.config import FluidConfig, PacketConfig, TrafficClass
+from mrfq.sizes import SizeLaw, parse_size
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario. Use :func:`load_scenario` or :func:`scenario_from_dict`."""
+
+    name: str
+    description: str
+    resources: tuple[str, ...]
+    classes: tuple[TrafficClass, ...]
+    load_axis: str
+    load_values: tuple[float, ...]
+    fluid: FluidConfig
+    packet: PacketConfig
+    source: str = "<scenario>"
+    flows: tuple[ExplicitFlow, ...] = ()  # explicit flows ([[flows]], mrfq.explicit)
+    timeline: Timeline | None = None
+
+    @property
+    def requirements(self) -> np.ndarray:
+        """K×J matrix of normalised fluid requirement vectors."""
+        return np.array([c.requirements for c in self.classes], dtype=np.float64)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """The classes' weights w_k (scenario order)."""
+        return np.array([c.weight for c in self.classes], dtype=np.float64)
+
+    @property
+    def class_names(self) -> list[str]:
+        """The classes' names (scenario order)."""
+        return [c.name for c in self.classes]
+
+    @property
+    def size_laws(self) -> list[SizeLaw]:
+        """The flow-size law of every class (scenario order)."""
+        return [c.size for c in self.classes]
+
+    @property
+    def exponential_sizes(self) -> bool:
+        """Every class has exponential sizes (geometric in packets): the Markov model's
+        assumption (BR §4.1)."""
+        return all(c.size.distribution == "exponential" for c in self.classes)
+
+    def class_loads(self, load: float) -> np.ndarray:
+        """Per-class loads ρ_k (work per unit time) for a value on the load axis.
+
+        ρ_k ∝ load_share_k, scaled so that the axis resource (or the most loaded one for
+        axis "max") has load ``load`` = Σ_k ρ_k a_kj (BR eq. 8).
+        """
+        shares = np.array([c.load_share for c in self.classes], dtype=np.float64)
+        per_resource = shares @ self.requirements
+        if self.load_axis == "max":
+            reference = per_resource.max()
+        else:
+            reference = per_resource[self.resources.index(self.load_axis)]
+        return shares * (load / reference)
+
+    @property
+    def fq_resource_index(self) -> int:
+        """Index of the resource the ``bottleneck-fq`` policy schedules (SPEC §3.1):
+        ``[packet] fq_resource``, by default the last resource (the output link)."""
+        name = self.packet.fq_resource
+        return len(self.resources) - 1 if name is None else self.resources.index(name)
+
+    def resource_loads(self, load: float) -> np.ndarray:
+        """Load Σ_k ρ_k a_kj of every resource j at a value on the load axis."""
+        return self.class_loads(load) @ self.requirements
+
+    def check_load(self, load: float, field_name: str = "load") -> None:
+        """Raise InputError unless the system is stable (every resource load < 1, eq. 8)."""
+        if not (isinstance(load, int | float) and math.isfinite(load) and load > 0):
+            raise InputError(f"load must be a positive number, got {load!r}", field_name,
+                             self.source)
+        per_resource = self.resource_loads(load)
+        for name, value in zip(self.resources, per_resource, strict=True):
+            if value >= 1.0:
+                raise InputError(
+                    f"load {load:g} puts resource '{name}' at {value:.4g} >= 1 (unstable)",
+                    field_name, self.source)
+
+    def to_dict(self) -> dict:
+        """The scenario as the plain dict :func:`scenario_from_dict` reads (every default
+        filled in, packet mixes written out), so ``scenario_from_dict(s.to_dict())``
+        rebuilds ``s``. Results directories store it."""
+        classes = []
+        for c in self.classes:
+            entry = {"name": c.name, "load_share": c.load_share, "weight": c.weight,
+                     "rtt": c.rtt, "packet_order": c.packet_order}
+            if len(c.packet_requirements) == 1:
+                entry["requirements"] = c.packet_requirements[0].tolist()
+            else:
+                entry["packets"] = [{"requirements": r.tolist(), "probability": float(p)}
+                                    for r, p in zip(c.packet_requirements,
+                                                    c.packet_probabilities, strict=True)]
+            if c.size.distribution != "exponential":  # absent = exponential
+                entry["size"] = size_spec(c.size)
+            classes.append(entry)
+        return {
+            "name": self.name, "description": self.description,
+            "resources": list(self.resources), "classes": classes,
+            "load": {"axis": self.load_axis, "values": list(self.load_values)},
+            "fluid": {**self.fluid.__dict__, "policies": list(self.fluid.policies)},
+            "packet": _packet_dict(self.packet),
+            **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,
+                           "stop": f.stop, "window": f.window, "rate": f.rate}
+                          for f in self.flows],
+                "timeline": dict(self.timeline.__dict__)} if self.timeline else {}),
+        }
+
+    def with_sizes(self, spec: Any) -> Scenario:
+        """A copy with every class's flow-size law replaced by ``spec`` (a ``size`` table
+        or a :class:`~mrfq.sizes.SizeLaw`; validated like the file's)."""
+        law = parse_size(spec, "size", self.source)
+        return replace(self, classes=tuple(replace(c, size=law) for c in self.classes))
+
+    def with_overrides(self, **changes: Any) -> Scenario:
+        """A copy with packet-section fields replaced (validated like the file's; errors
+        name the command-line option, ``--flows``). ``None`` values are ignored."""
+        raw = {k: v for k, v in changes.items() if v is not None}
+        if not raw:
+            return self
+        merged = {**self.packet.__dict__, **raw}
+        merged["policies"] = list(merged["policies"])
+        packet = parse_packet(merged, self.source, "option")
+        if "init" in raw:  # the policy is checked where it runs (mrfq.points)
+            check_init(packet, self.classes, "--init", None, check_policies=False)
+        return replace(self, packet=packet)
+
+
+def size_spec(law: SizeLaw) -> dict:
+    """The ``size`` table that :func:`mrfq.sizes.parse_size` reads back into ``law`` (an
+    empirical law keeps its file, as an absolute path)."""
+    spec = {"distribution": law.distribution}
+    spec.update({k: v for k, v in law.params.items() if v is not None})
+    return spec
+
+
+def _packet_dict(packet: PacketConfig) -> dict:
+    """``[packet]`` as a plain dict; ``init`` only when not "empty", so the stored scenario
+    of a run without it is what it was before the option existed."""
+    out = {**packet.__dict__, "policies": list(packet.policies)}
+    if out["init"] == "empty":
+        del out["init"]
+    return out
