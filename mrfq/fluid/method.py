@@ -14,7 +14,7 @@ exact for the point (BF, or every class exponential) and its truncation is predi
 fit its state budget (:func:`predicted_states` against the Markov solver's,
 :func:`predicted_bf_states` against BF's law's), ``simulation`` otherwise — for BF
 too. The choice depends only on the scenario, the policy and the load, so a point's key
-(:func:`mrfq.sweeps.point_key`) is known before it is computed.
+(:func:`mrfq.kinds.point_key`) is known before it is computed.
 """
 
 from __future__ import annotations

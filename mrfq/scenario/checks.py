@@ -46,7 +46,7 @@ def check_init(packet: PacketConfig, classes: tuple[TrafficClass, ...], field_na
     """InputError unless ``init = "fluid"`` can be honoured as far as the scenario alone
     tells: every class has exponential sizes (the Markov model's assumption, BR §4.1) and
     every packet policy has a fluid counterpart (:mod:`mrfq.policies`). The state budget,
-    which depends on the load, is checked per point (:func:`mrfq.points.check_init`)."""
+    which depends on the load, is checked per point (:func:`mrfq.kinds.packet.check`)."""
     if packet.init != "fluid":
         return
     other = [c for c in classes if c.size.distribution != "exponential"]

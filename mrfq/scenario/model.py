@@ -146,7 +146,7 @@ class Scenario:
         merged = {**self.packet.__dict__, **raw}
         merged["policies"] = list(merged["policies"])
         packet = parse_packet(merged, self.source, "option")
-        if "init" in raw:  # the policy is checked where it runs (mrfq.points)
+        if "init" in raw:  # the policy is checked where it runs (mrfq.kinds.packet.check)
             check_init(packet, self.classes, "--init", None, check_policies=False)
         return replace(self, packet=packet)
 

@@ -54,7 +54,7 @@ from mrfq.stats.tables import (
 )
 
 #: bump when the per-class estimates a stored packet point holds change (part of its key;
-#: read from here by :func:`mrfq.sweeps.point_key`)
+#: read from here by :func:`mrfq.kinds.point_key`)
 STATS_VERSION = "3"
 
 __all__ = [
