@@ -12,8 +12,8 @@ import argparse
 
 import numpy as np
 
-from mrfq.simulation import simulate
 from mrfq.scenario import scenario_from_dict
+from mrfq.simulation import simulate
 
 
 def main() -> None:

@@ -17,12 +17,12 @@ from scipy import stats as sps
 from mrfq import simulate
 from mrfq.errors import InputError
 from mrfq.fluid.markov import service_rates, stationary_distribution
+from mrfq.kinds.packet import initial_law, packet_point
 from mrfq.packet.engine import run_replication
 from mrfq.packet.initial import draw_initial_flows
 from mrfq.packet.model import PacketModel
-from mrfq.kinds.packet import initial_law, packet_point
-from mrfq.seeds import run_seed as replication_seed
 from mrfq.scenario import scenario_from_dict
+from mrfq.seeds import run_seed as replication_seed
 from mrfq.stats import replication_table
 from mrfq.sweeps import Point, point_key, run_sweep
 

@@ -10,8 +10,8 @@ import pytest
 from conftest import FIG3_CLASSES, make_scenario
 
 from mrfq.errors import InputError
-from mrfq.packet.model import ARRIVAL_BLOCK, ArrivalStream
 from mrfq.kinds.packet import packet_point
+from mrfq.packet.model import ARRIVAL_BLOCK, ArrivalStream
 from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.sizes import parse_size
 from mrfq.sweeps import Point, point_key
