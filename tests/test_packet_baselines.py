@@ -8,8 +8,8 @@ Every flow arrives at t = 0 and all but the measured one are too large to finish
 
 import numpy as np
 import pytest
-from backlogged import backlogged_rate
 from conftest import make_scenario
+from naive import backlogged_rate
 from test_packet_stats import _dovetail_share
 
 from mrfq.fluid import allocate
