@@ -128,19 +128,21 @@ def test_fluid_start_is_deterministic_and_keeps_the_arrival_stream():
     for a, b in zip(first["classes"], again["classes"], strict=True):
         assert json.dumps(a, default=float) == json.dumps(b, default=float)
     empty = packet_point(make_scenario(flows=300, mean_size=20, warmup=0.0), "bmf", LOAD, 3)
-    placed = [c["initial_flows"] for c in first["classes"]]
     assert all("initial_flows" not in c for c in empty["classes"])
     # same stream: every class has the same measured flows and sizes as from empty
     for a, b in zip(first["classes"], empty["classes"], strict=True):
         assert a["flows_measured"] == b["flows_measured"] and a["size_sum"] == b["size_sum"]
-    # replications draw their own initial state: over 20 of them not all the same
-    draws = {tuple(c["initial_flows"] for c in packet_point(s, "bmf", LOAD, r)["classes"])
-             for r in range(20)}
+    # replications draw their own initial state: what each placed is the draw from π for
+    # its own seed, and over 20 of them they are not all the same
+    law = initial_law(s, "bmf", LOAD)
+    draws = set()
+    for r in range(20):
+        record = first if r == 3 else packet_point(s, "bmf", LOAD, r)
+        placed = [c["initial_flows"] for c in record["classes"]]
+        classes, _ = draw_initial_flows(replication_seed(s.packet.seed, r), *law, 20)
+        assert placed == np.bincount(classes, minlength=3).tolist(), r
+        draws.add(tuple(placed))
     assert len(draws) > 1
-    # what was placed is the draw from π for this replication's seed
-    classes, _ = draw_initial_flows(replication_seed(s.packet.seed, 3),
-                                    *initial_law(s, "bmf", LOAD), 20)
-    assert placed == np.bincount(classes, minlength=3).tolist()
 
 
 def test_default_keys_records_and_stored_scenario_unchanged():
@@ -275,19 +277,20 @@ def test_scenario_file_init_reaches_the_sweep(tmp_path):
 
 
 def test_stored_records_say_what_was_placed(tmp_path):
-    s = _fluid(flows=200, mean_size=20)
+    s = _fluid(flows=200, mean_size=20, seed=2)  # seed 2: flows placed, classes unalike
     summary = run_sweep(s, tmp_path / "r", jobs=1, kinds=("packet",))
     stored = [json.loads(p.read_text()) for p in (tmp_path / "r" / "points").iterdir()]
     placed = {}
     for record in stored:
         counts = [c["initial_flows"] for c in record["classes"]]
-        expected, _ = draw_initial_flows(replication_seed(1, record["replication"]),
+        expected, _ = draw_initial_flows(replication_seed(2, record["replication"]),
                                          *initial_law(s, record["policy"], LOAD), 20)
         assert counts == np.bincount(expected, minlength=3).tolist()
         total = placed.setdefault(record["policy"], np.zeros(3, np.int64))
         total += counts
     # the summary's column is the records' counts, summed over each point's replications
     assert sorted(placed) == sorted(set(summary["policy"]))
+    assert all(total.sum() > 0 and total[0] != total[2] for total in placed.values())
     for policy, total in placed.items():
         rows = summary[summary["policy"] == policy]
         assert rows["class"].tolist() == s.class_names
