@@ -2,8 +2,8 @@
 paper's policies on backlogged flows, against the fluid allocations (issue 15).
 
 Every flow arrives at t = 0 and all but the measured one are too large to finish
-(``tests/backlogged.py``), so the measured flow's rate is its static share. Tolerance
-0.5% (filling a window of 30 costs at most 0.15% of 20 000 packets).
+(``backlogged_rate`` of ``tests/naive.py``), so the measured flow's rate is its static
+share. Tolerance 0.5% (filling a window of 30 costs at most 0.15% of 20 000 packets).
 """
 
 import numpy as np
