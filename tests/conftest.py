@@ -1,5 +1,3 @@
-from functools import cache
-
 import numpy as np
 import pytest
 
@@ -27,25 +25,3 @@ def make_scenario(classes=None, resources=("cpu", "link"), axis="max", **packet)
 def rng():
     return np.random.default_rng(0)
 
-
-def brute_force_phi(requirements):
-    """The balance function of balanced fairness, Φ(0) = 1,
-    Φ(n) = max_j Σ_{k: n_k>0} a_kj Φ(n − e_k): plain memoised recursion, the tests'
-    naive twin (Bonald & Proutière)."""
-    a = [list(map(float, row)) for row in requirements]
-
-    @cache
-    def phi(n):
-        if sum(n) == 0:
-            return 1.0
-        best = 0.0
-        for j in range(len(a[0])):
-            total = 0.0
-            for k in range(len(n)):
-                if n[k] > 0:
-                    below = n[:k] + (n[k] - 1,) + n[k + 1:]
-                    total += a[k][j] * phi(below)
-            best = max(best, total)
-        return best
-
-    return phi

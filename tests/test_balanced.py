@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import brute_force_phi
+from naive import brute_force_phi
 
 from mrfq.errors import InputError
 from mrfq.fluid import allocate, is_pareto_efficient

@@ -4,13 +4,13 @@ Markov solver, processor sharing and balanced fairness's insensitivity."""
 
 import numpy as np
 import pytest
-from conftest import brute_force_phi
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive import naive_flows
 from scipy import stats as sps
 
 from mrfq.errors import InputError
-from mrfq.fluid import allocate, flowsim, service_rates
+from mrfq.fluid import flowsim, service_rates
 from mrfq.fluid.balanced import bf_service_rates
 from mrfq.fluid.flowsim import flow_rates, flow_service_rates, simulate_flows
 
@@ -22,61 +22,7 @@ def fig3_loads(link_load):
     return np.array([4.0, 1.0, 1.0]) * link_load / 5.1  # resource 2 (link) at link_load
 
 
-# --- the naive twin ---------------------------------------------------------------------
-
-def bf_rates(requirements):
-    """Per-flow BF rates φ_k(n)/n_k = Φ(n − e_k) / (Φ(n) n_k) from the brute-force
-    balance-function recursion (conftest)."""
-    phi = brute_force_phi(requirements)
-
-    def rates(counts):
-        n = tuple(int(x) for x in counts)
-        return np.array([phi(n[:k] + (n[k] - 1,) + n[k + 1:]) / phi(n) / n[k] if n[k] else 0.0
-                         for k in range(len(n))])
-
-    return rates
-
-
-def naive_flows(requirements, policy, trace, flows, weights=None):
-    """Recompute every allocation and the next event from scratch after every event.
-
-    Flows are [arrival index, class, remaining work]; all remaining works drain at their
-    class's rate. Departure before arrival at equal times; equal departure times: lowest
-    class, then lowest arrival index (the documented order).
-    """
-    times, classes, works = trace
-    K = len(requirements)
-    bf = bf_rates(requirements) if policy == "bf" else None
-    completion = np.full(flows, np.nan)
-    active = []
-    t, nxt = 0.0, 0
-    while np.isnan(completion).any():
-        counts = np.bincount([f[1] for f in active], minlength=K).astype(float)
-        if not active:
-            phi = np.zeros(K)
-        elif bf is not None:
-            phi = bf(counts)
-        else:
-            phi = allocate(policy, requirements, counts, weights)
-        departure = min(((max(f[2], 0.0) / phi[f[1]], f[1], f[0]) for f in active),
-                        default=None)
-        if departure is not None and t + departure[0] <= times[nxt]:
-            dt = departure[0]
-        else:
-            dt = times[nxt] - t
-        for f in active:
-            f[2] -= phi[f[1]] * dt
-        t += dt
-        if departure is not None and dt == departure[0]:
-            ident = departure[2]
-            active = [f for f in active if f[0] != ident]
-            if ident < flows:
-                completion[ident] = t
-        else:
-            active.append([nxt, int(classes[nxt]), float(works[nxt])])
-            nxt += 1
-    return completion
-
+# --- the naive twin (tests/naive.py) ---------------------------------------------------
 
 def poisson_trace(class_loads, sampler, count, seed):
     """An arrival trace drawn here, independently of the simulator's own stream."""

@@ -1,20 +1,22 @@
-"""A dense twin of the Markov solver for coupled policies.
+"""The dense twin of the Markov solver for coupled policies (``naive.dense_stationary``).
 
 For the Figure 3 classes (a = (0.1, 1), (1, 0.1), (1, 1); load shares 4 : 1 : 1) under
 DRF, PF and BMF, the truncated chain on {n : Σ n_k ≤ L} (arrivals blocked at L) is built
-here from scratch — states by itertools, rates from the public ``mrfq.fluid.allocate``
-one state at a time, a dense generator — and π Q = 0, Σ π = 1 solved by dense least
-squares. The production truncation solve (Numba state enumeration and CSR generator,
-batched allocations, BiCGSTAB with a Gauss–Seidel preconditioner) must agree with it.
+from scratch by the twin — states by itertools, rates from the public
+``mrfq.fluid.allocate`` one state at a time, a dense generator — and π Q = 0, Σ π = 1
+solved by dense least squares. The production truncation solve (Numba state enumeration
+and CSR generator, batched allocations, BiCGSTAB with a Gauss–Seidel preconditioner) must
+agree with it.
 """
 
 import itertools
 
 import numpy as np
 import pytest
+from naive import dense_stationary
 
+from mrfq import policies
 from mrfq.fluid import allocate
-from mrfq.fluid.allocators import policy_code
 from mrfq.fluid.markov_solver import _solve_truncation, tail_corrected_mean
 
 A = np.array([[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]])
@@ -27,40 +29,15 @@ def fig3_loads(link_load):
     return SHARES * link_load / 5.1
 
 
-def dense_stationary(policy, rho, level):
-    states = [n for n in itertools.product(range(level + 1), repeat=len(rho))
-              if sum(n) <= level]
-    index = {n: i for i, n in enumerate(states)}
-    Q = np.zeros((len(states), len(states)))
-    for n, i in index.items():
-        counts = np.array(n, dtype=float)
-        phi = allocate(policy, A, counts) if counts.sum() else np.zeros(len(rho))
-        for k in range(len(rho)):
-            if sum(n) < level:  # arrival (blocked at the truncation level)
-                up = list(n)
-                up[k] += 1
-                Q[i, index[tuple(up)]] += rho[k]
-            if n[k] > 0:  # one of the n_k transactions, each at rate φ_k, completes
-                down = list(n)
-                down[k] -= 1
-                Q[i, index[tuple(down)]] += n[k] * phi[k]
-        Q[i, i] = -Q[i].sum()
-    system = np.vstack([Q.T, np.ones(len(states))])
-    rhs = np.zeros(len(states) + 1)
-    rhs[-1] = 1.0
-    pi = np.linalg.lstsq(system, rhs, rcond=None)[0]
-    return states, pi, Q
-
-
 @pytest.mark.parametrize("link_load", [0.3, 0.8])
 @pytest.mark.parametrize("policy", ["drf", "pf", "bmf"])
 def test_truncation_solve_matches_dense_generator(policy, link_load):
     rho = fig3_loads(link_load)
-    states, pi, Q = dense_stationary(policy, rho, LEVEL)
+    states, pi, Q = dense_stationary(policy, A, rho, LEVEL)
     assert np.abs(pi @ Q).max() < 1e-12 and pi.min() > 0  # the dense solve itself
 
     prod_pi, prod_states, prod_mean, prod_phi = _solve_truncation(
-        policy_code(policy), A, np.ones(3), rho, LEVEL)
+        policies.get(policies.FLUID, policy).code, A, np.ones(3), rho, LEVEL)
     assert prod_states.shape == (len(states), 3)
     # the production states are the same set (in level order): compare state by state
     order = {n: i for i, n in enumerate(states)}
@@ -93,7 +70,7 @@ def test_dense_twin_sees_the_policies_differ():
     rho = fig3_loads(0.8)
     means = {}
     for policy in ("drf", "pf", "bmf"):
-        states, pi, _ = dense_stationary(policy, rho, LEVEL)
+        states, pi, _ = dense_stationary(policy, A, rho, LEVEL)
         means[policy] = pi @ np.array(states, dtype=float)
     for p, q in itertools.combinations(means, 2):
         assert np.max(np.abs(means[p] - means[q]) / means[q]) > 1e-3, (p, q)

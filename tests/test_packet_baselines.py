@@ -2,14 +2,14 @@
 paper's policies on backlogged flows, against the fluid allocations (issue 15).
 
 Every flow arrives at t = 0 and all but the measured one are too large to finish
-(``tests/backlogged.py``), so the measured flow's rate is its static share. Tolerance
-0.5% (filling a window of 30 costs at most 0.15% of 20 000 packets).
+(``backlogged_rate`` of ``tests/naive.py``), so the measured flow's rate is its static
+share. Tolerance 0.5% (filling a window of 30 costs at most 0.15% of 20 000 packets).
 """
 
 import numpy as np
 import pytest
-from backlogged import backlogged_rate
 from conftest import make_scenario
+from naive import backlogged_rate
 from test_packet_stats import _dovetail_share
 
 from mrfq.fluid import allocate

@@ -11,7 +11,7 @@ loop) and the reference simulator must give the hand-derived times exactly.
 import numpy as np
 import pytest
 from conftest import make_scenario
-from reference_sim import simulate_reference
+from naive import simulate_reference
 
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel

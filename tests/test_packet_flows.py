@@ -4,8 +4,8 @@ timeline: the kernel against the reference simulator, exactly, and isolation."""
 import numpy as np
 import pytest
 from conftest import FIG3_CLASSES, make_scenario
-from reference_sim import simulate_reference
-from test_packet_reference import _reference_histogram
+from naive import simulate_reference
+from test_packet_reference import kernel_histogram
 
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel
@@ -30,7 +30,7 @@ def _explicit(policy, classes, starts, sizes, windows, periods, stops, interval=
     slow = simulate_reference(scenario, policy, scenario.class_loads(0.5), seed, flows=K,
                               mean_size=10, window=max(windows), arrivals=trace,
                               record=record, **settings)
-    hist, sums = _reference_histogram(record["sojourns"], K, K)
+    hist, sums = kernel_histogram(record["sojourns"], K, K)
     for run in runs:
         np.testing.assert_array_equal(run.completion, slow)
         np.testing.assert_array_equal(run.timeline, record["timeline"])

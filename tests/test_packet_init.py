@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import FIG3_CLASSES, make_scenario
+from naive import generator_flux
 from scipy import stats as sps
 
 from mrfq import simulate
@@ -40,7 +41,10 @@ def test_stationary_distribution_is_the_solvers():
     rho = s.class_loads(LOAD)
     states, pi = stationary_distribution("bmf", s.requirements, rho, s.weights, 1e-5)
     assert states.shape == (pi.shape[0], 3) and np.isclose(pi.sum(), 1.0, atol=1e-12)
-    assert (pi >= 0).all()
+    # global balance π Q = 0 on the solver's truncation, with Q built by the twin (the
+    # solver clips π at 0, so a sign check could not fail; the balance can)
+    flux = generator_flux("bmf", s.requirements, rho, states, pi, s.weights)
+    assert np.abs(flux).sum() < 1e-10, np.abs(flux).sum()
     solved = service_rates("bmf", s.requirements, rho, s.weights, 1e-5)
     np.testing.assert_allclose(pi @ states, solved.mean_in_progress, rtol=1e-3)
     # the known anchor: orthogonal classes are independent M/M/1-PS queues, so π is a
@@ -125,15 +129,21 @@ def test_fluid_start_is_deterministic_and_keeps_the_arrival_stream():
     for a, b in zip(first["classes"], again["classes"], strict=True):
         assert json.dumps(a, default=float) == json.dumps(b, default=float)
     empty = packet_point(make_scenario(flows=300, mean_size=20, warmup=0.0), "bmf", LOAD, 3)
-    placed = [c["initial_flows"] for c in first["classes"]]
     assert all("initial_flows" not in c for c in empty["classes"])
     # same stream: every class has the same measured flows and sizes as from empty
     for a, b in zip(first["classes"], empty["classes"], strict=True):
         assert a["flows_measured"] == b["flows_measured"] and a["size_sum"] == b["size_sum"]
-    # replications draw their own initial state: over 20 of them not all the same
-    draws = {tuple(c["initial_flows"] for c in packet_point(s, "bmf", LOAD, r)["classes"])
-             for r in range(20)}
-    assert len(draws) > 1 and sum(placed) >= 0
+    # replications draw their own initial state: what each placed is the draw from π for
+    # its own seed, and over 20 of them they are not all the same
+    law = initial_law(s, "bmf", LOAD)
+    draws = set()
+    for r in range(20):
+        record = first if r == 3 else packet_point(s, "bmf", LOAD, r)
+        placed = [c["initial_flows"] for c in record["classes"]]
+        classes, _ = draw_initial_flows(replication_seed(s.packet.seed, r), *law, 20)
+        assert placed == np.bincount(classes, minlength=3).tolist(), r
+        draws.add(tuple(placed))
+    assert len(draws) > 1
 
 
 def test_default_keys_records_and_stored_scenario_unchanged():
@@ -268,15 +278,24 @@ def test_scenario_file_init_reaches_the_sweep(tmp_path):
 
 
 def test_stored_records_say_what_was_placed(tmp_path):
-    s = _fluid(flows=200, mean_size=20)
+    s = _fluid(flows=200, mean_size=20, seed=2)  # seed 2: flows placed, classes unalike
     summary = run_sweep(s, tmp_path / "r", jobs=1, kinds=("packet",))
     stored = [json.loads(p.read_text()) for p in (tmp_path / "r" / "points").iterdir()]
+    placed = {}
     for record in stored:
         counts = [c["initial_flows"] for c in record["classes"]]
-        expected, _ = draw_initial_flows(replication_seed(1, record["replication"]),
+        expected, _ = draw_initial_flows(replication_seed(2, record["replication"]),
                                          *initial_law(s, record["policy"], LOAD), 20)
         assert counts == np.bincount(expected, minlength=3).tolist()
-    assert "initial_flows" in summary and (summary["initial_flows"] >= 0).all()
+        total = placed.setdefault(record["policy"], np.zeros(3, np.int64))
+        total += counts
+    # the summary's column is the records' counts, summed over each point's replications
+    assert sorted(placed) == sorted(set(summary["policy"]))
+    assert all(total.sum() > 0 and total[0] != total[2] for total in placed.values())
+    for policy, total in placed.items():
+        rows = summary[summary["policy"] == policy]
+        assert rows["class"].tolist() == s.class_names
+        assert rows["initial_flows"].tolist() == total.tolist(), policy
     assert Path(tmp_path / "r" / "scenario.json").read_text().count('"init": "fluid"') == 1
 
 
@@ -315,16 +334,23 @@ def test_coverage_campaign_compares_the_starts(tmp_path):
                 "reference_factor": 2, "warmup": "auto", "runs": 3, "replications": 2}
     for e, f in zip(empty, fluid, strict=True):
         k = int(f["class"]) - 1
-        gammas = {}
+        gammas, placed = {}, {}
         for init in ("empty", "fluid"):
             chosen = {**settings, "init": init}
-            gammas[init] = np.array([coverage.combine_packet_records(
+            tables = [coverage.combine_packet_records(
                 coverage.scenario_for(chosen, "replications", i),
                 [json.loads(coverage.cache_path(
                     tmp_path / "cache", chosen, ("replications", "bmf", 0.7, i, r)
-                ).read_text()) for r in range(2)])["gamma"].iloc[k] for i in range(3)])
+                ).read_text()) for r in range(2)]) for i in range(3)]
+            gammas[init] = np.array([t["gamma"].iloc[k] for t in tables])
+            placed[init] = [t["initial_flows"].iloc[k] for t in tables
+                            if "initial_flows" in t]
         assert f["init"] == "fluid" and e["init"] == "empty"
         assert f["bias_change"] == pytest.approx(
             ((gammas["fluid"] - gammas["empty"]) / f["reference"]).mean(), rel=1e-12)
-        assert np.isnan(e["bias_change"]) and f["initial_flows"] >= 0
+        assert np.isnan(e["bias_change"])
+        # the mean over the runs of this class's flows placed at t = 0 (none from empty)
+        assert placed["empty"] == [] and e["initial_flows"] == 0
+        assert len(placed["fluid"]) == 3
+        assert f["initial_flows"] == pytest.approx(np.mean(placed["fluid"]), rel=1e-15)
     assert sum(f["initial_flows"] for f in fluid) > 0

@@ -1,13 +1,11 @@
 """The Numba kernel against the pure-Python reference: identical completion times."""
 
-import math
-
 import numpy as np
 import pytest
 from conftest import FIG3_CLASSES, make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from reference_sim import simulate_reference
+from naive import reference_histogram, simulate_reference
 
 from mrfq.packet import engine, kernel
 from mrfq.packet.engine import run_replication
@@ -92,7 +90,7 @@ def _both(case, policy, seed=3, flows=150, delta=np.inf, **extra):
     np.testing.assert_array_equal(production.completion, fast.completion)
     # per-packet sojourn histograms and work, from both loops, against the reference's
     # own packets
-    hist, sums = _reference_histogram(record["sojourns"], flows, len(scenario.classes))
+    hist, sums = kernel_histogram(record["sojourns"], flows, len(scenario.classes))
     for run in (fast, production):
         np.testing.assert_array_equal(run.sojourn_hist, hist)
         np.testing.assert_allclose(run.sojourn_sum, sums, rtol=1e-12, atol=1e-9)
@@ -103,26 +101,10 @@ def _both(case, policy, seed=3, flows=150, delta=np.inf, **extra):
     return fast, slow
 
 
-def _reference_histogram(sojourns, flows, K):
-    """The histogram the kernel should keep, from the reference's list of departing
-    packets: flow bucket index · B // flows; bin: the octave [2^(e−1), 2^e) that holds x,
-    split into SUB equal parts (B, SUB, the octave range from the kernel's stated
-    geometry), clamped at both ends."""
-    B, SUB = kernel.SOJOURN_BUCKETS, kernel.SOJOURN_SUB
-    lowest, bins = kernel.SOJOURN_EMIN, kernel.SOJOURN_BINS
-    hist = np.zeros((B, K, bins), np.int64)
-    sums = np.zeros((B, K))
-    for index, k, x in sojourns:
-        e = math.floor(math.log2(x)) + 1  # x in [2^(e-1), 2^e)
-        while x >= 2.0 ** e:
-            e += 1
-        while x < 2.0 ** (e - 1):
-            e -= 1
-        part = math.floor((x - 2.0 ** (e - 1)) / (2.0 ** (e - 1) / SUB))
-        b = min(max((e - lowest) * SUB + part, 0), bins - 1)
-        hist[index * B // flows, k, b] += 1
-        sums[index * B // flows, k] += x
-    return hist, sums
+def kernel_histogram(sojourns, flows, K):
+    """:func:`naive.reference_histogram` with the geometry the kernel states."""
+    return reference_histogram(sojourns, flows, K, kernel.SOJOURN_BUCKETS, kernel.SOJOURN_SUB,
+                               kernel.SOJOURN_EMIN, kernel.SOJOURN_BINS)
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -13,8 +13,8 @@ instead of s_j (per-packet fairness at each resource) fails.
 """
 
 import pytest
-from backlogged import backlogged_rate
 from conftest import FIG3_CLASSES
+from naive import backlogged_rate
 
 from mrfq.fluid import allocate
 

@@ -4,8 +4,8 @@ model."""
 
 import numpy as np
 import pytest
-from backlogged import backlogged_rate
 from conftest import FIG3_CLASSES, make_scenario
+from naive import backlogged_rate
 
 import mrfq
 from mrfq.fluid import allocate, service_rates

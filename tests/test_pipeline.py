@@ -1,5 +1,5 @@
 """The pipeline as a Python API and its CLI wiring: validation verdicts, `mrfq run`'s exit
-code, the registry's contract, the package data, the README's Python snippet."""
+code, the package data, the README's Python snippet."""
 
 import re
 import subprocess
@@ -54,28 +54,6 @@ def test_packet_policy_without_fluid_counterpart_is_not_validated(monkeypatch):
     summary = _summary(0.5, 0.5, 0.45, 0.55)
     summary.loc[1, "policy"] = "no-target"
     assert validate_summary(summary).empty
-
-
-def test_registry_contract():
-    from mrfq.fluid import allocate, kernels
-    from mrfq.packet import kernel
-
-    fluid = policies.names(policies.FLUID)
-    assert {"drf", "pf", "bmf"} <= set(fluid)
-    for name in policies.names(policies.PACKET):
-        entry = policies.get(policies.PACKET, name)
-        assert entry.realises is None or entry.realises in fluid
-        assert entry.label
-    codes = {"drfq": kernel.DRFQ, "drfq-dovetail": kernel.DRFQ_DOVETAIL, "pf": kernel.PF,
-             "bmf": kernel.BMF}
-    for name, code in codes.items():
-        assert policies.get(policies.PACKET, name).code == code
-    for name in ("drf", "pf", "bmf"):
-        assert policies.get(policies.FLUID, name).code == getattr(kernels, name.upper())
-        phi = allocate(name, [[0.5, 1], [1, 0.5]])
-        assert np.all(phi > 0)
-    with pytest.raises(mrfq.InputError, match="unknown policy 'wfq'"):
-        policies.get(policies.PACKET, "wfq")
 
 
 MD1 = """

@@ -1,19 +1,45 @@
-"""Slow, obviously-correct packet simulator (pure Python, global heapq event queue).
+"""The slow twins of the tests: plain-Python versions of what the kernels compute fast,
+written the obvious way so that a kernel can be held to them (bit for bit where the
+floating-point operations are the same, to a stated tolerance where they are not).
 
-Same model and event rules as mrfq.packet.kernel, written the plain way from the scenario
-itself (SPEC §3): packet types, probabilities, order and weight from each class; a
-packet's route is the resources where its requirement is > 0, in index order; its type
-is drawn with the SplitMix64 counter hash documented in the README, reimplemented here.
-Nothing comes from the kernel's preprocessed arrays or helpers. One event heap keyed
-(time, priority, insertion counter); at each resource one FIFO per flow, and the
-scheduler scans all flow heads for the smallest (key, seq). Tags charge a flow for its
-previous packet (at a resource: its previous packet there), each increment divided by
-the class weight, written as the SPEC writes them. The baselines of SPEC §3.1: FIFO keys
-a packet by its arrival number at the resource; bottleneck FQ uses the BMF tag at
-``fq_resource`` and FIFO elsewhere; MR3 holds a flow's window at an ingress and releases
-packets by elastic round robin on dominant processing times (rounds numbered explicitly)
-while fewer than ``inflight`` packets are inside, FIFO inside. Used only by the tests,
-which require identical per-flow completion times from the same seed.
+Each twin derives what it needs from the model itself — the scenario's classes and
+requirement vectors, and the papers' rules as the SPEC and the papers write them — not
+from the kernels' preprocessed arrays or helper functions (no tag, bin, hash or state
+enumeration of ``mrfq.packet.kernel`` / ``mrfq.fluid.markov`` is imported here). What a
+twin does take from mrfq is named below; it is the model's *input*, not the computation
+under test.
+
+* :func:`simulate_reference` — the **packet reference simulator** (SPEC §3): one global
+  event heap, a FIFO per flow at every resource, and a scheduler that scans all flow
+  heads for the smallest (key, seq). Tags as the SPEC writes them (BR eqs. 2, 5, 7;
+  Ghodsi et al. for dovetailing DRFQ; the baselines of SPEC §3.1: FIFO, bottleneck FQ,
+  MR3's elastic round robin). Packet types are drawn with its own SplitMix64 counter
+  hash (:func:`splitmix64`, :func:`packet_uniform`, as documented in the README). From
+  mrfq it takes only the arrival stream (:class:`mrfq.packet.model.ArrivalStream`: flow
+  arrival times, classes and sizes drawn from the seed), so that both see the same
+  arrivals. Tests require identical per-flow completion times from the same seed.
+* :func:`reference_histogram` — the per-packet **sojourn histogram** the packet kernel
+  keeps, from the reference's list of departing packets: octaves found with ``log2``
+  and corrected by comparison, split into equal parts; the geometry (buckets, parts per
+  octave, lowest octave, bins) is passed in as the numbers the kernel states.
+* :func:`backlogged_rate` — not a twin but a **harness**: it runs the production engine
+  (:func:`mrfq.packet.engine.run_replication`) on an explicit trace where every flow but
+  the measured one stays backlogged, so that the measured flow's packet rate is its
+  static share, which the tests compare with the fluid allocation.
+* :func:`dense_stationary` — the **dense Markov twin** of the truncation solver (BR
+  §4.1): states {n : Σ n_k ≤ L} by ``itertools``, a dense generator built one state at a
+  time (arrivals at rate ρ_k, blocked at L; departures at n_k φ_k(n)), and π Q = 0,
+  Σ π = 1 by dense least squares. φ(n) is the policy's rule, taken one state at a time
+  from the public :func:`mrfq.fluid.allocate` (the allocators are held to the papers'
+  closed forms in ``test_allocators.py``); nothing of the solver's state enumeration,
+  CSR generator, batched allocations or iterative solve is used.
+* :func:`brute_force_phi` — the **balance function Φ of balanced fairness** (Bonald &
+  Proutière): Φ(0) = 1, Φ(n) = max_j Σ_{k: n_k>0} a_kj Φ(n − e_k), plain memoised
+  recursion; :func:`bf_rates` turns it into the per-flow rates Φ(n − e_k)/(n_k Φ(n)).
+* :func:`naive_flows` — the **flow-level twin** of :func:`mrfq.fluid.simulate_flows`:
+  after every event it recomputes every rate and the next event from scratch, draining
+  every flow's remaining work (the kernel drains class virtual times). Rates: BF's from
+  :func:`bf_rates`, the others' from the public :func:`mrfq.fluid.allocate`, as above.
 """
 
 from __future__ import annotations
@@ -21,10 +47,16 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+from functools import cache
 
 import numpy as np
+from conftest import make_scenario
 
-from mrfq.packet.model import ArrivalStream
+from mrfq.fluid import allocate
+from mrfq.packet.engine import run_replication
+from mrfq.packet.model import ArrivalStream, PacketModel
+
+# --- the packet reference simulator (SPEC §3) -------------------------------------------
 
 _MASK = (1 << 64) - 1
 
@@ -49,7 +81,22 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                        arrivals=None, fq_resource: int = -1, inflight: int | None = None,
                        class_window=None, class_period=None, class_stop=None,
                        interval: float = 0.0, bins: int = 0, record: dict | None = None):
-    """Per-flow completion times of flows 0 … flows−1. ``arrivals`` = (times, classes,
+    """Per-flow completion times of flows 0 … flows−1 under the packet model (SPEC §3).
+
+    Same model and event rules as mrfq.packet.kernel, written the plain way from the
+    scenario itself: packet types, probabilities, order and weight from each class; a
+    packet's route is the resources where its requirement is > 0, in index order; its
+    type is drawn with :func:`packet_uniform`. One event heap keyed (time, priority,
+    insertion counter); at each resource one FIFO per flow, and the scheduler scans all
+    flow heads for the smallest (key, seq). Tags charge a flow for its previous packet
+    (at a resource: its previous packet there), each increment divided by the class
+    weight, written as the SPEC writes them. The baselines of SPEC §3.1: FIFO keys a
+    packet by its arrival number at the resource; bottleneck FQ uses the BMF tag at
+    ``fq_resource`` and FIFO elsewhere; MR3 holds a flow's window at an ingress and
+    releases packets by elastic round robin on dominant processing times (rounds
+    numbered explicitly) while fewer than ``inflight`` packets are inside, FIFO inside.
+
+    ``arrivals`` = (times, classes,
     sizes) replaces the Poisson stream by an explicit trace, as in ``run_replication``.
     ``fq_resource``: bottleneck FQ's resource (−1: the last); ``inflight``: MR3's bound on
     packets inside the tandem (default 2J).
@@ -356,3 +403,188 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         record["work"] = np.array([work[j] - (busy[j]["finish"] - clock[0] if busy[j] else 0.0)
                                    for j in range(J)])
     return np.array([completion[i] for i in range(flows)])
+
+
+def reference_histogram(sojourns, flows: int, K: int, buckets: int, sub: int,
+                        lowest: int, bins: int):
+    """The sojourn histogram and sums the packet kernel should keep, from the reference's
+    list of departing packets (``record["sojourns"]``: flow index, class, sojourn x).
+
+    Flow bucket: index · buckets // flows. Bin: the octave [2^(e−1), 2^e) that holds x,
+    split into ``sub`` equal parts, numbered from octave ``lowest`` and clamped to
+    [0, bins − 1] at both ends (the geometry the kernel states: SOJOURN_BUCKETS,
+    SOJOURN_SUB, SOJOURN_EMIN, SOJOURN_BINS). Returns (hist [buckets, K, bins] int,
+    sums [buckets, K])."""
+    hist = np.zeros((buckets, K, bins), np.int64)
+    sums = np.zeros((buckets, K))
+    for index, k, x in sojourns:
+        e = math.floor(math.log2(x)) + 1  # x in [2^(e-1), 2^e)
+        while x >= 2.0 ** e:
+            e += 1
+        while x < 2.0 ** (e - 1):
+            e -= 1
+        part = math.floor((x - 2.0 ** (e - 1)) / (2.0 ** (e - 1) / sub))
+        b = min(max((e - lowest) * sub + part, 0), bins - 1)
+        hist[index * buckets // flows, k, b] += 1
+        sums[index * buckets // flows, k] += x
+    return hist, sums
+
+
+# --- backlogged flows (a harness of the production engine) ------------------------------
+
+def backlogged_rate(classes, measured, policy, size=20000, window=30,
+                    resources=("cpu", "link")):
+    """Packets per unit time of one flow of class ``measured`` (``size`` packets) while
+    one flow of every other class stays backlogged throughout (10^8 packets, never
+    finished). All arrive at t = 0; the run stops when the measured flow completes.
+    A packet's dominant service is 1, so this is also the flow's dominant share."""
+    scenario = make_scenario(classes=classes, resources=resources)
+    model = PacketModel.from_scenario(scenario)
+    others = [k for k in range(len(classes)) if k != measured]
+    trace = ([0.0] * len(classes), [measured, *others], [size] + [10**8] * len(others))
+    run = run_replication(model, policy, scenario.class_loads(0.5), np.random.SeedSequence(0),
+                          flows=1, mean_size=10, window=window, arrivals=trace)
+    return size / run.completion[0]
+
+
+# --- the dense Markov twin (BR §4.1) ----------------------------------------------------
+
+def dense_stationary(policy, requirements, rho, level, weights=None):
+    """Stationary law of the Markov demand model truncated at ``level`` (arrivals blocked
+    when Σ n_k = level), built densely from scratch.
+
+    States: every n with Σ n_k ≤ level, from ``itertools.product`` (lexicographic order).
+    Rates out of n: an arrival of class k at ρ_k (if Σ n < level); a departure of one of
+    the n_k class-k transactions, each at rate φ_k(n) (``mrfq.fluid.allocate``). π solves
+    π Q = 0, Σ π = 1 by dense least squares. Returns (states as tuples, π, Q)."""
+    a = np.asarray(requirements, dtype=float)
+    K = len(rho)
+    states = [n for n in itertools.product(range(level + 1), repeat=K) if sum(n) <= level]
+    index = {n: i for i, n in enumerate(states)}
+    Q = np.zeros((len(states), len(states)))
+    for n, i in index.items():
+        counts = np.array(n, dtype=float)
+        phi = allocate(policy, a, counts, weights) if counts.sum() else np.zeros(K)
+        for k in range(K):
+            if sum(n) < level:  # arrival (blocked at the truncation level)
+                up = list(n)
+                up[k] += 1
+                Q[i, index[tuple(up)]] += rho[k]
+            if n[k] > 0:  # one of the n_k transactions, each at rate φ_k, completes
+                down = list(n)
+                down[k] -= 1
+                Q[i, index[tuple(down)]] += n[k] * phi[k]
+        Q[i, i] = -Q[i].sum()
+    system = np.vstack([Q.T, np.ones(len(states))])
+    rhs = np.zeros(len(states) + 1)
+    rhs[-1] = 1.0
+    pi = np.linalg.lstsq(system, rhs, rcond=None)[0]
+    return states, pi, Q
+
+
+# --- balanced fairness's balance function (Bonald & Proutière) -------------------------
+
+def brute_force_phi(requirements):
+    """The balance function of balanced fairness, Φ(0) = 1,
+    Φ(n) = max_j Σ_{k: n_k>0} a_kj Φ(n − e_k): plain memoised recursion on tuples n."""
+    a = [list(map(float, row)) for row in requirements]
+
+    @cache
+    def phi(n):
+        if sum(n) == 0:
+            return 1.0
+        best = 0.0
+        for j in range(len(a[0])):
+            total = 0.0
+            for k in range(len(n)):
+                if n[k] > 0:
+                    below = n[:k] + (n[k] - 1,) + n[k + 1:]
+                    total += a[k][j] * phi(below)
+            best = max(best, total)
+        return best
+
+    return phi
+
+
+def bf_rates(requirements):
+    """Per-flow BF rates φ_k(n) = Φ(n − e_k) / (Φ(n) n_k) (0 for an empty class) from
+    :func:`brute_force_phi`; a function of the counts n."""
+    phi = brute_force_phi(requirements)
+
+    def rates(counts):
+        n = tuple(int(x) for x in counts)
+        return np.array([phi(n[:k] + (n[k] - 1,) + n[k + 1:]) / phi(n) / n[k] if n[k] else 0.0
+                         for k in range(len(n))])
+
+    return rates
+
+
+# --- the flow-level twin ---------------------------------------------------------------
+
+def naive_flows(requirements, policy, trace, flows, weights=None):
+    """Completion times of flows 0 … flows−1 of an explicit ``trace`` (times, classes,
+    works) under fluid policy ``policy``; every allocation and the next event recomputed
+    from scratch after every event.
+
+    Flows are [arrival index, class, remaining work]; all remaining works drain at their
+    class's rate. Departure before arrival at equal times; equal departure times: lowest
+    class, then lowest arrival index (the documented order). ``policy == "bf"``: the
+    rates of :func:`bf_rates`; otherwise ``mrfq.fluid.allocate``.
+    """
+    times, classes, works = trace
+    K = len(requirements)
+    bf = bf_rates(requirements) if policy == "bf" else None
+    completion = np.full(flows, np.nan)
+    active = []
+    t, nxt = 0.0, 0
+    while np.isnan(completion).any():
+        counts = np.bincount([f[1] for f in active], minlength=K).astype(float)
+        if not active:
+            phi = np.zeros(K)
+        elif bf is not None:
+            phi = bf(counts)
+        else:
+            phi = allocate(policy, requirements, counts, weights)
+        departure = min(((max(f[2], 0.0) / phi[f[1]], f[1], f[0]) for f in active),
+                        default=None)
+        if departure is not None and t + departure[0] <= times[nxt]:
+            dt = departure[0]
+        else:
+            dt = times[nxt] - t
+        for f in active:
+            f[2] -= phi[f[1]] * dt
+        t += dt
+        if departure is not None and dt == departure[0]:
+            ident = departure[2]
+            active = [f for f in active if f[0] != ident]
+            if ident < flows:
+                completion[ident] = t
+        else:
+            active.append([nxt, int(classes[nxt]), float(works[nxt])])
+            nxt += 1
+    return completion
+
+
+def generator_flux(policy, requirements, rho, states, pi, weights=None):
+    """π Q of a law ``pi`` on the states ``states`` (S×K) of the chain truncated at their
+    largest level L (the generator of :func:`dense_stationary`, applied state by state
+    without building it): entry n is the probability flow into n minus the flow out of n,
+    zero for every n at the stationary law."""
+    a = np.asarray(requirements, dtype=float)
+    K = len(rho)
+    rows = [tuple(int(v) for v in n) for n in np.asarray(states)]
+    level = max(sum(n) for n in rows)
+    index = {n: i for i, n in enumerate(rows)}
+    flux = np.zeros(len(rows))
+    for i, n in enumerate(rows):
+        phi = allocate(policy, a, np.array(n, float), weights) if sum(n) else np.zeros(K)
+        for k in range(K):
+            moves = []
+            if sum(n) < level:
+                moves.append((n[:k] + (n[k] + 1,) + n[k + 1:], rho[k]))
+            if n[k] > 0:
+                moves.append((n[:k] + (n[k] - 1,) + n[k + 1:], n[k] * phi[k]))
+            for target, rate in moves:
+                flux[index[target]] += pi[i] * rate
+                flux[i] -= pi[i] * rate
+    return flux
