@@ -105,7 +105,7 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
 
 def _dask(function, items, arguments, scheduler, follow_up=None):
     try:
-        from distributed import Client, as_completed
+        from distributed import Client, as_completed  # optional dependency (mrfq[dask])
     except ImportError:
         raise InputError("needs the optional extra: pip install 'mrfq[dask]'",
                          "--scheduler") from None

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from scipy.special import ndtr
 
 from mrfq import fields
 from mrfq.errors import InputError
@@ -130,8 +131,6 @@ class SizeLaw:
             x = np.maximum(x, 0.0)
             return 1.0 - p1 * np.exp(-m1 * x) - p2 * np.exp(-m2 * x)
         if d == "lognormal":
-            from scipy.special import ndtr
-
             s = p["sigma"]
             if s == 0:
                 return (x >= 1.0).astype(np.float64)

@@ -222,7 +222,7 @@ def drf_online(problem: Problem) -> Allocation:
     """The slides' online DRF: repeatedly give one whole task to the user with the smallest
     dominant share whose task still fits (ties: lowest index), on the first server with
     room. Stops when no task fits anywhere."""
-    return _progressive_tasks(problem, "first", "drf-online")
+    return _progressive_tasks(problem, "first", NAME.DRF_ONLINE)
 
 
 def drfh_first_fit(problem: Problem) -> Allocation:
