@@ -255,3 +255,53 @@ def test_validation_compares_a_packet_entry_with_its_fluid_counterpart(entry):
     assert (row["policy"], row["fluid_policy"]) == (entry.name, entry.realises)
     assert row["fluid_gamma"] == fluid[entry.realises]
     assert bool(row["passed"]) and row["verdict"] == "fluid in CI"
+
+
+# ---------------------------------------------------------------------------------------
+# kinds of point: every module of mrfq.kinds has the one face the sweep uses
+
+
+KIND_FACE = ("NAME", "REALISATION", "REPLICATED", "PRIORITY", "check", "key_parts",
+             "compute", "first_replications", "stopping", "max_replications", "prepare",
+             "summary_rows", "size_bin_rows")
+
+
+def _kind_case(name):
+    """A tiny scenario and point that the kind ``name`` computes."""
+    from mrfq.kinds import Point
+    from mrfq.scenario import scenario_from_dict
+
+    fluid = {"markov": {"policies": ["drf"]}, "explicit": {"policies": ["bf"]},
+             "flowlevel": {"policies": ["drf"], "method": "simulation", "flows": 2000,
+                           "replications": 2},
+             "packet": {}}[name]
+    raw = {"resources": ["cpu", "link"], "classes": FIG3_CLASSES,
+           "load": {"values": [0.4]}, "fluid": fluid,
+           "packet": {"policies": ["bmf"], "flows": 200, "mean_size": 10, "window": 3}}
+    scenario = scenario_from_dict(raw)
+    realisation = policies.PACKET if name == "packet" else policies.FLUID
+    policy = scenario.packet.policies[0] if name == "packet" else fluid["policies"][0]
+    return scenario, Point(realisation, policy, 0.4)
+
+
+@pytest.mark.parametrize("name", list(__import__("mrfq.kinds", fromlist=["KINDS"]).KINDS))
+def test_every_kind_has_the_face_and_is_chosen_for_its_points(name):
+    from mrfq import kinds
+
+    module = kinds.KINDS[name]
+    missing = [attr for attr in KIND_FACE if not hasattr(module, attr)]
+    assert not missing, f"mrfq.kinds.{name} lacks {missing}"
+    assert module.NAME == name and module.REALISATION in kinds.REALISATIONS
+    scenario, point = _kind_case(name)
+    assert kinds.kind_of(scenario, point.kind, point.policy, point.load) is module
+    record = kinds.compute_point(scenario, point)
+    assert kinds.kind_of_record(record).summary_rows is module.summary_rows
+    rows = module.summary_rows(scenario, [record])
+    assert [r["class"] for r in rows] == scenario.class_names
+    assert all(r["kind"] == point.kind and r["policy"] == point.policy
+               and np.isfinite(r["gamma"]) and r["ci_low"] <= r["gamma"] <= r["ci_high"]
+               for r in rows)
+    # the key is a pure function of what determines the point
+    assert kinds.point_key(scenario, point) == kinds.point_key(scenario, point)
+    assert module.first_replications(scenario) >= 1
+    assert module.stopping(scenario, [record]).replications is not None or module.REPLICATED

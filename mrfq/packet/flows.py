@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from mrfq import policies
+from mrfq import policies, seeds
 from mrfq.errors import InputError
 from mrfq.intervals import histogram_quantile
 from mrfq.packet.engine import run_replication, sojourn_bin_edges
@@ -70,7 +70,7 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
                for f in scenario.flows]
     sizes = [n if f.rate > 0 else BACKLOGGED for f, n in zip(scenario.flows, offered,
                                                               strict=True)]
-    seed_seq = np.random.SeedSequence(scenario.packet.seed if seed is None else seed)
+    seed_seq = seeds.run_seed(scenario.packet.seed if seed is None else seed)
     run = run_replication(
         model, policy, np.ones(K), seed_seq, flows=K, mean_size=scenario.packet.mean_size,
         window=max(f.window for f in scenario.flows),
