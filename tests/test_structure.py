@@ -238,3 +238,53 @@ def test_the_import_comment_check():
               "    from e import (\n"
               "        g)\n")
     assert _unexplained_imports(source) == [7, 9]  # e shares c's (missing) comment
+
+
+# --- (e) one direction: nothing lower imports anything higher --------------------------------
+
+#: the layers of the house, lowest first (README "Layout"): a module may import its own
+#: layer and the ones below. Fluid and packet are two realisations side by side: neither
+#: imports the other (what a packet point needs from the fluid model, the kinds pass in).
+LAYERS = (
+    ("mrfq.errors", "mrfq.policies", "mrfq.seeds", "mrfq.io", "mrfq.fields",
+     "mrfq.arrivals", "mrfq.sizes", "mrfq.explicit", "mrfq.intervals", "mrfq.executor"),
+    ("mrfq.scenario",),
+    ("mrfq.fluid", "mrfq.packet"),
+    ("mrfq.stats", "mrfq.allocation"),
+    ("mrfq.kinds",),
+    ("mrfq.plan", "mrfq.sweeps", "mrfq.simulation"),
+    ("mrfq.validation", "mrfq.plots"),
+    ("mrfq.pipeline",),
+    ("mrfq.cli", "mrfq.__main__", "mrfq"),
+)
+SIBLINGS = {"mrfq.fluid": "mrfq.packet", "mrfq.packet": "mrfq.fluid"}
+
+
+def _layer(module: str) -> tuple[int, str]:
+    """(layer index, the layer entry that holds it) of a module: the longest prefix."""
+    best = None
+    for i, layer in enumerate(LAYERS):
+        for entry in layer:
+            if module == entry or module.startswith(entry + "."):
+                if best is None or len(entry) > len(best[1]):
+                    best = (i, entry)
+    assert best is not None, f"{module} is in no layer: add it to LAYERS (and the README)"
+    return best
+
+
+def test_no_module_imports_a_higher_layer():
+    upward = []
+    for name, path in MODULES.items():
+        layer, entry = _layer(name)
+        for target, line in _imports(name, path):
+            target_layer, target_entry = _layer(target)
+            if target_layer > layer or SIBLINGS.get(entry) == target_entry:
+                upward.append(f"{_where(path, line)}: {name} (layer {layer}) imports "
+                              f"{target} (layer {target_layer})")
+    assert not upward, "imports against the direction:\n" + "\n".join(upward)
+
+
+def test_the_layer_rule_sees_an_upward_import():
+    assert _layer("mrfq.kinds.packet") == (4, "mrfq.kinds")
+    assert _layer("mrfq.fluid.method")[0] < _layer("mrfq.sweeps")[0]
+    assert SIBLINGS[_layer("mrfq.packet.engine")[1]] == _layer("mrfq.fluid.markov")[1]
