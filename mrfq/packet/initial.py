@@ -13,16 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 
-#: spawn-key suffix of the initial-state stream (the arrival streams use 1000 + i, 1010 + k)
-INITIAL_STREAM = 3000
+from mrfq import seeds
 
 
 def initial_stream(seed_seq: np.random.SeedSequence) -> np.random.Generator:
-    """The replication's own generator for its initial state: derived from ``seed_seq``
-    like :class:`~mrfq.packet.model.ArrivalStream`'s (not ``spawn()``, which mutates it),
-    so the arrival streams are the same with or without it."""
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
-        seed_seq.entropy, spawn_key=(*seed_seq.spawn_key, INITIAL_STREAM))))
+    """The replication's own generator for its initial state: stream
+    :data:`mrfq.seeds.INITIAL_STATE` of ``seed_seq`` (:func:`mrfq.seeds.stream`, derived
+    like :class:`~mrfq.packet.model.ArrivalStream`'s, not ``spawn()``ed, which mutates
+    it), so the arrival streams are the same with or without it."""
+    return seeds.stream(seed_seq, seeds.INITIAL_STATE)
 
 
 def draw_occupancy(rng: np.random.Generator, states: np.ndarray,

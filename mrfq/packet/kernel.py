@@ -103,7 +103,13 @@ from llvmlite import ir as llvm_ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-DRFQ, DRFQ_DOVETAIL, PF, BMF, FIFO, BOTTLENECK_FQ, MR3 = 0, 1, 2, 3, 4, 5, 6
+from mrfq import policies
+
+# the policies' dispatch codes, from the registry (the one place they are written); as
+# module-level ints they are compile-time constants of every loop
+_CODES = policies.codes(policies.PACKET)
+DRFQ, DRFQ_DOVETAIL, PF, BMF = _CODES.DRFQ, _CODES.DRFQ_DOVETAIL, _CODES.PF, _CODES.BMF
+FIFO, BOTTLENECK_FQ, MR3 = _CODES.FIFO, _CODES.BOTTLENECK_FQ, _CODES.MR3
 #: bump when the model or the kernel changes results; part of every stored point's key
 ENGINE_VERSION = "3"
 
@@ -971,12 +977,28 @@ def _lone_flow_bmf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_i
 
 # No array is allocated inside the loop, so it runs without Numba's reference counting
 # (NRT): the atomic incref/decref pairs around array temporaries cost ~40% of the time.
+#
+# Why one function, its phases as delimited sections (issue 21, measured): each phase as
+# its own inline="always" function (one call site each, the same code after inlining)
+# kept the speed (once a merge of every loop scalar at the lone-flow turn, which had
+# cost drfq and bmf 7-10%, was avoided) but made the first compilation of drfq,pf,bmf
+# ~30% longer (70 against 53 s CPU, idle machine, benchmarks/bench_compile.py; only the
+# small phases split, the three that inline helpers kept here: +3%). The time is Numba
+# copying IR when it inlines: an inlined function's IR is deep-copied block by block,
+# each block with its whole variable scope, and this loop's IR is copied again into
+# each per-policy loop; a phase function adds a level of copies and its parameters and
+# results to the scope (copied variables +30%; +7% for the small phases alone).
 @njit(inline="always", _nrt=False, error_model="numpy")
 def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, state):
     """Advance the simulation by at most ``budget`` events; return a status code.
 
-    ``lone_flow`` lets a flow that is alone run in :func:`_lone_flow` (not in debug runs,
-    which check the invariants after every event, nor for dovetailing DRFQ).
+    One event, in sections marked ``# ==== phase``: 0, a lone flow runs its events in
+    :func:`_lone_flow` until the next arrival (``lone_flow``; not in debug runs, which
+    check the invariants after every event, nor for dovetailing DRFQ); the next event by
+    (time, priority); 1, its bookkeeping and packet movements (a completion, a
+    round-trip injection or a flow arrival, then an open-loop flow's next offer, then
+    the injections, or MR3's ingress releases, each packet arriving at its first
+    resource); 2, every idle resource with waiting packets starts one; the debug checks.
 
     ``model``, ``arrivals``, ``state``: a :class:`Model`, :class:`Arrivals` and
     :class:`State` (named tuples of plain arrays and scalars).
@@ -1029,6 +1051,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
         if nxt >= n_arrivals:
             status = NEED_ARRIVALS
             break
+        # ==== phase 0: a lone flow's events, until the next arrival
         if (lone_flow and active == 1 and not debug
                 and (policy == DRFQ or policy == PF or policy == BMF)):
             lone = -1
@@ -1068,7 +1091,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                     t, vglobal, seq, services, events, outstanding, free_top, active = scalars
                     if events >= budget or outstanding == 0:
                         continue
-        # ---- next event: (time, priority) lexicographic; strict < keeps the lower priority
+        # ==== the next event: (time, priority) lexicographic; strict < keeps the lower
+        # priority
         best_t = t_arrival
         kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
         which = 0
@@ -1094,7 +1118,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             break
         t = best_t
         events += 1
-        # ---- event bookkeeping and packet movements (inject and/or arrive)
+        # ==== phase 1: event bookkeeping and packet movements (inject and/or arrive)
         # packets injected by this event, all from one flow (slot, records b and bf, class
         # k): one call site for _inject and _arrive keeps the loop's first compilation short
         # (Numba inlines every call site of an inline="always" function separately)
@@ -1104,7 +1128,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
         b = _U(0)
         bf = _U(0)
         k = 0
-        if kind == 0:
+        if kind == 0:  # ---- a completion at resource `which`
             done = which
             slot = res_i[_U(done)]
             pk = res_i[_U(J + done)]
@@ -1168,7 +1192,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                     free_slots[_U(free_top)] = slot
                     free_top += 1
                     active -= 1
-        elif kind == 1:
+        elif kind == 1:  # ---- a round-trip (or open-loop) injection of class `which`
             k = which
             slot = pend_slot[_U(k * pend_cap + pend_head[k])]
             pend_head[k] = (pend_head[k] + 1) % pend_cap
@@ -1188,7 +1212,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             else:
                 n_inject = 1
             offer_next = open_loop
-        else:
+        else:  # ---- a flow arrival: a free slot, its records, its first window
             free_top -= 1
             slot = free_slots[_U(free_top)]
             active += 1
@@ -1241,7 +1265,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 pend_slot[_U(k * pend_cap + pos)] = slot
                 pend_len[k] += 1
                 flow_i[b + _U(FI_PENDING)] += 1
-        # the packets injected now: the event's flow's, or those MR3's ingress releases
+        # ---- the packets injected now: the event's flow's, or those MR3's ingress
+        # releases (one call site of _inject and _arrive)
         while True:
             if policy == MR3:
                 slot = _release_next(flow_i, flow_f, istate, fstate, layout, model.inflight)
@@ -1264,7 +1289,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             if policy == MR3:
                 charge = model.type_charge[_U(flow_i[b + _U(layout.o_type) + _U(pk)])]
                 _released(flow_i, flow_f, istate, fstate, layout, slot, b, bf, charge)
-        # ---- every idle resource with waiting packets starts the smallest (key, seq)
+        # ==== phase 2: every idle resource with waiting packets starts the smallest
+        # (key, seq)
         for j in range(J):
             n_heap = res_i[_U(3 * J + j)]
             if res_f[_U(j)] < np.inf or n_heap == 0:
@@ -1303,6 +1329,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 if n_heap > 0:
                     last = _U(n_heap * J + j)
                     _sift_down(heap_key, heap_id, n_heap, J, j, heap_key[last], heap_id[last])
+        # ==== debug: the invariants after every event
         if debug:
             code = _check_invariants(t, W, ni, free_top, flow_i, res_i, res_f, free_slots,
                                      istate, in_use)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mrfq import seeds
 from mrfq.arrivals import PoissonArrivals
 from mrfq.scenario import Scenario
 from mrfq.sizes import SizeLaw, packet_counts
@@ -82,16 +83,14 @@ class ArrivalStream:
 
     def __init__(self, seed_seq: np.random.SeedSequence, class_loads: np.ndarray,
                  mean_size: float, laws: list[SizeLaw] | None = None):
-        # derived, not spawn()ed: spawn() mutates seed_seq, so a second user would differ
-        def derived(i):
-            return np.random.Generator(np.random.PCG64(np.random.SeedSequence(
-                seed_seq.entropy, spawn_key=(*seed_seq.spawn_key, 1000 + i))))
-
-        gaps, classes, self._sizes = (derived(i) for i in range(3))
+        # derived, not spawn()ed (seeds.stream): spawn() mutates seed_seq, so a second user
+        # would differ; tags PACKET_ARRIVALS + 0, 1, 2 and + 10 + k
+        tag = seeds.PACKET_ARRIVALS
+        gaps, classes, self._sizes = (seeds.stream(seed_seq, tag + i) for i in range(3))
         rates = np.asarray(class_loads, dtype=np.float64) / mean_size
         # classes whose law is not exponential: (class, law, its own size stream)
-        self._other = [(k, law, derived(10 + k)) for k, law in enumerate(laws or ())
-                       if law.distribution != "exponential"]
+        self._other = [(k, law, seeds.stream(seed_seq, tag + 10 + k))
+                       for k, law in enumerate(laws or ()) if law.distribution != "exponential"]
         for k, law, _ in self._other:
             if law.mean != 1.0:
                 rates[k] /= law.mean
