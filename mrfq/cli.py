@@ -23,7 +23,7 @@ from mrfq import policies as registry
 from mrfq.allocation import allocation_report
 from mrfq.errors import InputError
 from mrfq.io import write_csv
-from mrfq.scenario import FLUID_METHODS, load_scenario
+from mrfq.scenario import FLUID_METHODS, VIRTUAL_TIMES, load_scenario
 from mrfq.simulation import simulate as run_points
 
 _open_line = False  # a progress line is on stderr without its newline
@@ -201,6 +201,9 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
               "in progress at t = 0 drawn from the fluid model's stationary law; not "
               "measured).")
 @click.option("--delta", type=float, help="Dovetailing bound Δ (drfq-dovetail).")
+@click.option("--virtual-time", type=click.Choice(VIRTUAL_TIMES), help="DRFQ's virtual "
+              "time: the largest tag in service (in-service, the DRFQ paper's; default) or "
+              "ever started (started, BR's reading).")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class: replications are added until it is reached.")
 @click.option("--max-replications", type=int, help="Replication budget of a point with "
@@ -211,14 +214,16 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--debug", is_flag=True, help="Check engine invariants after every event.")
 @user_errors
 def simulate(scenario, policy, load, seed, output, flows, mean_size, window, replications,
-             warmup, init, delta, precision, max_replications, flows_out, size_bins_out,
+             warmup, init, delta, virtual_time, precision, max_replications, flows_out,
+             size_bins_out,
              debug):
     """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
     function for every replication, combined as in a sweep."""
 
     result = run_points(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
-                        warmup=warmup, delta=delta, precision=precision,
+                        warmup=warmup, delta=delta, virtual_time=virtual_time,
+                        precision=precision,
                         max_replications=max_replications, init=init, debug=debug or None,
                         progress=Progress(f"simulate {policy}"))
     if output:
@@ -330,6 +335,11 @@ def _print_validation(table, tolerance: float) -> bool:
     inside = int(table["fluid_in_ci"].sum())
     click.echo(f"{len(table) - failed}/{len(table)} points pass ({inside} with the fluid "
                f"value in the 95% CI, {len(table) - failed - inside} within {tolerance:.0%})")
+    known = table[table["known_limitation"] != ""]
+    for policy, reason in dict(zip(known["policy"], known["known_limitation"],
+                                   strict=True)).items():
+        count = int((known["policy"] == policy).sum())
+        click.echo(f"{count} failing {policy} points: known limitation: {reason}")
     return failed == 0
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from mrfq import policies as registry
@@ -33,7 +34,7 @@ from mrfq.plots import (
 )
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario
 from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
-from mrfq.validation import validate_summary
+from mrfq.validation import fair_dominant_shares, known_limitations, validate_summary
 
 DEFAULT_SCENARIO = "fig3_quick"
 VALIDATION_FILE = "validation.csv"
@@ -87,16 +88,22 @@ def read_summary(results_dir: str | Path) -> pd.DataFrame:
     return summary
 
 
-def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05) -> pd.DataFrame:
+def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,
+             scenario: Scenario | None = None) -> pd.DataFrame:
     """Packet γ against fluid γ for every packet point (:mod:`mrfq.validation`).
 
     ``source``: a summary table, or a results directory (its ``summary.csv`` is read and
-    ``validation.csv`` written beside it). Raises InputError when there is nothing to
-    validate."""
+    ``validation.csv`` written beside it). The scenario (default: the directory's) tells
+    which known limitations of the policies apply
+    (:func:`mrfq.validation.known_limitations`). Raises InputError when there is nothing
+    to validate."""
     if not tolerance >= 0:
         raise InputError("must be >= 0", "--tolerance")
     summary = source if isinstance(source, pd.DataFrame) else read_summary(source)
-    table = validate_summary(summary, tolerance)
+    if scenario is None and not isinstance(source, pd.DataFrame):
+        scenario = stored_scenario(source)
+    limitations = known_limitations(scenario) if scenario is not None else {}
+    table = validate_summary(summary, tolerance, limitations)
     if table.empty:
         raise InputError("holds no packet points with a fluid counterpart to validate",
                          None, None if isinstance(source, pd.DataFrame) else str(source))
@@ -150,14 +157,28 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
           policies: Iterable[str] | None = None, seed: int | None = None) -> list[Path]:
     """Run a scenario's explicit flows (``[[flows]]``) under each packet policy (default:
     the scenario's ``[packet] policies``) and write ``flows.csv`` (one row per flow and
-    policy), ``timeline.csv`` (service and share per flow, resource and interval) and the
-    dominant share over time plot. Returns the files written."""
+    policy), ``timeline.csv`` (service and share per flow, resource and interval; on the
+    ``dominant`` rows also ``fair_share``, the flow's dominant share in the fluid
+    allocation the policy realises among the flows present mid-interval,
+    :func:`mrfq.validation.fair_dominant_shares`) and the dominant share over time plot.
+    Returns the files written."""
     scenario = _scenario(scenario)
     chosen = [registry.get(registry.PACKET, p, "--policies").name
               for p in (policies or scenario.packet.policies)]
     runs = [run_flows(scenario, p, seed) for p in chosen]
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
     results.mkdir(parents=True, exist_ok=True)
+    for run in runs:
+        rows = run.timeline["resource"] == "dominant"
+        times = np.sort(run.timeline.loc[rows, "time"].unique())
+        fair = fair_dominant_shares(scenario, run.policy, run.flows,
+                                    times + scenario.timeline.interval / 2)
+        flow_index = {name: i for i, name in enumerate(run.flows["flow"])}
+        column = np.full(len(run.timeline), np.nan)
+        dominant = run.timeline[rows]
+        column[rows.to_numpy()] = fair[dominant["flow"].map(flow_index).to_numpy(),
+                                       np.searchsorted(times, dominant["time"].to_numpy())]
+        run.timeline["fair_share"] = column
     timeline = pd.concat([r.timeline for r in runs], ignore_index=True)
     write_csv(pd.concat([r.flows for r in runs], ignore_index=True), results / FLOWS_FILE)
     write_csv(timeline, results / TIMELINE_FILE)
@@ -286,6 +307,6 @@ def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path |
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     summary = sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, progress=progress,
                     log=log)
-    validation = validate(results_dir, tolerance)
+    validation = validate(results_dir, tolerance, scenario)
     figures = plot(results_dir)
     return RunResult(results_dir, summary, validation, figures)

@@ -194,23 +194,37 @@ def insensitivity(fluid: pd.DataFrame, path: str | Path, title: str = "",
 
 def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
                              title: str = "") -> list[Path]:
-    """The DRFQ/MR3 papers' figure: one panel per packet policy, each flow's dominant
-    share (max over resources of its share of the resource's time) per interval."""
+    """The DRFQ/MR3 papers' figure: one panel per packet policy (a grid of up to three
+    columns), each flow's dominant share (its share of its dominant resource) per
+    interval, and, dashed in the flow's colour, its fair share (``fair_share``: the fluid
+    allocation the policy realises; absent for a baseline). One legend for the figure."""
     rows = timeline[timeline["resource"] == "dominant"]
     policies = list(dict.fromkeys(rows["policy"]))
-    fig = Figure(figsize=(4.2 * len(policies), 3.6))
-    axes = fig.subplots(1, len(policies), sharey=True, squeeze=False)
-    for ax, policy in zip(axes[0], policies, strict=True):
+    flows = list(dict.fromkeys(rows["flow"]))
+    columns = min(3, len(policies))
+    grid = -(-len(policies) // columns)
+    fig = Figure(figsize=(4.2 * columns, 3.2 * grid + 0.6), layout="constrained")
+    axes = fig.subplots(grid, columns, sharex=True, sharey=True, squeeze=False)
+    for ax, policy in zip(axes.ravel(), policies, strict=False):
         part = rows[rows["policy"] == policy]
-        for i, flow in enumerate(dict.fromkeys(part["flow"])):
+        for i, flow in enumerate(flows):
             line = part[part["flow"] == flow].sort_values("time")
             ax.step(line["time"], line["share"], where="post", color=_colour(i), label=flow)
+            if "fair_share" in line and line["fair_share"].notna().any():
+                ax.step(line["time"], line["fair_share"], where="post", color=_colour(i),
+                        linestyle="--", linewidth=1.0, alpha=0.8)
         ax.set_title(label(policy))
-        ax.set_xlabel("time")
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    axes[0][0].set_ylabel("dominant share")
+    for ax in axes.ravel()[len(policies):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("time")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("dominant share")
+    handles = [Line2D([], [], color=_colour(i), label=flow) for i, flow in enumerate(flows)]
+    handles.append(Line2D([], [], color="grey", linestyle="--", label="fair share (fluid)"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
     if title:
         fig.suptitle(title)
     return _save(fig, path)

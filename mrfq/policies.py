@@ -39,8 +39,21 @@ KINDS = (FLUID, PACKET, ALLOCATION)
 #: how a fluid policy's stationary law is obtained
 MARKOV_LAW, EXPLICIT_LAW = "markov", "explicit"
 
+#: known departures of a packet policy from the fluid policy it realises, by the condition
+#: on the scenario under which they show (validation names them in its verdict, README)
+UNEQUAL_WEIGHTS, UNEQUAL_DOMINANT_SHARES = "unequal-weights", "unequal-dominant-shares"
+LIMITATIONS = {
+    UNEQUAL_WEIGHTS: "with unequal class weights, one global virtual time resets the "
+                     "flows whose tags lag it and they lose their weights (DRFQ itself; "
+                     "README, DRFQ)",
+    UNEQUAL_DOMINANT_SHARES: "round robin gives every backlogged flow the same weighted "
+                             "dominant time, and the DRF shares of some set of these "
+                             "classes differ: a flow whose bottleneck the others do not "
+                             "saturate is capped (README, MR3)",
+}
+
 #: per-policy parameters a packet policy may read from the scenario's ``[packet]`` table
-DELTA, FQ_RESOURCE = "delta", "fq_resource"
+DELTA, FQ_RESOURCE, VIRTUAL_TIME = "delta", "fq_resource", "virtual_time"
 
 
 @dataclass(frozen=True)
@@ -53,7 +66,9 @@ class Policy:
     ``realises``: the fluid policy a packet or allocation policy realises (``None``:
     none). ``law``, ``insensitive``: how a fluid policy's γ is obtained (module doc).
     ``parameters``: the scenario parameters a packet rule reads (:data:`DELTA`,
-    :data:`FQ_RESOURCE`); they enter its points' keys and nothing else's. ``compare``:
+    :data:`FQ_RESOURCE`, :data:`VIRTUAL_TIME`); they enter its points' keys and nothing
+    else's. ``limitation``: the condition (a key of :data:`LIMITATIONS`) under which a
+    packet policy is known to depart from the fluid policy it realises. ``compare``:
     for a fluid policy, the policies it is drawn against in the "X v Y" panels of
     BR Figures 1–2.
     """
@@ -70,6 +85,7 @@ class Policy:
     parameters: tuple[str, ...] = ()
     style: str = "-"
     compare: tuple[str, ...] = ()
+    limitation: str | None = None
 
     @property
     def constant(self) -> str:
@@ -91,10 +107,10 @@ _ENTRIES = (
     # packet schedulers (SPEC §3), the event loop of mrfq.packet.kernel
     Policy("drfq", PACKET, 0, "DRFQ", "memoryless DRFQ: one start tag per packet charged "
            "its dominant time (Ghodsi et al. 2012; BR eq. 2)", default=True,
-           realises="drf"),
+           realises="drf", parameters=(VIRTUAL_TIME,), limitation=UNEQUAL_WEIGHTS),
     Policy("drfq-dovetail", PACKET, 1, "DRFQ (dovetail)", "dovetailing DRFQ: per-resource "
            "tags, one key, Δ-bounded (Ghodsi et al. 2012)", realises="drf",
-           parameters=(DELTA,)),
+           parameters=(DELTA, VIRTUAL_TIME), limitation=UNEQUAL_WEIGHTS),
     Policy("pf", PACKET, 2, "PF", "SFQ at every resource with tags divided by the flow's "
            "queue length (BR eq. 5)", default=True, realises="pf"),
     Policy("bmf", PACKET, 3, "BMF", "time-fair SFQ at every resource, i.e. per-resource "
@@ -106,7 +122,7 @@ _ENTRIES = (
            parameters=(FQ_RESOURCE,)),
     Policy("mr3", PACKET, 6, "MR3", "multi-resource round robin: elastic round robin on "
            "dominant processing times at the ingress, FIFO inside (Wang, Li, Liang 2013)",
-           realises="drf"),
+           realises="drf", limitation=UNEQUAL_DOMINANT_SHARES),
     # the static allocation lab (mrfq.allocation.policies.RULES holds their functions)
     Policy("drf", ALLOCATION, 0, "DRF", "pooled DRF: max-min of dominant shares "
            "(Ghodsi et al. NSDI'11)", default=True),

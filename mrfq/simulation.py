@@ -49,6 +49,7 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
              *, flows: int | None = None, mean_size: float | None = None,
              window: int | None = None, replications: int | None = None,
              warmup: float | str | None = None, delta: float | None = None,
+             virtual_time: str | None = None,
              precision: float | None = None, max_replications: int | None = None,
              init: str | None = None, debug: bool | None = None, confidence: float = 0.95,
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
@@ -67,7 +68,8 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     policy = policies.get(policies.PACKET, policy).name
     scenario = scenario.with_overrides(flows=flows, mean_size=mean_size, window=window,
                                        replications=replications, warmup=warmup,
-                                       delta=delta, seed=seed, precision=precision,
+                                       delta=delta, virtual_time=virtual_time, seed=seed,
+                                       precision=precision,
                                        max_replications=max_replications, init=init)
     scenario.check_load(load)
     packet.check(scenario, policy, load)

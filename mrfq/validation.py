@@ -16,18 +16,69 @@ two intervals on the sides facing each other (for d > 0 the packet interval's lo
 and the fluid interval's upper side) — the normal-approximation interval of d at the
 same confidence. With an exact fluid value (h_f = 0) this is "fluid in CI". A simulated
 fluid value without a finite interval fails (``no interval: fluid ...``).
+
+**Known limitations.** Where a packet policy is known to depart from its fluid
+counterpart under a condition the scenario meets (the registry's ``limitation``: DRFQ with
+unequal class weights, MR3 where some classes' DRF shares differ; :func:`known_limitations`),
+a failing point of it says so: its verdict ends in ``; known limitation`` and
+``known_limitation`` gives the reason. It still fails.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 import pandas as pd
 
 from mrfq import policies
+from mrfq.fluid.allocators import allocate
 
 COLUMNS = ["policy", "load", "class", "fluid_policy", "fluid_gamma", "fluid_method",
            "fluid_ci_low", "fluid_ci_high", "packet_gamma", "ci_low", "ci_high",
-           "relative_difference", "fluid_in_ci", "passed", "verdict"]
+           "relative_difference", "fluid_in_ci", "passed", "verdict", "known_limitation"]
+#: how many classes :func:`known_limitations` checks every subset of (2^K − K − 1 DRF
+#: allocations); above it, the pairs and the whole set
+MAX_SUBSET_CLASSES = 12
+
+
+def _unequal_dominant_shares(requirements: np.ndarray, weights: np.ndarray,
+                             fluid_policy: str) -> bool:
+    """Whether some set of ≥ 2 classes, one transaction each, gets unequal weighted
+    dominant shares φ_k / w_k under ``fluid_policy`` (requirements are normalised, so φ_k
+    is class k's dominant share)."""
+    K = len(weights)
+    if K <= MAX_SUBSET_CLASSES:
+        subsets = [s for size in range(2, K + 1) for s in itertools.combinations(range(K), size)]
+    else:
+        subsets = [*itertools.combinations(range(K), 2), tuple(range(K))]
+    for subset in subsets:
+        chosen = list(subset)
+        phi = allocate(fluid_policy, requirements[chosen], weights=weights[chosen])
+        levels = phi / weights[chosen]
+        if not np.allclose(levels, levels[0], rtol=1e-9, atol=0.0):
+            return True
+    return False
+
+
+def known_limitations(scenario) -> dict[str, str]:
+    """Packet policy → why it is known to depart from its fluid counterpart on this
+    scenario (:data:`mrfq.policies.LIMITATIONS`): for the policies whose registry entry
+    names a limitation whose condition holds — unequal class weights, or (for a round
+    robin on dominant times) some set of classes whose fluid shares are unequal."""
+    weights = np.asarray(scenario.weights, dtype=np.float64)
+    found = {}
+    for name in scenario.packet.policies:
+        entry = policies.get(policies.PACKET, name)
+        if entry.limitation == policies.UNEQUAL_WEIGHTS:
+            holds = bool(np.unique(weights).size > 1)
+        elif entry.limitation == policies.UNEQUAL_DOMINANT_SHARES:
+            holds = _unequal_dominant_shares(scenario.requirements, weights, entry.realises)
+        else:
+            holds = False
+        if holds:
+            found[name] = policies.LIMITATIONS[entry.limitation]
+    return found
 
 
 def _interval_problem(row: pd.Series) -> str:
@@ -67,9 +118,13 @@ def _joint_inside(row: pd.Series, target: float, low: float, high: float) -> boo
     return bool(abs(difference) <= np.hypot(packet_half, fluid_half))
 
 
-def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05) -> pd.DataFrame:
+def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
+                     limitations: dict[str, str] | None = None) -> pd.DataFrame:
     """One row per packet (policy, load, class) whose policy has a fluid counterpart;
-    ``passed`` and ``verdict`` as in the module docstring."""
+    ``passed`` and ``verdict`` as in the module docstring. ``limitations`` (policy → why,
+    :func:`known_limitations`): a point of such a policy that fails says so in its
+    verdict and in ``known_limitation`` (it still fails)."""
+    limitations = limitations or {}
     fluid = _fluid_values(summary)
     rows = []
     for _, row in summary[summary["kind"] == policies.PACKET].iterrows():
@@ -104,13 +159,57 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05) -> pd.DataF
             verdict = "within tolerance"
         else:
             verdict = "outside CI and tolerance"
+        passed = verdict in ("fluid in CI", "within joint CI", "within tolerance")
+        known = limitations.get(row["policy"], "") if not passed else ""
+        if known:
+            verdict += "; known limitation"
         rows.append({"policy": row["policy"], "load": row["load"], "class": row["class"],
                      "fluid_policy": target_policy, "fluid_gamma": target,
                      "fluid_method": method, "fluid_ci_low": low, "fluid_ci_high": high,
                      "packet_gamma": row["gamma"], "ci_low": row["ci_low"],
                      "ci_high": row["ci_high"], "relative_difference": relative,
-                     "fluid_in_ci": inside,
-                     "passed": verdict in ("fluid in CI", "within joint CI",
-                                           "within tolerance"),
-                     "verdict": verdict})
+                     "fluid_in_ci": inside, "passed": passed, "verdict": verdict,
+                     "known_limitation": known})
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def fair_dominant_shares(scenario, policy: str, flows: pd.DataFrame,
+                         times: np.ndarray) -> np.ndarray:
+    """[flow, time]: the dominant share each explicit flow of ``scenario`` (``flows``:
+    :class:`mrfq.packet.flows.FlowRun`'s table) gets at each of ``times`` in the fluid
+    allocation of the policy the packet ``policy`` realises (NaN for a baseline with none):
+    one transaction per flow present — a windowed flow from its start until it completes
+    or stops, an open-loop flow from its start until its stop — and an open-loop flow's
+    share capped at what it offers (its rate: a packet's dominant service is 1), the
+    capacity it leaves going to the others (recomputed until no cap binds)."""
+    fluid_policy = policies.fluid_counterpart(policy)
+    shares = np.full((len(flows), len(times)), np.nan)
+    if fluid_policy is None:
+        return shares
+    by_name = {c.name: c for c in scenario.classes}
+    a = np.array([by_name[c].requirements for c in flows["class"]], dtype=np.float64)
+    w = np.array([by_name[c].weight for c in flows["class"]], dtype=np.float64)
+    start = flows["start"].to_numpy(dtype=np.float64)
+    rate = flows["rate"].to_numpy(dtype=np.float64)
+    end = np.minimum(flows["stop"].to_numpy(dtype=np.float64),
+                     np.where(rate > 0, np.inf,
+                              flows["completion"].fillna(np.inf).to_numpy(dtype=np.float64)))
+    cap = np.where(rate > 0, rate, np.inf)
+    for i, t in enumerate(times):
+        present = np.flatnonzero((start <= t) & (t < end))
+        fixed: dict[int, float] = {}
+        while present.size:
+            free = np.array([k for k in present if k not in fixed])
+            remaining = 1.0 - sum(fixed[k] * a[k] for k in fixed)
+            if free.size == 0 or np.any(remaining <= 0):
+                break
+            phi = allocate(fluid_policy, a[free] / remaining, weights=w[free])
+            over = phi > cap[free] * (1 + 1e-12)
+            if not over.any():
+                shares[free, i] = phi
+                break
+            for k in free[over]:
+                fixed[int(k)] = float(cap[k])
+        for k, value in fixed.items():
+            shares[k, i] = value
+    return shares

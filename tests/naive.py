@@ -78,6 +78,7 @@ def packet_uniform(key: int, flow: int, number: int) -> float:
 
 def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: int,
                        mean_size: float, window: int, delta: float = math.inf,
+                       virtual_time: str = "in-service",
                        arrivals=None, fq_resource: int = -1, inflight: int | None = None,
                        class_window=None, class_period=None, class_stop=None,
                        interval: float = 0.0, bins: int = 0, record: dict | None = None):
@@ -98,6 +99,10 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
 
     ``arrivals`` = (times, classes,
     sizes) replaces the Poisson stream by an explicit trace, as in ``run_replication``.
+    ``virtual_time`` (SPEC §3): "in-service" — memoryless DRFQ's V is the largest tag among
+    the packets in service, and, with none in service, the value it had just before the
+    last one left; dovetailing's V_j is the tag at j of the packet in service there (idle:
+    its last value) — or "started" — V (V_j) the largest tag ever started (at j).
     ``fq_resource``: bottleneck FQ's resource (−1: the last); ``inflight``: MR3's bound on
     packets inside the tandem (default 2J).
 
@@ -163,7 +168,14 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     work = [0.0] * J
     waiting = [{} for _ in range(J)]  # per resource: flow index -> FIFO list of packets
     vtime = [0.0] * J
-    vglobal = 0.0
+    vglobal = 0.0  # the started rule's V
+    v_idle = 0.0  # the in-service rule's V while nothing is in service
+    in_service = virtual_time == "in-service"
+
+    def in_service_v():
+        """The largest tag among the packets in service; V's last value if none is."""
+        keys = [packet["key"] for packet in busy if packet is not None]
+        return max(keys) if keys else v_idle
     seq = 0
     completion = {}
     outstanding = flows
@@ -249,7 +261,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                   "entry": clock[0]}
         if policy == "drfq":
             # S = max(V, S_prev + max_j s_prev_j / w): the previous packet's charge
-            packet["key"] = max(vglobal, flow["S"][0] + flow["cost"][0])
+            v = in_service_v() if in_service else vglobal
+            packet["key"] = max(v, flow["S"][0] + flow["cost"][0])
             flow["S"][0] = packet["key"]
             flow["cost"][0] = max(s) / w
         elif policy == "drfq-dovetail":
@@ -302,7 +315,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                 if policy == "drfq":
                     vglobal = max(vglobal, key)
                 elif policy == "drfq-dovetail":
-                    vtime[j] = max(vtime[j], packet["vtags"][j])
+                    tag = packet["vtags"][j]
+                    vtime[j] = tag if in_service else max(vtime[j], tag)
                 else:
                     vtime[j] = key
                 busy[j] = packet
@@ -319,7 +333,10 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         if kind == "done":
             j = payload
             packet = busy[j]
+            before = in_service_v()  # V just before this packet leaves service
             busy[j] = None
+            if all(b is None for b in busy):
+                v_idle = before
             flow = packet["flow"]
             flow["queue"][j] -= 1
             if interval > 0 and int(t / interval) < bins:
@@ -433,17 +450,18 @@ def reference_histogram(sojourns, flows: int, K: int, buckets: int, sub: int,
 # --- backlogged flows (a harness of the production engine) ------------------------------
 
 def backlogged_rate(classes, measured, policy, size=20000, window=30,
-                    resources=("cpu", "link")):
+                    resources=("cpu", "link"), **engine):
     """Packets per unit time of one flow of class ``measured`` (``size`` packets) while
     one flow of every other class stays backlogged throughout (10^8 packets, never
     finished). All arrive at t = 0; the run stops when the measured flow completes.
-    A packet's dominant service is 1, so this is also the flow's dominant share."""
+    A packet's dominant service is 1, so this is also the flow's dominant share.
+    ``engine``: further arguments of ``run_replication`` (``virtual_time``, ``delta``)."""
     scenario = make_scenario(classes=classes, resources=resources)
     model = PacketModel.from_scenario(scenario)
     others = [k for k in range(len(classes)) if k != measured]
     trace = ([0.0] * len(classes), [measured, *others], [size] + [10**8] * len(others))
     run = run_replication(model, policy, scenario.class_loads(0.5), np.random.SeedSequence(0),
-                          flows=1, mean_size=10, window=window, arrivals=trace)
+                          flows=1, mean_size=10, window=window, arrivals=trace, **engine)
     return size / run.completion[0]
 
 

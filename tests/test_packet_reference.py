@@ -293,3 +293,21 @@ def test_lone_flow_drfq_injection_takes_the_virtual_time_when_the_flow_lags():
     assert y_done < 400.0 < z_done < x_done  # X alone in (y_done, 400)
     # X and Z share the CPU from t = 400: Z's 500 packets take about 1000
     assert z_done - 400.0 == pytest.approx(1000.0, rel=0.01)
+
+
+@pytest.mark.parametrize("policy", ["drfq", "drfq-dovetail"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_started_virtual_time_matches_reference(name, policy):
+    """BR's reading of DRFQ's virtual time (V = the largest tag ever started), kept as the
+    ``virtual_time = "started"`` option: the kernel and the reference implement it
+    independently of the in-service rule (the default, tested above)."""
+    fast, slow = _both(CASES[name], policy, virtual_time="started")
+    np.testing.assert_array_equal(fast.completion, slow)
+
+
+@pytest.mark.parametrize("virtual_time", ["in-service", "started"])
+@pytest.mark.parametrize("case", ["packet-mix", "weighted-mix"])
+@pytest.mark.parametrize("delta", [0.0, 0.5, 3.0])
+def test_dovetail_delta_matches_reference_under_either_clock(delta, case, virtual_time):
+    fast, slow = _both(CASES[case], "drfq-dovetail", delta=delta, virtual_time=virtual_time)
+    np.testing.assert_array_equal(fast.completion, slow)

@@ -37,9 +37,10 @@ def test_orthogonal_classes(policy):
         assert row["ci_low"] <= expected[row["class"]] <= row["ci_high"], row.to_dict()
 
 
-def _dovetail_share(policy):
+def _dovetail_share(policy, **engine):
     """Flow A alternates (1,2),(2,1); flow B sends (3,3) and outlasts A. Both backlogged;
-    A's share x of each resource is its packets / completion time (mean work 1 each)."""
+    A's share x of each resource is its packets / completion time (mean work 1 each).
+    ``engine``: further ``run_replication`` arguments (``delta``, ``virtual_time``)."""
     classes = [{"name": "A", "load_share": 1, "packet_order": "cycle",
                 "packets": [{"requirements": [1, 2]}, {"requirements": [2, 1]}]},
                {"name": "B", "requirements": [3, 3], "load_share": 1}]
@@ -48,7 +49,7 @@ def _dovetail_share(policy):
     size_a = 20000
     run = run_replication(model, policy, scenario.class_loads(0.5), np.random.SeedSequence(0),
                           flows=1, mean_size=1000, window=64,
-                          arrivals=([0.0, 0.0], [0, 1], [size_a, 10**7]))
+                          arrivals=([0.0, 0.0], [0, 1], [size_a, 10**7]), **engine)
     return size_a / run.completion[0]
 
 
@@ -58,6 +59,18 @@ def test_dovetailing_drfq_gives_half_of_each_resource():
 
 def test_memoryless_drfq_gives_three_sevenths():
     assert _dovetail_share("drfq") == pytest.approx(3 / 7, abs=0.005)
+
+
+@pytest.mark.parametrize("virtual_time", ["in-service", "started"])
+@pytest.mark.parametrize("delta, share", [(np.inf, 1 / 2), (0.0, 3 / 7), (0.25, 0.48),
+                                          (0.5, 1 / 2)])
+def test_the_alternating_check_against_delta(delta, share, virtual_time):
+    """SPEC §3's dovetailing check under either virtual-time clock: full dovetailing
+    (Δ = ∞) gives A half of each resource; Δ = 0 charges A's packets like memoryless
+    DRFQ (3/7); in between, Δ = 0.25 (measured 0.4800) and from Δ = 0.5 on, 1/2 again
+    (A's finish tags on the two resources differ by at most 1 per packet pair)."""
+    assert _dovetail_share("drfq-dovetail", delta=delta,
+                           virtual_time=virtual_time) == pytest.approx(share, abs=0.002)
 
 
 def test_same_seed_bit_identical_across_runs_and_processes():

@@ -50,6 +50,9 @@ PRIORITY = 0  # the expensive points first
 PARAMETER_KEYS: dict[str, Callable[[Scenario], object]] = {
     policies.DELTA: lambda scenario: repr(scenario.packet.delta),
     policies.FQ_RESOURCE: lambda scenario: scenario.fq_resource_index,
+    # absent for BR's rule, which every point computed before the option used
+    policies.VIRTUAL_TIME: lambda scenario: (None if scenario.packet.virtual_time == "started"
+                                             else scenario.packet.virtual_time),
 }
 
 
@@ -70,7 +73,9 @@ def key_parts(scenario: Scenario, point) -> dict:
              "replication": point.replication, "engine": kernel.ENGINE_VERSION,
              "warmup": cfg.warmup, "batches": cfg.batches, "statistics": stats.STATS_VERSION}
     for parameter in policies.get(policies.PACKET, point.policy).parameters:
-        parts[parameter] = PARAMETER_KEYS[parameter](scenario)
+        part = PARAMETER_KEYS[parameter](scenario)
+        if part is not None:
+            parts[parameter] = part
     if not scenario.exponential_sizes:
         parts["sizes"] = [law.key() for law in scenario.size_laws]
     if cfg.init != "empty":
@@ -142,6 +147,7 @@ def run_point(scenario: Scenario, policy: str, load: float, replication: int,
     run = run_replication(PacketModel.from_scenario(scenario), policy, rho,
                           seed_seq, flows=cfg.flows,
                           mean_size=cfg.mean_size, window=cfg.window, delta=cfg.delta,
+                          virtual_time=cfg.virtual_time,
                           fq_resource=scenario.fq_resource_index, debug=debug,
                           progress=progress, size_laws=scenario.size_laws, initial=initial)
     table = replication_table(

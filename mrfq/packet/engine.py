@@ -17,6 +17,7 @@ from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.packet import kernel
 from mrfq.packet.model import ArrivalStream, PacketModel
+from mrfq.scenario import VIRTUAL_TIMES
 from mrfq.sizes import SizeLaw
 
 #: events per kernel call between returns to Python (progress, Ctrl-C)
@@ -179,9 +180,18 @@ class _State:
         return kernel.State(*(getattr(self, name) for name in kernel.State._fields))
 
 
+def _in_service(virtual_time: str) -> bool:
+    """Whether DRFQ's virtual time is the in-service rule (``VIRTUAL_TIMES[0]``)."""
+    if virtual_time not in VIRTUAL_TIMES:
+        raise InputError(f"must be one of {', '.join(VIRTUAL_TIMES)}, got {virtual_time!r}",
+                         "virtual_time")
+    return virtual_time == VIRTUAL_TIMES[0]
+
+
 def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
-                    window: int, delta: float = np.inf, fq_resource: int = -1,
+                    window: int, delta: float = np.inf, virtual_time: str = "in-service",
+                    fq_resource: int = -1,
                     inflight: int | None = None, class_window=None, class_period=None,
                     class_stop=None, interval: float = 0.0, bins: int = 0,
                     debug: bool | None = None, lone_flow: bool = True,
@@ -195,7 +205,10 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     an explicit trace (no arrivals after it). ``size_laws``: the flow-size law of every
     class (``None``: all exponential, i.e. geometric in packets;
     :class:`~mrfq.packet.model.ArrivalStream`). ``fq_resource``: the resource bottleneck FQ
-    schedules (−1: the last one, the link). ``inflight``: MR3 releases packets at the
+    schedules (−1: the last one, the link). ``virtual_time``: DRFQ's virtual time,
+    "in-service" (the largest start tag among the packets in service, the DRFQ paper's
+    rule) or "started" (the largest start tag of any packet that has begun service, BR's
+    reading; SPEC §3). ``inflight``: MR3 releases packets at the
     ingress while fewer than this many are inside the tandem (default
     :func:`default_inflight`).
 
@@ -287,7 +300,8 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         type_charge=type_charge, type_cdf=model.type_cdf, class_type0=model.type_start,
         class_ntypes=model.type_count, class_cycle=model.class_cycle,
         class_rtt=model.class_rtt, class_weight=model.class_weight, window=window,
-        delta=float(delta), hash_key=hash_key, fq_resource=int(fq_resource) % state.J,
+        delta=float(delta), in_service=_in_service(virtual_time), hash_key=hash_key,
+        fq_resource=int(fq_resource) % state.J,
         inflight=default_inflight(state.J) if inflight is None else int(inflight),
         class_window=windows, class_period=periods, class_stop=stops,
         interval=float(interval))

@@ -39,8 +39,9 @@ class FlowRun:
     ``timeline``: one row per (flow, resource, interval): ``time`` (start of the
     interval), ``service`` (time the resource spent on the flow's packets that completed
     in it) and ``share`` = service / interval; ``dominant`` rows (resource "dominant")
-    carry max over resources of the share, the dominant share of the DRFQ and MR3 papers'
-    figures."""
+    carry the flow's share of its dominant resource, the dominant share of the DRFQ and
+    MR3 papers' figures (:func:`dominant_resources`; not the larger of the noisy
+    per-resource shares of each interval, which is biased upward)."""
 
     policy: str
     flows: pd.DataFrame
@@ -75,7 +76,8 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
         model, policy, np.ones(K), seed_seq, flows=K, mean_size=scenario.packet.mean_size,
         window=max(f.window for f in scenario.flows),
         arrivals=([f.start for f in scenario.flows], list(range(K)), sizes),
-        fq_resource=scenario.fq_resource_index,
+        fq_resource=scenario.fq_resource_index, delta=scenario.packet.delta,
+        virtual_time=scenario.packet.virtual_time,
         class_window=[f.window for f in scenario.flows],
         class_period=[1.0 / f.rate if f.rate > 0 else 0.0 for f in scenario.flows],
         class_stop=[np.inf if f.rate > 0 else f.stop for f in scenario.flows],
@@ -90,7 +92,10 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
     share = run.timeline / interval  # [flow, resource, bin]
     names = np.array([f.name for f in scenario.flows], dtype=object)
     resources = [*scenario.resources, "dominant"]
-    values = np.concatenate([share, share.max(axis=1, keepdims=True)], axis=1)
+    dominant = dominant_resources(np.array([c.requirements for c in per_flow]))
+    # the mean over a flow's dominant resources (equal requirements: equal expected shares)
+    dominant_share = (share * dominant[:, :, None]).sum(axis=1) / dominant.sum(axis=1)[:, None]
+    values = np.concatenate([share, dominant_share[:, None, :]], axis=1)
     service = np.concatenate([run.timeline, np.full((K, 1, bins), np.nan)], axis=1)
     index = np.indices(values.shape).reshape(3, -1)
     timeline = pd.DataFrame({
@@ -100,6 +105,14 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
     busy = {r: float(w / run.end_time) if run.end_time > 0 else float("nan")
             for r, w in zip(scenario.resources, run.work, strict=True)}
     return FlowRun(policy, flows, timeline, run.sojourn_hist.sum(axis=0), busy)
+
+
+def dominant_resources(requirements: np.ndarray) -> np.ndarray:
+    """[flow, resource] mask of each flow's dominant resources: where its class's mean
+    requirement vector (normalised, largest entry 1; for a packet mix, the mean over its
+    packet types) is largest; several where the largest entries tie."""
+    requirements = np.asarray(requirements, dtype=np.float64)
+    return requirements >= requirements.max(axis=1, keepdims=True) * (1 - 1e-12)
 
 
 def _packet_delays(hist: np.ndarray, sums: np.ndarray) -> dict[str, np.ndarray]:

@@ -15,8 +15,10 @@ One event is processed in two phases:
    before phase 2) and joins its flow's FIFO at the resource.
 2. every idle resource with waiting packets, in index order, starts the smallest
    (key, seq) — equal keys go to the earliest arrival. Starting sets the virtual time:
-   V_j = tag (PF, BMF), V_j = max(V_j, S_ij) (dovetailing DRFQ), V = max(V, tag) over all
-   resources (memoryless DRFQ).
+   V_j = tag (PF, BMF; memoryless DRFQ records it too); dovetailing DRFQ V_j = S_ij of the
+   packet started (in-service clock) or max(V_j, S_ij) (started clock); memoryless DRFQ's
+   started clock V = max(V, tag) over all resources. A completion of a memoryless DRFQ
+   packet sets the in-service clock's idle value (below).
 
 Each resource keeps one FIFO per flow and serves the flow heads in (key, seq) order.
 A packet that arrives at an idle resource with nothing waiting starts at once, without
@@ -45,12 +47,21 @@ first packet gets S = V. w is the flow's class weight, which divides every incre
   DRFQ S = max(V, S^{k-1} + max_j s^{k-1}_j / w) at injection   (BR eq. 2, memoryless)
   DRFQ-dovetail S_j = max(V_j, F_j), F_j = S_j + s_j / w, key = max over used j of S_j;
        then F_j ← max(F_j, max_r F_r − Δ)                   (Ghodsi et al. SIGCOMM'12)
+DRFQ's virtual time (SPEC §3, ``Model.in_service``). In-service clock (the DRFQ paper's,
+the default): memoryless V = the largest tag among the packets in service at the
+injection (:func:`_virtual_time`), and with none in service the tag of the packet whose
+departure emptied the router (its value just before); dovetailing V_j = S_ij of the packet
+in service at j, and with j idle that of the last one served there. Started clock (BR's
+reading, ``virtual_time = "started"``): V = the largest tag ever started anywhere, V_j the
+largest S_ij ever started at j.
 With one packet type per class the previous packet's cost is the current one's. Every
 s / w is one floating-point division (the reference simulator does the same).
-Weighted DRFQ as specified does not always realise weighted DRF: V (the largest tag
-started) keeps up with the flows that advance fastest in tag terms, and a flow that lags
-it is reset to V at every packet, losing its weight (tests/test_packet_weights.py: two
-flows of weights 1 and 2 behind an idle CPU get 1/2 each under memoryless DRFQ).
+Weighted DRFQ does not always realise weighted DRF (tests/test_packet_weights.py): with
+the started clock, V keeps up with the newest tag of any flow whenever a lightly loaded
+resource starts packets at once (two flows of weights 1 and 2 behind an idle CPU get 1/2
+each; the in-service clock gives 1/3, 2/3); under either clock one global V follows a
+flow whose tags advance alone on another resource, and flows that lag it are reset to V
+at every packet and lose their weights (DRFQ itself; validation names it).
 
 Baselines (SPEC §3.1). FIFO keys every packet 0, so (key, seq) is the arrival order at
 the resource. Bottleneck FQ gives the BMF tag at ``model.fq_resource`` and 0 elsewhere.
@@ -178,6 +189,8 @@ class Model(NamedTuple):
     class_weight: np.ndarray    # [k]: weight w, dividing every tag increment
     window: int                 # W
     delta: float                # dovetailing DRFQ's Δ
+    in_service: bool            # DRFQ's virtual time: the largest tag in service (the DRFQ
+                                # paper's V), else the largest tag ever started (BR's reading)
     hash_key: np.uint64         # key of the packet-type hash
     fq_resource: int            # bottleneck FQ: the one resource with SFQ tags
     inflight: int               # MR3: the ingress releases while < inflight packets inside
@@ -426,6 +439,26 @@ def _sift_down(heap_key, heap_id, n, J, j, key, hid):
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def _virtual_time(res_f, J, vglobal, in_service):
+    """Memoryless DRFQ's virtual time V at an injection (SPEC §3). In-service rule (the
+    DRFQ paper's): the largest start tag among the packets in service now (res_f holds
+    each resource's completion time, ∞ when idle, and the tag of its packet in service);
+    with nothing in service, the tag of the packet whose departure emptied the router
+    (``vglobal``, set at every completion). Started rule (BR's reading): ``vglobal``, the
+    largest tag ever started."""
+    if not in_service:
+        return vglobal
+    v = -np.inf
+    busy = False
+    for j in range(J):
+        if res_f[_U(j)] < np.inf:
+            busy = True
+            if res_f[_U(J + j)] > v:
+                v = res_f[_U(J + j)]
+    return v if busy else vglobal
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
     """Inject the next packet of the flow whose records start at b / bf: draw its type,
     take a free packet number, give the DRFQ tags (the previous packet's charge; the flow
@@ -459,7 +492,7 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
         pk = flow_i[b + _U(o_free + n_free)]
     flow_i[b + _U(o_type + pk)] = ptype
     if policy == DRFQ:
-        key = max(vglobal, flow_f[bf])
+        key = max(_virtual_time(res_f, J, vglobal, model.in_service), flow_f[bf])
         flow_f[bf] = key + type_charge[_U(ptype)]
         flow_f[bf + _U(o_key + pk)] = key
     elif policy == DRFQ_DOVETAIL:
@@ -484,20 +517,25 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal):
 
 @njit(cache=True, inline="always", _nrt=False)
 def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
-                   next_resource, J, layout, j, t, slot, sb, sbf, pk, s, key, hid, vglobal):
+                   next_resource, J, layout, j, t, slot, sb, sbf, pk, s, key, hid, vglobal,
+                   in_service):
     """Resource j (idle) starts packet ``pk`` of the flow in ``slot`` (records at sb / sbf)
-    with tag ``key`` and heap id ``hid``: completion at t + s, the virtual time (V_j = key
-    for PF/BMF, V_j = max(V_j, S_ij) dovetailing, V = max(V, key) memoryless), and the
-    packet's next resource with its service time there. Returns the global virtual time."""
+    with tag ``key`` and heap id ``hid``: completion at t + s, the virtual time, and the
+    packet's next resource with its service time there. Returns the global virtual time.
+
+    Virtual time: V_j = key for PF/BMF (and for memoryless DRFQ, whose in-service V reads
+    it, :func:`_virtual_time`; its started-rule V = max(V, key)); dovetailing DRFQ: V_j =
+    S_ij in service (in-service rule), V_j = max(V_j, S_ij) (started rule)."""
     res_f[_U(j)] = t + s
     res_i[_U(j)] = slot
     res_i[_U(J + j)] = pk
     if policy == DRFQ:
         if key > vglobal:
             vglobal = key
+        res_f[_U(J + j)] = key
     elif policy == DRFQ_DOVETAIL:
         vtag = flow_f[sbf + _U(layout.o_vtags + pk * J + j)]
-        if vtag > res_f[_U(J + j)]:
+        if in_service or vtag > res_f[_U(J + j)]:
             res_f[_U(J + j)] = vtag
     else:
         res_f[_U(J + j)] = key
@@ -519,7 +557,8 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
 
 @njit(cache=True, inline="always", _nrt=False)
 def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, service,
-            next_resource, J, W, layout, slot, b, bf, pk, dest, s, seq, t, vglobal, model_fq):
+            next_resource, J, W, layout, slot, b, bf, pk, dest, s, seq, t, vglobal, model_fq,
+            in_service):
     """Packet ``pk`` (service time s there) of the flow in ``slot`` arrives at resource
     ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7; the flow is charged for
     its previous packet at dest), then either start it (dest idle, nothing waiting) or
@@ -554,7 +593,7 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
         res_f[_U(2 * J + dest)] += t - res_f[_U(4 * J + dest)]
         return _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
                               next_resource, J, layout, dest, t, slot, b, bf, pk, s, key,
-                              hid, vglobal)
+                              hid, vglobal, in_service)
     n = flow_i[at + _U(2)]
     pos = flow_i[at + _U(1)] + n
     if pos >= W:
@@ -742,6 +781,7 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     lastB = res_f[_U(4 * J + B)]
     first_event = events
     started_A = started_B = False
+    in_service = model.in_service
     while events < budget:
         # lowest resource index first at equal times; a completion at the arrival's time
         # comes before the arrival
@@ -757,6 +797,8 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
         events += 1
         if at_A:  # the packet moves on to B
             lastA = t
+            if policy == DRFQ and in_service:
+                vglobal = VA
             qA -= 1
             pk = pkA
             qB += 1
@@ -776,11 +818,9 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 cB = t + sB
                 pkB = pk
                 started_B = True
-                if policy == DRFQ:
-                    if key > vglobal:
-                        vglobal = key
-                else:
-                    VB = key
+                if policy == DRFQ and key > vglobal:
+                    vglobal = key
+                VB = key
             else:
                 pos = hB + nB
                 if pos >= W:
@@ -797,11 +837,9 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 key = flow_f[bf + _U(o_fifo_key) + entry]
                 cA = t + flow_f[bf + _U(o_fifo_s) + entry]
                 started_A = True
-                if policy == DRFQ:
-                    if key > vglobal:
-                        vglobal = key
-                else:
-                    VA = key
+                if policy == DRFQ and key > vglobal:
+                    vglobal = key
+                VA = key
                 hA += 1
                 if hA == W:
                     hA = 0
@@ -810,6 +848,8 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 cA = np.inf
         else:  # the packet leaves the router
             lastB = t
+            if policy == DRFQ and in_service:
+                vglobal = VB
             _record_sojourn(sojourn_hist, sojourn_sum, cell,
                             t - flow_f[bf + _U(o_entry) + _U(pkB)])
             qB -= 1
@@ -833,8 +873,8 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                     key = max(VA, prevA + charge_prevA / qA)
                     prevA = key
                     charge_prevA = costA
-                else:
-                    key = max(vglobal, prevA)
+                else:  # memoryless DRFQ: V is A's tag in service, else the last one out
+                    key = max(VA if (in_service and cA < np.inf) else vglobal, prevA)
                     prevA = key + charge
                     flow_f[bf + _U(o_key + pk)] = key
                 hid = (seq << SLOT_BITS) | slot
@@ -844,11 +884,9 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                     cA = t + sA
                     pkA = pk
                     started_A = True
-                    if policy == DRFQ:
-                        if key > vglobal:
-                            vglobal = key
-                    else:
-                        VA = key
+                    if policy == DRFQ and key > vglobal:
+                        vglobal = key
+                    VA = key
                 else:
                     pos = hA + nA
                     if pos >= W:
@@ -874,11 +912,9 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 key = flow_f[bf + _U(o_fifo_key) + entry]
                 cB = t + flow_f[bf + _U(o_fifo_s) + entry]
                 started_B = True
-                if policy == DRFQ:
-                    if key > vglobal:
-                        vglobal = key
-                else:
-                    VB = key
+                if policy == DRFQ and key > vglobal:
+                    vglobal = key
+                VB = key
                 hB += 1
                 if hB == W:
                     hB = 0
@@ -895,11 +931,11 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
     res_f[_U(2 * J + B)] = idleB
     res_f[_U(4 * J + A)] = lastA
     res_f[_U(4 * J + B)] = lastB
+    res_f[_U(J + A)] = VA
+    res_f[_U(J + B)] = VB
     if policy == DRFQ:
         flow_f[bf] = prevA
     else:
-        res_f[_U(J + A)] = VA
-        res_f[_U(J + B)] = VB
         flow_f[bf + _U(A)] = prevA
         flow_f[bf + _U(B)] = prevB
         if policy == PF:
@@ -1034,6 +1070,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
     bins = timeline.shape[0] // (K * J) if has_timeline else 0
     t = fstate[F_TIME]
     vglobal = fstate[F_VGLOBAL]
+    in_service = model.in_service
     nxt = istate[I_NEXT_ARRIVAL]
     outstanding = istate[I_OUTSTANDING]
     seq = istate[I_SEQ]
@@ -1136,6 +1173,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             s = res_f[_U(3 * J + done)]
             res_f[_U(done)] = np.inf
             res_f[_U(4 * J + done)] = t  # idle from now unless it starts another packet
+            if policy == DRFQ and in_service:  # V if this leaves the router empty
+                vglobal = res_f[_U(J + done)]
             services += 1
             b = _U(slot * ni)
             bf = _U(slot * nf)
@@ -1149,7 +1188,8 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             if target >= 0:  # on to the next resource
                 vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                                   heap_id, istate, service, next_resource, J, W, layout,
-                                  slot, b, bf, pk, target, s, seq, t, vglobal, fq)
+                                  slot, b, bf, pk, target, s, seq, t, vglobal, fq,
+                                  in_service)
                 seq += 1
             else:  # the packet leaves the router
                 k = flow_i[b + _U(FI_CLASS)]
@@ -1284,7 +1324,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
                 flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
             vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                               heap_id, istate, service, next_resource, J, W, layout,
-                              slot, b, bf, pk, dest, s, seq, t, vglobal, fq)
+                              slot, b, bf, pk, dest, s, seq, t, vglobal, fq, in_service)
             seq += 1
             if policy == MR3:
                 charge = model.type_charge[_U(flow_i[b + _U(layout.o_type) + _U(pk)])]
@@ -1311,7 +1351,7 @@ def _event_loop(policy, debug, explicit, lone_flow, budget, model, arrivals, sta
             s = flow_f[sbf + _U(o_fifo_s) + entry]
             vglobal = _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate,
                                      service, next_resource, J, layout, j, t, sl, sb, sbf, p,
-                                     s, key, top_id, vglobal)
+                                     s, key, top_id, vglobal, in_service)
             head += 1
             if head == W:
                 head = 0

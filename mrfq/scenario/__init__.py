@@ -17,6 +17,7 @@ from mrfq.scenario.checks import check_init
 from mrfq.scenario.config import (
     FLUID_METHODS,
     PACKET_INITS,
+    VIRTUAL_TIMES,
     FluidConfig,
     PacketConfig,
     TrafficClass,
@@ -31,7 +32,8 @@ from mrfq.scenario.files import (
 from mrfq.scenario.model import Scenario, size_spec
 
 __all__ = [
-    "FLUID_METHODS", "PACKAGED_SCENARIOS", "PACKET_INITS", "FluidConfig", "PacketConfig",
+    "FLUID_METHODS", "PACKAGED_SCENARIOS", "PACKET_INITS", "VIRTUAL_TIMES", "FluidConfig",
+    "PacketConfig",
     "Scenario", "TrafficClass", "check_init", "load_scenario", "packaged_scenarios",
     "scenario_from_dict", "scenario_path", "size_spec",
 ]

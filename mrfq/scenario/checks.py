@@ -20,6 +20,7 @@ from mrfq.errors import InputError
 from mrfq.scenario.config import (
     FLUID_METHODS,
     PACKET_INITS,
+    VIRTUAL_TIMES,
     FluidConfig,
     PacketConfig,
     TrafficClass,
@@ -32,7 +33,7 @@ _MIX_KEYS = {"requirements", "probability"}
 _FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed"}
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
-    "batches", "precision", "max_replications", "fq_resource", "init",
+    "batches", "precision", "max_replications", "fq_resource", "init", "virtual_time",
 }
 
 
@@ -96,11 +97,10 @@ def _precision(value: Any, field_name: str, source: str | None) -> float | None:
     return target
 
 
-def _init(value: Any, field_name: str, source: str | None) -> str:
-    """One of :data:`PACKET_INITS` (case-insensitive)."""
-    if not isinstance(value, str) or value.strip().lower() not in PACKET_INITS:
-        raise fail(f"must be one of {', '.join(PACKET_INITS)}, got {value!r}", field_name,
-                   source)
+def _choice(value: Any, choices: tuple[str, ...], field_name: str, source: str | None) -> str:
+    """One of ``choices`` (case-insensitive)."""
+    if not isinstance(value, str) or value.strip().lower() not in choices:
+        raise fail(f"must be one of {', '.join(choices)}, got {value!r}", field_name, source)
     return value.strip().lower()
 
 
@@ -202,7 +202,9 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
         max_replications=integer("max_replications", 1),
         fq_resource=(None if value("fq_resource") is None else
                      fields.text(value("fq_resource"), _field(where, "fq_resource"), source)),
-        init=_init(value("init"), _field(where, "init"), source),
+        init=_choice(value("init"), PACKET_INITS, _field(where, "init"), source),
+        virtual_time=_choice(value("virtual_time"), VIRTUAL_TIMES,
+                             _field(where, "virtual_time"), source),
     )
     if packet.precision is not None and packet.max_replications < packet.replications:
         raise fail(f"must be >= replications ({packet.replications}), got "

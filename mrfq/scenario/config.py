@@ -20,6 +20,8 @@ FLUID_METHODS = ("auto", "markov", "simulation")
 #: how a packet replication starts (``[packet] init``): empty, or with flows in progress
 #: drawn from the fluid model's stationary law (:mod:`mrfq.packet.initial`)
 PACKET_INITS = ("empty", "fluid")
+#: DRFQ's virtual-time rules (``[packet] virtual_time``, :class:`PacketConfig`)
+VIRTUAL_TIMES = ("in-service", "started")
 
 
 @dataclass(frozen=True)
@@ -63,7 +65,8 @@ class PacketConfig:
     """``[packet]`` (README "Scenario files"): policies (default: the registry's packet
     defaults), m = ``mean_size`` (mean packets per flow), the window W (packets),
     ``flows`` (arrivals per replication), the warm-up (a fraction of the arrivals not
-    measured, or "auto"), replications and seed, dovetailing DRFQ's Δ (``delta``),
+    measured, or "auto"), replications and seed, dovetailing DRFQ's Δ (``delta``), DRFQ's
+    virtual-time rule (``virtual_time``: :data:`VIRTUAL_TIMES`),
     ``batches`` per replication, the precision target, bottleneck FQ's resource and how
     a replication starts (``init``)."""
 
@@ -75,6 +78,10 @@ class PacketConfig:
     replications: int = 1
     seed: int = 1
     delta: float = math.inf
+    #: DRFQ's virtual time V (SPEC §3): "in-service", the largest start tag among the
+    #: packets in service (the DRFQ paper's rule), or "started", the largest start tag of
+    #: any packet that has begun service (BR's reading, with which BR's Figure 3 was run)
+    virtual_time: str = "in-service"
     batches: int = 20
     #: target relative 95% half-width of every class's γ (None: a fixed number of
     #: replications); replications are added until it is reached or ``max_replications``

@@ -1,0 +1,142 @@
+"""Issue 22's dovetailing study: how much dovetailing can dynamic flows afford before DRF
+is lost? Dovetailing DRFQ's Δ bounds how far apart a flow's finish tags on different
+resources may drift (SPEC §3): Δ = 0 charges every packet like memoryless DRFQ, Δ = ∞ is
+full dovetailing.
+
+Usage (from the checkout): python reproduction/dovetail_delta/run.py [--jobs 2]
+       [--results results/dovetail_delta]
+
+1. ``scenario.toml`` (BR Figure 3's classes, m = 200, W = 30, 4 replications of 40 000
+   flows per point, link loads 0.1…0.9) swept with ``drfq-dovetail`` for every Δ of
+   ``DELTAS`` under both virtual-time clocks (``in-service``, the default, and
+   ``started``, BR's reading) into one results directory (Δ and the clock are part of
+   each point's key), each validated against fluid DRF as ``mrfq validate`` does (fluid
+   γ in the 95% interval, or within 5%) → ``delta_study.csv`` here (one row per Δ,
+   clock, load and class).
+2. The alternating check (SPEC §3: flow A alternates packets (1, 2) and (2, 1), flow B
+   sends (3, 3), both backlogged; full dovetailing gives A half of each resource,
+   memoryless DRFQ 3/7) for the same Δ and clocks → ``alternating.csv``.
+3. ``summary.csv``: per Δ and clock, the points that validate (of 27), the largest
+   |γ / γ_DRF − 1| and the alternating share; printed.
+4. ``dovetail_delta.png`` (+ PDF): γ / γ_DRF against Δ per class at loads 0.5 and 0.9,
+   and the alternating share against Δ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from mrfq import pipeline
+from mrfq.io import write_csv
+from mrfq.packet.engine import run_replication
+from mrfq.packet.model import PacketModel
+from mrfq.scenario import VIRTUAL_TIMES, load_scenario, scenario_from_dict
+
+HERE = Path(__file__).resolve().parent
+DELTAS = (0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0, math.inf)
+TOLERANCE = 0.05
+
+
+def alternating_share(delta: float, virtual_time: str, packets: int = 20000) -> float:
+    """A's share of each resource in SPEC §3's alternating check (its packets over its
+    completion time; a packet's mean work is 1)."""
+    scenario = scenario_from_dict({
+        "resources": ["cpu", "link"], "load": {"values": [0.5]},
+        "classes": [{"name": "A", "load_share": 1, "packet_order": "cycle",
+                     "packets": [{"requirements": [1, 2]}, {"requirements": [2, 1]}]},
+                    {"name": "B", "requirements": [3, 3], "load_share": 1}]})
+    run = run_replication(PacketModel.from_scenario(scenario), "drfq-dovetail",
+                          scenario.class_loads(0.5), np.random.SeedSequence(0), flows=1,
+                          mean_size=1000, window=64, delta=delta, virtual_time=virtual_time,
+                          arrivals=([0.0, 0.0], [0, 1], [packets, 10**7]))
+    return packets / float(run.completion[0])
+
+
+def study(results: Path, jobs: int | None) -> pd.DataFrame:
+    """Every (Δ, clock) sweep, validated against fluid DRF."""
+    base = load_scenario(HERE / "scenario.toml")
+    frames = []
+    for virtual_time in VIRTUAL_TIMES:
+        for delta in DELTAS:
+            scenario = base.with_overrides(delta=delta, virtual_time=virtual_time)
+            started = time.perf_counter()
+            summary = pipeline.sweep(scenario, results, jobs=jobs)
+            table = pipeline.validate(summary, TOLERANCE, scenario)
+            table.insert(0, "virtual_time", virtual_time)
+            table.insert(0, "delta", delta)
+            frames.append(table)
+            print(f"delta {delta:g}, {virtual_time}: {int(table['passed'].sum())}/"
+                  f"{len(table)} validate ({time.perf_counter() - started:.0f} s)")
+    return pd.concat(frames, ignore_index=True)
+
+
+def plot(table: pd.DataFrame, alternating: pd.DataFrame, path: Path) -> None:
+    """γ / γ_DRF against Δ (classes, loads 0.5 and 0.9; in-service clock) and the
+    alternating share against Δ (both clocks); Δ = ∞ drawn at the right end."""
+    finite = [d for d in DELTAS if math.isfinite(d)]
+    position = {d: i for i, d in enumerate(DELTAS)}
+    labels = [f"{d:g}" for d in finite] + ["∞"]
+    fig = Figure(figsize=(11, 4), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    chosen = table[table["virtual_time"] == VIRTUAL_TIMES[0]]
+    for (load, name), rows in chosen[chosen["load"].isin([0.5, 0.9])].groupby(
+            ["load", "class"]):
+        rows = rows.sort_values("delta", key=lambda s: s.map(position))
+        left.plot([position[d] for d in rows["delta"]],
+                  rows["packet_gamma"] / rows["fluid_gamma"],
+                  marker="o", linestyle="-" if load == 0.9 else "--",
+                  label=f"class {name}, load {load:g}")
+    left.axhline(1.0, color="black", linewidth=0.8)
+    left.axhspan(1 - TOLERANCE, 1 + TOLERANCE, color="grey", alpha=0.15)
+    left.set_xticks(range(len(DELTAS)), labels)
+    left.set_xlabel("Δ (time units of a packet's dominant service)")
+    left.set_ylabel(r"packet $\gamma$ / fluid DRF $\gamma$")
+    left.set_title("dovetailing DRFQ on Figure 3 (m = 200)")
+    left.legend(fontsize=7, ncols=2)
+    for virtual_time, rows in alternating.groupby("virtual_time"):
+        rows = rows.sort_values("delta", key=lambda s: s.map(position))
+        right.plot([position[d] for d in rows["delta"]], rows["share"], marker="o",
+                   label=f"V: {virtual_time}")
+    right.axhline(0.5, color="black", linewidth=0.8, linestyle=":")
+    right.axhline(3 / 7, color="black", linewidth=0.8, linestyle="--")
+    right.text(0, 0.5, " full dovetailing: 1/2", va="bottom", fontsize=8)
+    right.text(0, 3 / 7, " memoryless: 3/7", va="bottom", fontsize=8)
+    right.set_xticks(range(len(DELTAS)), labels)
+    right.set_xlabel("Δ")
+    right.set_ylabel("flow A's share of each resource")
+    right.set_title("alternating ⟨1,2⟩/⟨2,1⟩ against ⟨3,3⟩")
+    right.legend(fontsize=8)
+    for suffix in (".png", ".pdf"):
+        fig.savefig(path.with_suffix(suffix), dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--results", default="results/dovetail_delta")
+    args = parser.parse_args()
+    table = study(Path(args.results), args.jobs)
+    write_csv(table, HERE / "delta_study.csv")
+    alternating = pd.DataFrame([{"delta": d, "virtual_time": v, "share": alternating_share(d, v)}
+                                for v in VIRTUAL_TIMES for d in DELTAS])
+    write_csv(alternating, HERE / "alternating.csv")
+    table["abs_difference"] = table["relative_difference"].abs()
+    summary = table.groupby(["virtual_time", "delta"], sort=False).agg(
+        points=("passed", "size"), validate=("passed", "sum"),
+        max_abs_difference=("abs_difference", "max")).reset_index()
+    summary = summary.merge(alternating, on=["delta", "virtual_time"])
+    write_csv(summary, HERE / "summary.csv")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    plot(table, alternating, HERE / "dovetail_delta.png")
+    print(f"wrote {HERE / 'dovetail_delta.png'}")
+
+
+if __name__ == "__main__":
+    main()
