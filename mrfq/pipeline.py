@@ -26,12 +26,6 @@ from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
 from mrfq.io import write_csv
 from mrfq.packet.flows import run_flows
-from mrfq.plots import (
-    dominant_share_over_time,
-    fluid_comparison,
-    packet_delays,
-    packet_vs_fluid,
-)
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario
 from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
 from mrfq.validation import fair_dominant_shares, known_limitations, validate_summary
@@ -123,6 +117,14 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
     with delay metrics, the per-packet delay against load (``<name>_delays.png``,
     :func:`mrfq.plots.packet_delays`) of a results directory, from its summary. Returns
     the files written (PNG and PDF)."""
+    # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
+    from mrfq.plots import (
+        dominant_share_over_time,
+        fluid_comparison,
+        packet_delays,
+        packet_vs_fluid,
+    )
+
     results = Path(results_dir)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
         timeline = pd.read_csv(results / TIMELINE_FILE, dtype={"flow": str})
@@ -162,6 +164,9 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     allocation the policy realises among the flows present mid-interval,
     :func:`mrfq.validation.fair_dominant_shares`) and the dominant share over time plot.
     Returns the files written."""
+    # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
+    from mrfq.plots import dominant_share_over_time
+
     scenario = _scenario(scenario)
     chosen = [registry.get(registry.PACKET, p, "--policies").name
               for p in (policies or scenario.packet.policies)]
@@ -245,6 +250,9 @@ def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
 def plot_fluid_table(csv: str | Path, output: str | Path | None = None) -> list[Path]:
     """The Figure 1/2 layout ("BMF v DRF", "BMF v PF") from a ``mrfq fluid`` CSV table
     (default output: the CSV's name with .png)."""
+    # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
+    from mrfq.plots import fluid_comparison
+
     path = Path(csv)
     try:
         table = pd.read_csv(path, dtype={"class": str, "policy": str})
@@ -265,6 +273,9 @@ def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Pa
     """BR Figures 1 and 2 (fluid): the sweeps of the packaged scenarios into
     ``results_root/<name>`` (cached), their tables as ``figN_fluid.csv`` and the two-panel
     figures ``figN.png``/``.pdf`` in ``output_dir``."""
+    # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
+    from mrfq.plots import fluid_comparison
+
     written = []
     for name, stem in PAPER_FLUID_FIGURES:
         scenario = load_scenario(name)

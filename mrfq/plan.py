@@ -32,18 +32,22 @@ class Plan:
     ``stored(point)`` returns a point's stored record or ``None`` (a sweep reads its
     results directory; :func:`mrfq.simulate` stores nothing). ``ahead=False``: while the
     rule says "more", one replication at a time (for a single worker, which gains
-    nothing from scheduling ahead)."""
+    nothing from scheduling ahead). ``confidence``: the level of the intervals the
+    stopping rule judges (a sweep's: 95%)."""
 
     def __init__(self, scenario: Scenario, groups: list[Group],
-                 stored: Callable[[Point], dict | None], ahead: bool = True):
+                 stored: Callable[[Point], dict | None], ahead: bool = True,
+                 confidence: float = 0.95):
         self.scenario = scenario
         self.ahead = ahead
+        self.confidence = confidence
         self.stored = stored
         self.kinds: dict[Group, ModuleType] = {g: kind_of(scenario, *g) for g in groups}
         self.records: dict[Group, dict[int, dict]] = {g: {} for g in groups}
         self.scheduled = dict.fromkeys(groups, 0)  # replications < this: stored or running
         self.checked = dict.fromkeys(groups, 0)  # the rule failed for every n < this
         self.decided: dict[Group, int] = {}
+        self.wanted = dict.fromkeys(groups, 0)  # the total the rule suggested last
         self.read = 0  # stored records read instead of computed
 
     def start(self) -> list[Point]:
@@ -70,7 +74,8 @@ class Plan:
             while prefix in records:
                 prefix += 1
             decision = kind.stopping(self.scenario, list(records.values()),
-                                     start=self.checked[group])
+                                     start=self.checked[group], confidence=self.confidence)
+            self.wanted[group] = decision.wanted
             if decision.replications is not None and prefix >= decision.replications:
                 self.decided[group] = decision.replications
                 return []

@@ -123,7 +123,7 @@ _ENTRIES = (
     Policy("mr3", PACKET, 6, "MR3", "multi-resource round robin: elastic round robin on "
            "dominant processing times at the ingress, FIFO inside (Wang, Li, Liang 2013)",
            realises="drf", limitation=UNEQUAL_DOMINANT_SHARES),
-    # the static allocation lab (mrfq.allocation.policies.RULES holds their functions)
+    # the static allocation lab (mrfq.allocation.policies.POLICIES holds their functions)
     Policy("drf", ALLOCATION, 0, "DRF", "pooled DRF: max-min of dominant shares "
            "(Ghodsi et al. NSDI'11)", default=True),
     Policy("drf-online", ALLOCATION, 1, "online DRF", "a task at a time to the user with "

@@ -59,8 +59,9 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     Keyword overrides replace the scenario's ``[packet]`` values (validated alike).
     γ_k = m / E[T_k] in work units per time unit, comparable with the fluid γ_k. With a
     ``precision`` target, replications are added one at a time until the stopping rule
-    (:func:`mrfq.kinds.replications.stopping`, at 95% as in a sweep) ends the point: the
-    same replications a sweep uses. ``confidence`` sets the reported intervals.
+    (:func:`mrfq.kinds.replications.stopping`, at ``confidence``; a sweep's is 95%) ends
+    the point: at 95%, the same replications a sweep uses. ``confidence`` also sets the
+    reported intervals.
     ``progress(done, total)``: flows completed over the replications planned so far.
     """
     if not isinstance(scenario, Scenario):
@@ -76,14 +77,16 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     if not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
     group = (policies.PACKET, policy, float(load))
-    plan = Plan(scenario, [group], stored=lambda point: None, ahead=False)
+    plan = Plan(scenario, [group], stored=lambda point: None, ahead=False,
+                confidence=confidence)
     runs: dict[int, pd.DataFrame] = {}
     started = time.perf_counter()
 
     def replicate(point: Point) -> dict:
         def report(done: int, total: int) -> None:
             if progress:
-                planned = max(plan.scheduled[group], point.replication + 1)
+                planned = max(plan.wanted[group], plan.scheduled[group],
+                              point.replication + 1)
                 progress(point.replication * total + done, planned * total)
 
         record, run = run_point(scenario, policy, load, point.replication, debug, report)

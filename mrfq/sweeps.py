@@ -167,7 +167,8 @@ def load_records(scenario: Scenario, results_dir: str | Path,
     """Every stored point record of ``scenario`` in a results directory (files of other
     scenario versions are ignored): per group, replications 0, 1, … up to the first one
     missing or the kind's most (the stopping rule, applied when combining, decides how
-    many count)."""
+    many count). A sweep leaves no gap; in a directory where a replication was deleted,
+    the ones after it are not read."""
     stored = _stored(scenario, Path(results_dir) / POINTS_DIR)
     records = []
     for group in sweep_groups(scenario, kinds):

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from mrfq.kinds import Point, kind_of, point_filename
+from mrfq.kinds import Point, point_filename
 from mrfq.scenario import load_scenario
-from mrfq.sweeps import POINTS_DIR, stored_scenario, sweep_groups
+from mrfq.sweeps import POINTS_DIR, stored_scenario, sweep_points
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,9 +24,7 @@ def test_every_committed_point_of_fig3_all_policies_is_found():
     results = ROOT / "reproduction" / "fig3_all_policies"
     scenario = stored_scenario(results)
     stored = {p.name for p in (results / POINTS_DIR).glob("*.json")}
-    expected = {point_filename(scenario, Point(*group, r))
-                for group in sweep_groups(scenario)
-                for r in range(kind_of(scenario, *group).first_replications(scenario))}
+    expected = {point_filename(scenario, point) for point in sweep_points(scenario)}
     assert len(stored) == 90
     assert expected == stored
 

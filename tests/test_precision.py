@@ -118,6 +118,25 @@ def test_simulate_stops_at_the_first_n_and_uses_the_same_streams():
     assert (short["replications"] == 12).all() and not short["precision_reached"].any()
 
 
+@pytest.mark.parametrize("confidence", [0.8, 0.99])
+def test_simulate_applies_the_precision_rule_at_its_confidence(confidence):
+    """The rule judges the intervals at ``simulate``'s confidence: the point uses the first
+    n replications whose half-widths at that confidence are within the target, and its
+    per-flow and per-replication tables hold exactly those n."""
+    scenario = make_scenario(flows=300, mean_size=10, warmup="auto")
+    result = simulate(scenario, "bmf", 0.5, precision=0.06, confidence=confidence)
+    n = int(result.classes["replications"].iloc[0])
+    assert result.classes["precision_reached"].all()
+    assert (result.classes["achieved_precision"] <= 0.06).all()
+    assert sorted(result.replications["replication"].unique()) == list(range(n))
+    assert sorted(result.flows["replication"].unique()) == list(range(n))
+    before = simulate(scenario, "bmf", 0.5, replications=n - 1, confidence=confidence)
+    assert ((before.classes["ci_high"] - before.classes["gamma"])
+            / before.classes["gamma"] > 0.06).any()
+    at_95 = int(simulate(scenario, "bmf", 0.5, precision=0.06).classes["replications"].iloc[0])
+    assert (n < at_95) if confidence < 0.95 else (n > at_95)
+
+
 def _scenario(tmp_path, precision, loads=(0.3, 0.6)):
     raw = {"name": "precise", "resources": ["cpu", "link"], "classes": [
         {"name": "1", "requirements": [0.1, 1.0], "load_share": 4},

@@ -149,6 +149,7 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None,
     """
     entry = policies.get(policies.FLUID, policy)
     code = entry.code
+    explicit = entry.law == policies.EXPLICIT_LAW  # φ from Φ (a box of it), not cached
     a, _, w = as_problem(requirements, None, weights)
     K = a.shape[0]
     rho = stable_loads(a, class_loads, "class_loads", nonzero=True)
@@ -182,12 +183,12 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None,
     heap_key = np.zeros((K, INITIAL_HEAP))
     heap_id = np.zeros((K, INITIAL_HEAP), dtype=np.int64)
     heap_len = np.zeros(K, dtype=np.int64)
-    slots = CACHE_SLOTS if cache and code != balanced.BF else 0
+    slots = CACHE_SLOTS if cache and not explicit else 0
     cache_keys = np.full((slots, K), -1, dtype=np.int64)
     cache_phi = np.zeros((slots, K))
     bf_dims = np.ones(K, dtype=np.int64)
     bf_log = np.zeros(1)
-    if code == balanced.BF:
+    if explicit:
         bf_dims = np.where(rho > 0, INITIAL_BOX, 1).astype(np.int64)
         bf_log = balanced.log_balance_box_kernel(a, bf_dims)
     t = 0.0

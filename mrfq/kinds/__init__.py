@@ -23,7 +23,7 @@ precision driver (:mod:`mrfq.plan`) and the summary use:
 * ``key_parts(scenario, point) -> dict`` — everything that determines the point's numbers
   (and nothing else), versions of the code included; hashed into the file name;
 * ``compute(scenario, point) -> dict`` — the JSON-serialisable record (runs in a worker);
-* ``first_replications(scenario)``, ``stopping(scenario, records, start)`` and
+* ``first_replications(scenario)``, ``stopping(scenario, records, start, confidence)`` and
   ``max_replications(scenario)`` — how many replications a (policy, load) starts with,
   how many of those finished it uses (a :class:`mrfq.kinds.replications.Stopping`) and
   at most (the precision rule of replicated kinds; 1, 1 and 1 for the others);

@@ -36,8 +36,8 @@ def first_replications(scenario: Scenario) -> int:
     return 1
 
 
-def stopping(scenario: Scenario, records: list[dict], start: int | None = None
-             ) -> Stopping:
+def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
+             confidence: float = 0.95) -> Stopping:
     """A fluid point uses its one record."""
     return Stopping(1, 1)
 

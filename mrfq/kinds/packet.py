@@ -262,11 +262,11 @@ def first_replications(scenario: Scenario) -> int:
     return first_of_config(scenario.packet)
 
 
-def stopping(scenario: Scenario, records: list[dict], start: int | None = None
-             ) -> Stopping:
+def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
+             confidence: float = 0.95) -> Stopping:
     """The precision rule on the finished replications of one (policy, load)
-    (:func:`mrfq.kinds.replications.stopping`)."""
-    return stopping_rule(scenario.packet, records, start=start)
+    (:func:`mrfq.kinds.replications.stopping`) at ``confidence``."""
+    return stopping_rule(scenario.packet, records, confidence, start=start)
 
 
 def max_replications(scenario: Scenario) -> int:

@@ -1,7 +1,7 @@
 """Python driver of the packet kernel: allocate state, feed arrivals, run in chunks.
 
-``run_replication`` is one independent run; :func:`mrfq.packet.simulate` (in
-:mod:`mrfq.packet.simulate`) adds replications, statistics and overrides.
+``run_replication`` is one independent run; a packet point (:mod:`mrfq.kinds.packet`)
+adds its statistics, and :func:`mrfq.simulate` replications and overrides.
 """
 
 from __future__ import annotations
