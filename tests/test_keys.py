@@ -38,13 +38,26 @@ def test_every_committed_point_of_fig3_all_policies_is_found():
      "fluid-drf-0.6-8efc61e4680da0fe.json"),
     ("fig2_unbalanced", "simulation", ("fluid", "bf", 0.6),
      "fluid-bf-0.6-85a0db200e257861.json"),
-    # the Markov and packet kinds of the main job
+    # the Markov and packet kinds of the main job; DRFQ with BR's clock (``virtual_time =
+    # "started"``), which every DRFQ point before the option used (issue 22)
     ("fig3_quick", None, ("fluid", "drf", 0.5), "fluid-drf-0.5-662f683161a09e33.json"),
-    ("fig3_quick", None, ("packet", "drfq", 0.9, 0), "packet-drfq-0.9-r0-d3351d1ee4b8d040.json"),
+    ("fig3_quick", "started", ("packet", "drfq", 0.9, 0),
+     "packet-drfq-0.9-r0-d3351d1ee4b8d040.json"),
+    ("fig3_quick", None, ("packet", "pf", 0.1, 0), "packet-pf-0.1-r0-9cf1e8471eb0a9ec.json"),
 ])
 def test_point_names_recorded_by_an_earlier_version_still_hold(scenario_name, method,
                                                                 point, name):
     scenario = load_scenario(scenario_name)
-    if method is not None:
+    if method == "started":
+        scenario = scenario.with_overrides(virtual_time=method)
+    elif method is not None:
         scenario = replace(scenario, fluid=replace(scenario.fluid, method=method))
     assert point_filename(scenario, Point(*point)) == name
+
+
+def test_the_in_service_clock_is_a_new_point():
+    """The default clock changed DRFQ's numbers, so its points have other names."""
+    scenario = load_scenario("fig3_quick")
+    point = Point("packet", "drfq", 0.9, 0)
+    assert (point_filename(scenario, point)
+            != point_filename(scenario.with_overrides(virtual_time="started"), point))

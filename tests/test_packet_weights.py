@@ -72,15 +72,7 @@ def _passes(row, target, tolerance=0.05):
 # far more than the CI (±2.5%) and the tolerance, so a packet engine that ignored the
 # weights would fail. m = 200 keeps the run at about half a second; at this m PF's class 3
 # comes out up to 6% low even unweighted (a small-m packet effect, gone at m = 1000).
-@pytest.mark.parametrize("policy", [
-    "pf", "bmf",
-    pytest.param("drfq", marks=pytest.mark.xfail(strict=True, reason=(
-        "memoryless DRFQ's global V runs ahead with the flows that are fastest in tag "
-        "terms; lagging flows are reset to V at every packet and lose their weight: "
-        "class 3 is 20-23% below the weighted fluid gamma"))),
-    pytest.param("drfq-dovetail", marks=pytest.mark.xfail(strict=True, reason=(
-        "dovetailing DRFQ misses the DRF gamma on this point even unweighted (class 2 "
-        "+41%), and with weights")))])
+@pytest.mark.parametrize("policy", ["pf", "bmf"])
 def test_weighted_figure3_point_matches_the_weighted_fluid_model(policy):
     packet, weighted, unweighted = _weighted_point(policy, (1, 1, 3))
     rows = [row for _, row in packet.iterrows()]
@@ -88,6 +80,22 @@ def test_weighted_figure3_point_matches_the_weighted_fluid_model(policy):
         assert _passes(row, weighted[k]), (k, row.to_dict(), weighted[k])
     # the check discriminates: the unweighted fluid values fail it
     assert not all(_passes(row, unweighted[k]) for k, row in enumerate(rows))
+
+
+@pytest.mark.parametrize("policy, low, high", [("drfq", -0.10, -0.05),
+                                               ("drfq-dovetail", -0.25, -0.18)])
+def test_weighted_figure3_point_drfq_misses_the_weighted_class(policy, low, high):
+    """DRFQ itself on the weighted Figure 3 point (weights 1, 1, 3; link load 0.5; m = 200;
+    a known limitation that validation names): classes 1 and 2 validate, the weight-3
+    class comes out low — one global virtual time (per resource for dovetailing) follows
+    the flows whose tags advance fastest, and the heavy class's flows, lagging it, are
+    reset at every packet. Measured (seed 1, 10^5 flows): memoryless −7.5% (BR's started
+    clock: −20 to −23%), dovetailing with Δ = 1 −21.9%."""
+    packet, weighted, _ = _weighted_point(policy, (1, 1, 3))
+    rows = [row for _, row in packet.iterrows()]
+    for k in (0, 1):
+        assert _passes(rows[k], weighted[k]), (k, rows[k].to_dict(), weighted[k])
+    assert low <= rows[2]["gamma"] / weighted[2] - 1 <= high
 
 
 # A (1, 0.1) weight 2 and B (1, 0.1) weight 1 share the CPU; C (0, 1) has the link.
