@@ -77,7 +77,7 @@ def packet_uniform(key: int, flow: int, number: int) -> float:
 
 
 def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: int,
-                       mean_size: float, window: int, delta: float = math.inf,
+                       mean_size: float, window: int, delta: float = 30.0,
                        virtual_time: str = "in-service",
                        arrivals=None, fq_resource: int = -1, inflight: int | None = None,
                        class_window=None, class_period=None, class_stop=None,

@@ -112,7 +112,8 @@ def _packet_runs(entry, flows=80, seed=5, **extra):
 
 
 #: a non-default value of every packet parameter, as run_replication's keyword
-PARAMETER_VALUES = {policies.DELTA: ("delta", 0.5), policies.FQ_RESOURCE: ("fq_resource", 0)}
+PARAMETER_VALUES = {policies.DELTA: ("delta", 0.5), policies.FQ_RESOURCE: ("fq_resource", 0),
+                    policies.VIRTUAL_TIME: ("virtual_time", "started")}
 
 
 def _parameter_values(entry):

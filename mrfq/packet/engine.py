@@ -190,7 +190,7 @@ def _in_service(virtual_time: str) -> bool:
 
 def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
-                    window: int, delta: float = 1.0, virtual_time: str = "in-service",
+                    window: int, delta: float = 30.0, virtual_time: str = "in-service",
                     fq_resource: int = -1,
                     inflight: int | None = None, class_window=None, class_period=None,
                     class_stop=None, interval: float = 0.0, bins: int = 0,

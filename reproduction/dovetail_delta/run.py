@@ -15,7 +15,9 @@ Usage (from the checkout): python reproduction/dovetail_delta/run.py [--jobs 2]
    clock, load and class).
 2. The alternating check (SPEC §3: flow A alternates packets (1, 2) and (2, 1), flow B
    sends (3, 3), both backlogged; full dovetailing gives A half of each resource,
-   memoryless DRFQ 3/7) for the same Δ and clocks → ``alternating.csv``.
+   memoryless DRFQ 3/7) and the weights check (two backlogged (0.5, 1) flows of weights
+   1 and 2 behind a lightly loaded CPU; weighted DRF gives the weight-2 flow 2/3 of the
+   link) for the same Δ and clocks → ``alternating.csv`` (``share``, ``weighted_share``).
 3. ``summary.csv``: per Δ and clock, the points that validate (of 27), the largest
    |γ / γ_DRF − 1| and the alternating share; printed.
 4. ``dovetail_delta.png`` (+ PDF): γ / γ_DRF against Δ per class at loads 0.5 and 0.9,
@@ -40,7 +42,7 @@ from mrfq.packet.model import PacketModel
 from mrfq.scenario import VIRTUAL_TIMES, load_scenario, scenario_from_dict
 
 HERE = Path(__file__).resolve().parent
-DELTAS = (0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 100.0, math.inf)
+DELTAS = (0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 50.0, 100.0, math.inf)
 TOLERANCE = 0.05
 
 
@@ -56,6 +58,21 @@ def alternating_share(delta: float, virtual_time: str, packets: int = 20000) -> 
                           scenario.class_loads(0.5), np.random.SeedSequence(0), flows=1,
                           mean_size=1000, window=64, delta=delta, virtual_time=virtual_time,
                           arrivals=([0.0, 0.0], [0, 1], [packets, 10**7]))
+    return packets / float(run.completion[0])
+
+
+def weighted_share(delta: float, virtual_time: str, packets: int = 20000) -> float:
+    """The weight-2 flow's share of the link in SPEC §3's weights check: two backlogged
+    flows (0.5, 1) of weights 1 and 2 behind a lightly loaded CPU (weighted DRF: 2/3).
+    Its packets over its completion time while the weight-1 flow stays backlogged."""
+    scenario = scenario_from_dict({
+        "resources": ["cpu", "link"], "load": {"values": [0.5]},
+        "classes": [{"name": "w1", "requirements": [0.5, 1], "load_share": 1, "weight": 1},
+                    {"name": "w2", "requirements": [0.5, 1], "load_share": 1, "weight": 2}]})
+    run = run_replication(PacketModel.from_scenario(scenario), "drfq-dovetail",
+                          scenario.class_loads(0.5), np.random.SeedSequence(0), flows=1,
+                          mean_size=10, window=30, delta=delta, virtual_time=virtual_time,
+                          arrivals=([0.0, 0.0], [1, 0], [packets, 10**8]))
     return packets / float(run.completion[0])
 
 
@@ -103,15 +120,21 @@ def plot(table: pd.DataFrame, alternating: pd.DataFrame, path: Path) -> None:
     for virtual_time, rows in alternating.groupby("virtual_time"):
         rows = rows.sort_values("delta", key=lambda s: s.map(position))
         right.plot([position[d] for d in rows["delta"]], rows["share"], marker="o",
-                   label=f"V: {virtual_time}")
+                   label=f"alternating A's share, V: {virtual_time}")
+    for virtual_time, rows in alternating.groupby("virtual_time"):
+        rows = rows.sort_values("delta", key=lambda s: s.map(position))
+        right.plot([position[d] for d in rows["delta"]], rows["weighted_share"], marker="s",
+                   linestyle="--", label=f"weight-2 flow's share, V: {virtual_time}")
+    right.axhline(2 / 3, color="black", linewidth=0.8, linestyle="-.")
+    right.text(0, 2 / 3, " weighted DRF: 2/3", va="bottom", fontsize=8)
     right.axhline(0.5, color="black", linewidth=0.8, linestyle=":")
     right.axhline(3 / 7, color="black", linewidth=0.8, linestyle="--")
     right.text(0, 0.5, " full dovetailing: 1/2", va="bottom", fontsize=8)
     right.text(0, 3 / 7, " memoryless: 3/7", va="bottom", fontsize=8)
     right.set_xticks(range(len(DELTAS)), labels)
     right.set_xlabel("Δ")
-    right.set_ylabel("flow A's share of each resource")
-    right.set_title("alternating ⟨1,2⟩/⟨2,1⟩ against ⟨3,3⟩")
+    right.set_ylabel("share")
+    right.set_title("backlogged checks: alternating mix, weights 1:2")
     right.legend(fontsize=8)
     for suffix in (".png", ".pdf"):
         fig.savefig(path.with_suffix(suffix), dpi=120)
@@ -124,7 +147,8 @@ def main() -> None:
     args = parser.parse_args()
     table = study(Path(args.results), args.jobs)
     write_csv(table, HERE / "delta_study.csv")
-    alternating = pd.DataFrame([{"delta": d, "virtual_time": v, "share": alternating_share(d, v)}
+    alternating = pd.DataFrame([{"delta": d, "virtual_time": v, "share": alternating_share(d, v),
+                                 "weighted_share": weighted_share(d, v)}
                                 for v in VIRTUAL_TIMES for d in DELTAS])
     write_csv(alternating, HERE / "alternating.csv")
     table["abs_difference"] = table["relative_difference"].abs()
