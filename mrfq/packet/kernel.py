@@ -888,9 +888,10 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                     prevA = key
                     charge_prevA = costA
                 else:  # memoryless DRFQ: V is A's tag in service, else the last one out
-                    # the in-service clock: A's tag in service, else (the router has
-                    # just emptied) the departing packet's, B's; :func:`_virtual_time`
-                    key = max((VA if cA < np.inf else VB) if in_service else vglobal, prevA)
+                    # in-service clock: V is one of this flow's own tags (in service, or
+                    # the departing packet's), all at most its finish prevA, so the key is
+                    # prevA; the started clock's V may be another flow's larger tag
+                    key = prevA if in_service else max(vglobal, prevA)
                     prevA = key + charge
                     flow_f[bf + _U(o_key + pk)] = key
                 hid = (seq << SLOT_BITS) | slot
