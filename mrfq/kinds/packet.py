@@ -3,9 +3,11 @@ its per-class statistics (SPEC §3 Measurement), and how the replications of a
 (policy, load) combine into summary rows (:func:`combine_packet_records`).
 
 A record is ``{kind, policy, load, replication, classes, services, wall_s,
-delay_bucket, utilisation}``: per class (scenario order) the measured flows, mean
-sojourn, γ_k = m / E[T_k], the ratio estimator, the time-average number in progress,
-Little's γ, the batch means intervals are built from, and the packet-delay sums.
+delay_bucket, utilisation, utilisation_busy, utilisation_time}``: per class (scenario
+order) the measured flows, mean sojourn, γ_k = m / E[T_k], the ratio estimator, the
+time-average number in progress, Little's γ, the batch means intervals are built from,
+and the packet-delay sums; per resource the busy fraction of the measured window and, by
+flow bucket, its busy times and durations (for the utilisation's interval).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from mrfq.stats import (
     packet_delay_sums,
     replication_table,
     utilisation,
+    utilisation_batches,
+    utilisation_columns,
 )
 
 NAME = "packet"
@@ -160,14 +164,18 @@ def run_point(scenario: Scenario, policy: str, load: float, replication: int,
     bucket = first_full_bucket(int(classes[0]["warmup_cut"]), cfg.flows,
                                run.sojourn_hist.shape[0])
     for row, delays in zip(classes, packet_delay_sums(run.sojourn_hist, run.sojourn_sum,
-                                                      bucket), strict=True):
+                                                      bucket, sojourn_bin_edges()),
+                           strict=True):
         row.update(delays)
+    busy, spans = utilisation_batches(run.work, run.bucket_work, run.bucket_time,
+                                      run.end_time, bucket)
     record = {"kind": policies.PACKET, "policy": policy, "load": float(load),
               "replication": int(replication), "classes": classes,
               "services": int(run.services), "wall_s": time.perf_counter() - started,
               "delay_bucket": bucket,
               "utilisation": utilisation(run.work, run.bucket_work, run.bucket_time,
-                                         run.end_time, bucket)}
+                                         run.end_time, bucket),
+              "utilisation_busy": busy, "utilisation_time": spans}
     return record, run
 
 
@@ -219,11 +227,9 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
                                               sum(sum(c["size_bin_flows"]) for c in rows))
     else:
         combined["jain_overall"] = np.nan
-    shares = [r.get("utilisation") for r in records]
-    for j, resource in enumerate(scenario.resources):
-        combined[f"utilisation_{resource}"] = (
-            float(np.mean([u[j] for u in shares])) if all(isinstance(u, list) for u in shares)
-            else np.nan)
+    for column, value in utilisation_columns(records, list(scenario.resources),
+                                             confidence).items():
+        combined[column] = value
     if packet.init == "fluid":  # flows in progress at t = 0, over all replications
         combined["initial_flows"] = [
             sum(int(r["classes"][k].get("initial_flows", 0)) for r in records)

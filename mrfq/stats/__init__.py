@@ -1,19 +1,23 @@
 """Output analysis of packet runs (SPEC §3 Measurement): per-class service rates and CIs.
 
-Three modules, in import order (each imports only those before it):
+Five modules, in import order (each imports only those before it):
 
 * :mod:`mrfq.stats.estimators` — general estimators on series and sums: MSER-5 warm-up
   detection, lag-1 autocorrelation and batch merging, correlation-checked batch ratio
   intervals, the relative-precision stopping rule, Jain's index.
+* :mod:`mrfq.stats.metric_intervals` — intervals of statistics that are not means:
+  sectioning (quantiles) over replications or batches, Jain's index by the delta method.
 * :mod:`mrfq.stats.sums` — what one replication keeps of the packet kernel's output:
   flow-metric sums, per-packet sojourn histograms and batches, utilisation.
+* :mod:`mrfq.stats.metric_columns` — the ``_low``/``_high``/``_problem`` columns of every
+  reported statistic other than γ.
 * :mod:`mrfq.stats.tables` — the per-class tables: :func:`replication_table` (one
   replication's flow records after the warm-up cut) and :func:`combine_replications`
   (γ_k = Σ N / Σ T pooled over replications, with its interval).
 
 The intervals over independent units (:func:`t_interval`, :func:`ratio_interval`) and
 :func:`histogram_quantile` live in the leaf :mod:`mrfq.intervals` and are re-exported
-here, as is every public name of the three modules: import them from ``mrfq.stats``.
+here, as is every public name of the five modules: import them from ``mrfq.stats``.
 :data:`STATS_VERSION` is defined here, once for the whole package.
 """
 
@@ -37,12 +41,27 @@ from mrfq.stats.estimators import (
     relative_half_widths,
     replications_for_precision,
 )
+from mrfq.stats.metric_columns import (
+    flow_interval_columns,
+    interval_columns,
+    quantile_columns,
+    utilisation_columns,
+)
+from mrfq.stats.metric_intervals import (
+    QUANTILES,
+    batch_unit_interval,
+    jain_interval,
+    round_outward,
+    sectioning_interval,
+)
 from mrfq.stats.sums import (
     SIZE_DECADES,
+    batch_quantile_levels,
     first_full_bucket,
     flow_metric_sums,
     packet_delay_sums,
     utilisation,
+    utilisation_batches,
 )
 from mrfq.stats.tables import (
     WARMUP_LIMIT_PROBLEM,
@@ -55,7 +74,7 @@ from mrfq.stats.tables import (
 
 #: bump when the per-class estimates a stored packet point holds change (part of its key;
 #: read from here by :func:`mrfq.kinds.point_key`)
-STATS_VERSION = "3"
+STATS_VERSION = "4"  # 4: per-batch sums and quantiles for every statistic's interval
 
 __all__ = [
     "STATS_VERSION",
@@ -67,8 +86,12 @@ __all__ = [
     "merge_batches", "mser5", "mser_statistic", "mser_truncation", "relative_half_widths",
     "replications_for_precision",
     # mrfq.stats.sums
-    "SIZE_DECADES", "first_full_bucket", "flow_metric_sums", "packet_delay_sums",
-    "utilisation",
+    "SIZE_DECADES", "batch_quantile_levels", "first_full_bucket", "flow_metric_sums",
+    "packet_delay_sums", "utilisation", "utilisation_batches",
+    # mrfq.stats.metric_columns, mrfq.stats.metric_intervals
+    "QUANTILES", "batch_unit_interval", "flow_interval_columns", "interval_columns",
+    "jain_interval", "quantile_columns", "round_outward", "sectioning_interval",
+    "utilisation_columns",
     # mrfq.stats.tables
     "WARMUP_LIMIT_PROBLEM", "combine_replications", "in_progress_average",
     "merged_histogram", "replication_table", "warmup_cut",

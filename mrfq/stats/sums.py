@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from mrfq.intervals import histogram_quantile
+from mrfq.stats.metric_intervals import QUANTILES, merge_pairs
+
 #: flow-size bins for completion time and slowdown: [10^i, 10^(i+1)) packets, i < this
 SIZE_DECADES = 13
 
 
-def flow_metric_sums(sojourn: np.ndarray, size: np.ndarray, weight: float = 1.0) -> dict:
+def flow_metric_sums(sojourn: np.ndarray, size: np.ndarray, weight: float = 1.0,
+                     batches: int = 0) -> dict:
     """Sums over a class's measured flows (flow completion time T = sojourn, size N in
     packets) from which the per-class flow metrics are pooled over replications:
 
@@ -27,11 +31,26 @@ def flow_metric_sums(sojourn: np.ndarray, size: np.ndarray, weight: float = 1.0)
       are normalised so max_j a_kj = 1) divided by its class weight w, so that a weighted
       fair allocation scores 1, for Jain's index (Σx)² / (n Σx²);
     * ``size_bin_flows``, ``size_bin_sojourn_sums``, ``size_bin_slowdown_sums``: count,
-      Σ T and Σ T/N per size bin [10^i, 10^(i+1)) packets, i < :data:`SIZE_DECADES`.
+      Σ T and Σ T/N per size bin [10^i, 10^(i+1)) packets, i < :data:`SIZE_DECADES`;
+    * with ``batches`` > 0 and at least that many flows: per batch of consecutive flows
+      (``numpy.array_split`` of the flows given, as the batches of γ)
+      ``batch_flow_counts``, ``batch_slowdown_sums``, ``batch_rate_sums``,
+      ``batch_rate_sq_sums`` (for the intervals of slowdown and Jain's index); empty
+      lists otherwise.
     """
     T = np.asarray(sojourn, dtype=np.float64)
     N = np.asarray(size, dtype=np.float64)
     ok = np.isfinite(T) & np.isfinite(N) & (T > 0) & (N > 0)
+    parts = np.array_split(np.arange(T.size), batches) if 0 < batches <= T.size else []
+    batch = {"batch_flow_counts": [], "batch_slowdown_sums": [], "batch_rate_sums": [],
+             "batch_rate_sq_sums": []}
+    for part in parts:
+        good = part[ok[part]]
+        x = N[good] / (T[good] * weight)
+        batch["batch_flow_counts"].append(float(good.size))
+        batch["batch_slowdown_sums"].append(float((T[good] / N[good]).sum()))
+        batch["batch_rate_sums"].append(float(x.sum()))
+        batch["batch_rate_sq_sums"].append(float(x @ x))
     T, N = T[ok], N[ok]
     rate = N / (T * weight)
     slowdown = T / N
@@ -44,6 +63,7 @@ def flow_metric_sums(sojourn: np.ndarray, size: np.ndarray, weight: float = 1.0)
         "size_bin_sojourn_sums": np.bincount(decade, T, minlength=SIZE_DECADES).tolist(),
         "size_bin_slowdown_sums": np.bincount(decade, slowdown,
                                               minlength=SIZE_DECADES).tolist(),
+        **batch,
     }
 
 
@@ -62,7 +82,7 @@ def first_full_bucket(cut: int, flows: int, buckets: int) -> int:
 
 
 def packet_delay_sums(sojourn_hist: np.ndarray, sojourn_sum: np.ndarray,
-                      first_bucket: int) -> list[dict]:
+                      first_bucket: int, edges: np.ndarray | None = None) -> list[dict]:
     """Per class, what a replication keeps of its per-packet sojourn histogram
     (``sojourn_hist[bucket, k, bin]``, ``sojourn_sum[bucket, k]`` from the kernel) over the
     buckets from ``first_bucket`` on: ``packets_measured``, ``packet_sojourn_sum``, the
@@ -70,7 +90,13 @@ def packet_delay_sums(sojourn_hist: np.ndarray, sojourn_sum: np.ndarray,
     the last non-empty bin), and per bucket ``batch_packet_counts`` and
     ``batch_packet_sojourn_sums`` (batches for the mean's interval). Buckets that hold no
     flow (fewer measured flows than buckets) are left out: as (0, 0) batches they would
-    count as data and narrow the interval."""
+    count as data and narrow the interval.
+
+    With ``edges`` (the histogram's bin edges, time units) also
+    ``batch_packet_quantiles``: the quantiles of :data:`QUANTILES` of every batch, at each
+    merge level — ``[level][batch][quantile]``, level 0 the buckets, level l + 1 their
+    histograms merged in pairs as :func:`merge_pairs` (for the sectioning intervals of
+    :func:`batch_unit_interval`)."""
     hist = np.asarray(sojourn_hist)[first_bucket:]
     sums = np.asarray(sojourn_sum, dtype=np.float64)[first_bucket:]
     holds_flows = hist.sum(axis=(1, 2)) > 0
@@ -89,8 +115,45 @@ def packet_delay_sums(sojourn_hist: np.ndarray, sojourn_sum: np.ndarray,
             "packet_hist": merged[offset:stop].astype(np.int64).tolist(),
             "batch_packet_counts": per_bucket.sum(axis=1).astype(np.float64).tolist(),
             "batch_packet_sojourn_sums": sums[:, k].tolist(),
+            **({} if edges is None else
+               {"batch_packet_quantiles": batch_quantile_levels(per_bucket, edges)}),
         })
     return out
+
+
+def batch_quantile_levels(per_batch: np.ndarray, edges: np.ndarray) -> list:
+    """The quantiles of :data:`QUANTILES` (time units) of each row of ``per_batch``
+    (batches × bins histograms), then of its pair-merged rows, … down to one batch:
+    ``[level][batch][quantile]``; NaN for an empty batch."""
+    levels = []
+    hist = np.asarray(per_batch, dtype=np.int64)
+    while hist.shape[0] >= 1:
+        levels.append([[histogram_quantile(row, edges, q) for q, _ in QUANTILES]
+                       for row in hist])
+        if hist.shape[0] == 1:
+            break
+        hist = merge_pairs(hist)
+    return levels
+
+
+def utilisation_batches(work: np.ndarray, bucket_work: np.ndarray,
+                        bucket_time: np.ndarray, end_time: float,
+                        first_bucket: int) -> tuple[list[list[float]], list[float]]:
+    """Batches of :func:`utilisation`: per bucket from ``first_bucket`` on that started
+    (the last until the end of the run), the busy time of every resource
+    (``[bucket][resource]``) and the bucket's duration, time units; their sums give
+    :func:`utilisation`'s numerator and denominator exactly. Empty without a started
+    bucket."""
+    times = np.asarray(bucket_time, dtype=np.float64)
+    if first_bucket >= times.size or not np.isfinite(times[first_bucket]):
+        return [], []
+    J = len(work)
+    marks = np.asarray(bucket_work, dtype=np.float64).reshape(-1, J)
+    started = [b for b in range(first_bucket, times.size) if np.isfinite(times[b])]
+    starts = [float(times[b]) for b in started] + [float(end_time)]
+    busy_marks = [marks[b] for b in started] + [np.asarray(work, dtype=np.float64)]
+    busy = [(busy_marks[i + 1] - busy_marks[i]).tolist() for i in range(len(started))]
+    return busy, [starts[i + 1] - starts[i] for i in range(len(started))]
 
 
 def utilisation(work: np.ndarray, bucket_work: np.ndarray, bucket_time: np.ndarray,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mrfq.intervals import _check_confidence, _flagged, histogram_quantile, ratio_interval
+from mrfq.intervals import _check_confidence, _flagged, ratio_interval
 from mrfq.stats.estimators import (
     MAX_LAG1,
     MIN_BATCHES,
@@ -25,6 +25,8 @@ from mrfq.stats.estimators import (
     jain_index,
     mser_truncation,
 )
+from mrfq.stats.metric_columns import flow_interval_columns, quantile_columns
+from mrfq.stats.metric_intervals import QUANTILES
 from mrfq.stats.sums import flow_metric_sums
 
 # ------------------------------------------------------------------------ flow records
@@ -152,7 +154,7 @@ def replication_table(arrival, completion, flow_class, size, class_names, class_
         batch_N = [float(size[part].sum()) for part in parts]
         ratio = sum_N / sum_T if count and sum_T > 0 else np.nan
         flow_sums = flow_metric_sums(T, N, 1.0 if class_weights is None
-                                     else float(class_weights[k]))
+                                     else float(class_weights[k]), batches=batches)
         rows.append({
             "class": name,
             "flows_measured": count,
@@ -252,6 +254,11 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
     and ``p50_sojourn``, ``p95_sojourn``, ``p99_sojourn`` from the merged histogram
     (:func:`histogram_quantile`: within one bin, ≤ 1/32 of the value, of the exact
     percentile of the same packets).
+
+    Every reported statistic other than γ has ``<name>_low``/``_high``/``_problem`` too
+    (:mod:`mrfq.stats.metric_columns`): ``mean_sojourn`` (mean flow completion time),
+    ``mean_slowdown``, ``jain_index`` and the three sojourn percentiles (sectioning over
+    replications or batches, bounds rounded out to histogram bin edges).
     """
     _check_confidence(confidence)
     rows = []
@@ -314,6 +321,7 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             "warmup_flows": _sum_or_nan([p.get("warmup_flows") for p in per]),
             "warmup_cut": float(max(cuts)) if _known(cuts) else np.nan,
             **_flow_metric_columns(per),
+            **flow_interval_columns(per, confidence, many, max_lag1, min_batches),
             **_packet_delay_columns(per, confidence, many, sojourn_edges, max_lag1,
                                     min_batches),
         })
@@ -348,8 +356,9 @@ def _packet_delay_columns(per: list, confidence: float, many: bool,
                           min_batches: int) -> dict:
     """Per-packet sojourn columns of one class (see :func:`combine_replications`)."""
     names = ("packets_measured", "mean_packet_sojourn", "packet_sojourn_low",
-             "packet_sojourn_high", "packet_ci_problem", "p50_sojourn", "p95_sojourn",
-             "p99_sojourn")
+             "packet_sojourn_high", "packet_ci_problem") + tuple(
+                 f"{stem}{end}" for _, stem in QUANTILES for end in ("", "_low", "_high",
+                                                                      "_problem"))
     if edges is None or not all(isinstance(p.get("packet_hist"), list) for p in per):
         return dict.fromkeys(names, np.nan)
     counts = np.array([p["packets_measured"] for p in per], dtype=np.float64)
@@ -378,7 +387,5 @@ def _packet_delay_columns(per: list, confidence: float, many: bool,
         "packet_sojourn_low": ci.low,
         "packet_sojourn_high": ci.high,
         "packet_ci_problem": ci.problem,
-        "p50_sojourn": histogram_quantile(hist, edges, 0.50),
-        "p95_sojourn": histogram_quantile(hist, edges, 0.95),
-        "p99_sojourn": histogram_quantile(hist, edges, 0.99),
+        **quantile_columns(per, hist, edges, confidence, many, max_lag1, min_batches),
     }

@@ -1,0 +1,173 @@
+"""Interval columns of the per-class and per-point statistics other than γ (issue 25).
+
+Every reported statistic ``<name>`` gets ``<name>_low``, ``<name>_high`` and
+``<name>_problem`` with the conventions of γ (:func:`mrfq.stats.combine_replications`):
+over the replications when there are ≥ :data:`MIN_REPLICATIONS_FOR_T` of them, otherwise
+over the consecutive batches of the run(s), merged in pairs while they are correlated; the
+point estimate is always the one from all data, the interval brackets it, and an interval
+that cannot be trusted has NaN bounds and a problem string ("" when fine).
+
+* :func:`flow_interval_columns` — ``mean_sojourn`` (mean flow completion time), and
+  ``mean_slowdown``: ratio estimators (Σ T / n, Σ (T/N) / n) with the delta-method
+  interval; ``jain_index``: :func:`jain_interval`.
+* :func:`quantile_columns` — ``p50_sojourn``, ``p95_sojourn``, ``p99_sojourn`` of the
+  per-packet sojourn: the quantile of the merged histogram, the interval by sectioning
+  over the replications' own quantiles or the batches' (:func:`batch_unit_interval`),
+  rounded out to histogram bin edges (:func:`round_outward`).
+* :func:`utilisation_columns` — per resource the busy fraction, a ratio (busy time /
+  time) over replications or over the kernel's flow buckets.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mrfq.intervals import (
+    RatioInterval,
+    _flagged,
+    histogram_quantile,
+    ratio_interval,
+    t_interval,
+)
+from mrfq.stats.estimators import MIN_REPLICATIONS_FOR_T, batch_ratio_interval
+from mrfq.stats.metric_intervals import (
+    QUANTILES,
+    batch_unit_interval,
+    jain_interval,
+    round_outward,
+    sectioning_interval,
+)
+
+
+def interval_columns(name: str, ci: RatioInterval) -> dict:
+    """``<name>_low``, ``<name>_high``, ``<name>_problem`` of an interval."""
+    bad = bool(ci.problem)
+    return {f"{name}_low": np.nan if bad else ci.low,
+            f"{name}_high": np.nan if bad else ci.high,
+            f"{name}_problem": ci.problem}
+
+
+def _missing(name: str, why: str) -> dict:
+    return {f"{name}_low": np.nan, f"{name}_high": np.nan, f"{name}_problem": why}
+
+
+def _batch_counts(flows: int, batches: int) -> np.ndarray:
+    """Sizes of ``numpy.array_split`` of ``flows`` items into ``batches`` parts."""
+    return np.array([flows // batches + (i < flows % batches) for i in range(batches)],
+                    dtype=np.float64)
+
+
+def flow_interval_columns(per: list, confidence: float, many: bool, max_lag1: float,
+                          min_batches: int) -> dict:
+    """Intervals of mean flow completion time (``mean_sojourn``), ``mean_slowdown`` and
+    ``jain_index`` of one class from its replication rows (module doc)."""
+    out = {}
+    old = "records from before the interval's sums"
+    short = [r for r, p in enumerate(per) if not len(p.get("batch_sojourn_sums") or [])]
+    if many:
+        counts = np.array([float(p["flows_measured"]) for p in per])
+        times = np.array([float(p["mean_sojourn"]) * c if c else 0.0
+                          for p, c in zip(per, counts, strict=True)])
+        out |= interval_columns("mean_sojourn", ratio_interval(
+            times, counts, confidence, require_positive=True, method="replications"))
+    elif short:
+        out |= _missing("mean_sojourn", "fewer measured flows than batches"
+                        + (f" in replication {short[0]}" if len(per) > 1 else ""))
+    else:
+        ys = [np.asarray(p["batch_sojourn_sums"], dtype=np.float64) for p in per]
+        xs = [_batch_counts(int(p["flows_measured"]), y.size) for p, y in zip(per, ys,
+                                                                              strict=True)]
+        out |= interval_columns("mean_sojourn", batch_ratio_interval(
+            ys, xs, confidence, max_lag1=max_lag1, min_batches=min_batches,
+            require_positive=True))
+    if not all("rate_sum" in p and isinstance(p.get("size_bin_flows"), list) for p in per):
+        return out | _missing("mean_slowdown", old) | _missing("jain_index", old)
+    if many:
+        n = [float(sum(p["size_bin_flows"])) for p in per]
+        out |= interval_columns("mean_slowdown", ratio_interval(
+            [p["slowdown_sum"] for p in per], n, confidence, require_positive=True,
+            method="replications"))
+        out |= interval_columns("jain_index", jain_interval(
+            [[p["rate_sum"]] for p in per], [[p["rate_sq_sum"]] for p in per],
+            [[c] for c in n], confidence, method="replications"))
+        return out
+    if not all(isinstance(p.get("batch_flow_counts"), list) for p in per):
+        return out | _missing("mean_slowdown", old) | _missing("jain_index", old)
+    if any(not p["batch_flow_counts"] for p in per):
+        why = "fewer measured flows than batches"
+        return out | _missing("mean_slowdown", why) | _missing("jain_index", why)
+    counts = [p["batch_flow_counts"] for p in per]
+    out |= interval_columns("mean_slowdown", batch_ratio_interval(
+        [p["batch_slowdown_sums"] for p in per], counts, confidence, max_lag1=max_lag1,
+        min_batches=min_batches, require_positive=True))
+    out |= interval_columns("jain_index", jain_interval(
+        [p["batch_rate_sums"] for p in per], [p["batch_rate_sq_sums"] for p in per],
+        counts, confidence, merge=True, max_lag1=max_lag1, min_batches=min_batches,
+        method="batch-delta"))
+    return out
+
+
+def quantile_columns(per: list, hist: np.ndarray, edges: np.ndarray, confidence: float,
+                     many: bool, max_lag1: float, min_batches: int) -> dict:
+    """``p50_sojourn`` … ``p99_sojourn`` of one class (from ``hist``, the class's merged
+    histogram over replications) with their intervals (module doc)."""
+    out = {}
+    for i, (q, name) in enumerate(QUANTILES):
+        estimate = histogram_quantile(hist, edges, q)
+        out[name] = estimate
+        if many:
+            units = [histogram_quantile(
+                np.asarray(p["packet_hist"], dtype=np.float64),
+                edges[int(p["packet_hist_offset"]):
+                      int(p["packet_hist_offset"]) + len(p["packet_hist"]) + 1], q)
+                if len(p["packet_hist"]) else np.nan for p in per]
+            ci = sectioning_interval(estimate, np.array(units), confidence,
+                                     method="replications")
+        elif all(isinstance(p.get("batch_packet_quantiles"), list) for p in per):
+            levels = [[np.array([b[i] for b in level], dtype=np.float64)
+                       for level in p["batch_packet_quantiles"]] for p in per]
+            ci = batch_unit_interval(estimate, levels, confidence, max_lag1=max_lag1,
+                                     min_batches=min_batches)
+        else:
+            ci = _flagged(estimate, 0, 0, np.nan, "batch-sectioning",
+                          "records from before per-batch quantiles")
+        out |= interval_columns(name, round_outward(ci, edges))
+    return out
+
+
+def utilisation_columns(records: list[dict], resources: list[str],
+                        confidence: float = 0.95) -> dict:
+    """Per resource ``utilisation_<resource>`` with its interval, from a point's
+    replication records (``utilisation``: per resource the busy fraction of the measured
+    window; ``utilisation_busy``/``utilisation_time``: the same by flow bucket). With ≥
+    :data:`MIN_REPLICATIONS_FOR_T` records: the mean over replications with its Student-t
+    interval; otherwise the ratio Σ busy / Σ time over the buckets with the batch interval
+    (one replication: all its buckets, the same number as its ``utilisation``; several:
+    the last buckets they have in common, as the packet delay's batches). NaN for records
+    from before the metric."""
+    out = {}
+    shares = [r.get("utilisation") for r in records]
+    known = all(isinstance(u, list) for u in shares)
+    batched = all(isinstance(r.get("utilisation_time"), list) for r in records)
+    for j, resource in enumerate(resources):
+        name = f"utilisation_{resource}"
+        if not known:
+            out |= {name: np.nan} | _missing(name, "records from before the metric")
+            continue
+        if len(records) >= MIN_REPLICATIONS_FOR_T:
+            mean, low, high = t_interval(np.array([u[j] for u in shares]), confidence)
+            ci = (RatioInterval(mean, low, high, len(records), 0, np.nan, "replications")
+                  if np.isfinite(low) else _flagged(mean, len(records), 0, np.nan,
+                                                    "replications", "non-finite values"))
+        elif batched and all(r["utilisation_time"] for r in records):
+            common = min(len(r["utilisation_time"]) for r in records)
+            ci = batch_ratio_interval([[b[j] for b in r["utilisation_busy"][-common:]]
+                                       for r in records],
+                                      [r["utilisation_time"][-common:] for r in records],
+                                      confidence)
+        else:
+            mean = float(np.mean([u[j] for u in shares]))
+            ci = _flagged(mean, 0, 0, np.nan, "batch-ratio",
+                          "no utilisation batches in these records")
+        out |= {name: ci.estimate} | interval_columns(name, ci)
+    return out
