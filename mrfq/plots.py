@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -109,11 +110,23 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
 POLICY_MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
 
 
+def _interval_bars(rows: pd.DataFrame, point: str, stem: str) -> np.ndarray | None:
+    """Error-bar lengths (below, above) of ``point`` from ``<stem>_low``/``_high``: none
+    where the interval is missing (flagged, NaN bounds); None without the columns."""
+    if f"{stem}_low" not in rows or f"{stem}_high" not in rows:
+        return None
+    below = (rows[point] - rows[f"{stem}_low"]).to_numpy(dtype=np.float64)
+    above = (rows[f"{stem}_high"] - rows[point]).to_numpy(dtype=np.float64)
+    return np.nan_to_num(np.vstack([below, above]).clip(min=0.0), nan=0.0)
+
+
 def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
                   xlabel: str = "load") -> list[Path]:
     """Per-packet delay against load: one panel per class, one line per packet policy,
     the 99th percentile of the sojourn through the router (solid) and its mean (dotted),
-    in time units on a log scale (columns ``p99_sojourn``, ``mean_packet_sojourn``)."""
+    in time units on a log scale (columns ``p99_sojourn``, ``mean_packet_sojourn``), with
+    their confidence intervals as error bars (``p99_sojourn_low``/``_high``,
+    ``packet_sojourn_low``/``_high``; none where an interval is flagged)."""
     policies = list(dict.fromkeys(packet["policy"]))
     classes = list(dict.fromkeys(packet["class"]))
     fig = Figure(figsize=(4.2 * len(classes), 4))
@@ -124,10 +137,13 @@ def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
             rows = rows.sort_values("load")
             colour = CLASS_COLOURS[i % len(CLASS_COLOURS)] if i < len(CLASS_COLOURS) \
                 else "black"
-            ax.plot(rows["load"], rows["p99_sojourn"], "-",
-                    marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], markersize=4,
-                    color=colour, label=f"{label(policy)} p99")
-            ax.plot(rows["load"], rows["mean_packet_sojourn"], ":", color=colour)
+            ax.errorbar(rows["load"], rows["p99_sojourn"],
+                        yerr=_interval_bars(rows, "p99_sojourn", "p99_sojourn"), fmt="-",
+                        marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], markersize=4,
+                        capsize=2, color=colour, label=f"{label(policy)} p99")
+            ax.errorbar(rows["load"], rows["mean_packet_sojourn"],
+                        yerr=_interval_bars(rows, "mean_packet_sojourn", "packet_sojourn"),
+                        fmt=":", capsize=2, color=colour)
         ax.set_title(f"class {name}")
         ax.set_xlabel(xlabel)
         ax.set_xlim(0, 1)

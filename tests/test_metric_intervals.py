@@ -5,11 +5,13 @@ to histogram bins, and the per-batch sums the kernel's output is reduced to."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mrfq import plots
 from mrfq.intervals import RatioInterval, histogram_quantile
 from mrfq.packet.engine import sojourn_bin_edges
 from mrfq.queueing import md1_sojourn_quantile, md1_waiting_cdf, md1_waiting_quantile
@@ -182,7 +184,9 @@ def test_jain_interval_over_replications_flags_too_few():
 def test_batch_quantile_levels_are_the_quantiles_of_merged_buckets():
     edges = sojourn_bin_edges()
     rng = np.random.default_rng(1)
-    hist = rng.integers(0, 5, (7, edges.size - 1))
+    hist = np.zeros((7, edges.size - 1), dtype=np.int64)
+    hist[:, 700:760] = rng.integers(0, 5, (7, 60))  # a run's few non-empty bins
+    hist[3, 900] = 2
     levels = batch_quantile_levels(hist, edges)
     assert [len(level) for level in levels] == [7, 3, 1]
     merged3 = [hist[0] + hist[1], hist[2] + hist[3], hist[4] + hist[5] + hist[6]]
@@ -240,7 +244,24 @@ def test_md1_percentile_intervals_contain_the_exact_percentiles(replications, fl
         assert row[f"{stem}_problem"] == ""
         assert row[f"{stem}_low"] <= exact <= row[f"{stem}_high"]
         assert row[f"{stem}_high"] - row[f"{stem}_low"] <= 0.6 * exact
-    for stem in ("mean_sojourn", "mean_slowdown", "jain_index", "utilisation_link"):
+    for stem in ("mean_sojourn", "mean_slowdown", "jain_index", "utilisation_link",
+                 "jain_overall"):
         assert row[f"{stem}_problem"] == ""
         assert row[f"{stem}_low"] < row[stem] < row[f"{stem}_high"]
     assert row["utilisation_link_low"] < 0.9 < row["utilisation_link_high"]
+
+
+def test_delay_plot_draws_the_intervals(tmp_path):
+    """Error bars from the bounds, none where an interval is flagged (NaN)."""
+    frame = pd.DataFrame({"policy": ["fifo"] * 2, "class": ["a"] * 2, "load": [0.5, 0.9],
+                          "p99_sojourn": [4.0, 20.0], "p99_sojourn_low": [3.0, np.nan],
+                          "p99_sojourn_high": [6.0, np.nan],
+                          "mean_packet_sojourn": [1.5, 5.5],
+                          "packet_sojourn_low": [1.4, 5.0],
+                          "packet_sojourn_high": [1.6, 6.0]})
+    bars = plots._interval_bars(frame, "p99_sojourn", "p99_sojourn")
+    assert bars.tolist() == [[1.0, 0.0], [2.0, 0.0]]
+    assert plots._interval_bars(frame.drop(columns="p99_sojourn_low"), "p99_sojourn",
+                                "p99_sojourn") is None
+    written = plots.packet_delays(frame, tmp_path / "delays.png")
+    assert all(path.stat().st_size > 0 for path in written)

@@ -37,6 +37,7 @@ from mrfq.stats import (
     combine_replications,
     first_full_bucket,
     jain_index,
+    jain_overall_columns,
     packet_delay_sums,
     replication_table,
     utilisation,
@@ -218,8 +219,8 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     combined["achieved_precision"] = achieved
     combined["precision_reached"] = (np.nan if packet.precision is None
                                      else bool((achieved <= packet.precision).all()))
-    # point-level: Jain's index over all measured flows, utilisation of every resource
-    # (mean over replications); NaN for records from before these metrics
+    # point-level: Jain's index over all measured flows, utilisation of every resource,
+    # with their intervals; NaN for records from before these metrics
     rows = [c for r in records for c in r["classes"]]
     if all("rate_sum" in c and isinstance(c.get("size_bin_flows"), list) for c in rows):
         combined["jain_overall"] = jain_index(sum(c["rate_sum"] for c in rows),
@@ -227,6 +228,8 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
                                               sum(sum(c["size_bin_flows"]) for c in rows))
     else:
         combined["jain_overall"] = np.nan
+    for column, value in jain_overall_columns(records, confidence).items():
+        combined[column] = value
     for column, value in utilisation_columns(records, list(scenario.resources),
                                              confidence).items():
         combined[column] = value
@@ -295,9 +298,11 @@ def prepare(chosen_policies: set[str]) -> None:
 
 def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
     """The summary rows of the replications of one (policy, load): one per class
-    (:func:`combine_packet_records`; ``mean_sojourn`` reported as ``mean_fct``)."""
+    (:func:`combine_packet_records`; ``mean_sojourn`` and its interval reported as
+    ``mean_fct``)."""
     combined = combine_packet_records(scenario, records)
-    combined = combined.rename(columns={"mean_sojourn": "mean_fct"})
+    combined = combined.rename(columns={f"mean_sojourn{end}": f"mean_fct{end}"
+                                        for end in ("", "_low", "_high", "_problem")})
     policy, load = records[0]["policy"], records[0]["load"]
     return [{"kind": policies.PACKET, "policy": policy, "load": load, **row,
              "error_estimate": np.nan} for row in combined.to_dict("records")]

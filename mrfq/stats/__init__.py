@@ -44,6 +44,7 @@ from mrfq.stats.estimators import (
 from mrfq.stats.metric_columns import (
     flow_interval_columns,
     interval_columns,
+    jain_overall_columns,
     quantile_columns,
     utilisation_columns,
 )
@@ -90,7 +91,8 @@ __all__ = [
     "packet_delay_sums", "utilisation", "utilisation_batches",
     # mrfq.stats.metric_columns, mrfq.stats.metric_intervals
     "QUANTILES", "batch_unit_interval", "flow_interval_columns", "interval_columns",
-    "jain_interval", "quantile_columns", "round_outward", "sectioning_interval",
+    "jain_interval", "jain_overall_columns", "quantile_columns", "round_outward",
+    "sectioning_interval",
     "utilisation_columns",
     # mrfq.stats.tables
     "WARMUP_LIMIT_PROBLEM", "combine_replications", "in_progress_average",

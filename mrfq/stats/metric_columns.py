@@ -135,6 +135,37 @@ def quantile_columns(per: list, hist: np.ndarray, edges: np.ndarray, confidence:
     return out
 
 
+def jain_overall_columns(records: list[dict], confidence: float = 0.95) -> dict:
+    """The interval of ``jain_overall``, Jain's index over the measured flows of every
+    class of a point: units the replications (≥ :data:`MIN_REPLICATIONS_FOR_T`) or the
+    batches, batch b of a replication pooling the b-th batch of every class (the classes'
+    b-th batches are consecutive flows of each class, so they cover about the same
+    stretch of time)."""
+    name = "jain_overall"
+    rows = [r["classes"] for r in records]
+    if len(records) >= MIN_REPLICATIONS_FOR_T:
+        if not all("rate_sum" in c and isinstance(c.get("size_bin_flows"), list)
+                   for cs in rows for c in cs):
+            return _missing(name, "records from before the metric")
+        return interval_columns(name, jain_interval(
+            [[sum(c["rate_sum"] for c in cs)] for cs in rows],
+            [[sum(c["rate_sq_sum"] for c in cs)] for cs in rows],
+            [[sum(sum(c["size_bin_flows"]) for c in cs)] for cs in rows], confidence,
+            method="replications"))
+    if not all(isinstance(c.get("batch_flow_counts"), list) for cs in rows for c in cs):
+        return _missing(name, "records from before the interval's sums")
+    sizes = {len(c["batch_flow_counts"]) for cs in rows for c in cs}
+    if len(sizes) != 1 or 0 in sizes:
+        return _missing(name, "fewer measured flows than batches in a class")
+
+    def pooled(key: str) -> list[np.ndarray]:
+        return [np.sum([c[key] for c in cs], axis=0) for cs in rows]
+
+    return interval_columns(name, jain_interval(
+        pooled("batch_rate_sums"), pooled("batch_rate_sq_sums"),
+        pooled("batch_flow_counts"), confidence, merge=True, method="batch-delta"))
+
+
 def utilisation_columns(records: list[dict], resources: list[str],
                         confidence: float = 0.95) -> dict:
     """Per resource ``utilisation_<resource>`` with its interval, from a point's
