@@ -16,7 +16,7 @@ their bounds out to the histogram's bin edges (a diagnostic: how much of the cov
 bins' resolution provides).
 
 Usage: python benchmarks/md1_coverage.py [--seeds 20] [--flows 40000] [--loads 0.5,0.9]
-           [--replications 10] [--no-rounding]
+           [--replications 10] [--no-rounding] [--first-seed 1]
 """
 
 import argparse
@@ -44,6 +44,7 @@ def exact_values(rho: float) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--first-seed", type=int, default=1)
     parser.add_argument("--flows", type=int, default=40_000)
     parser.add_argument("--replications", type=int, default=10)
     parser.add_argument("--loads", default="0.5,0.9")
@@ -67,7 +68,7 @@ def main() -> None:
         flagged = dict.fromkeys(exact, 0)
         halves = {k: [] for k in exact}
         errors = {k: [] for k in exact}
-        for seed in range(1, args.seeds + 1):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             row = simulate(scenario, "fifo", rho, seed=seed).classes.iloc[0]
             for key, point, stem in STATISTICS:
                 low, high = row[f"{stem}_low"], row[f"{stem}_high"]
