@@ -1,5 +1,5 @@
 """Coverage of the per-packet sojourn intervals on M/D/1 (issue 15's mean, issue 25's
-percentiles).
+percentiles, flow completion time, utilisation and Jain's index).
 
 FIFO, one resource, one-packet flows (service 1): the mean sojourn is
 1 + ρ / (2(1 − ρ)) (Pollaczek–Khinchine) and its p-quantile 1 + the M/D/1 waiting-time
@@ -23,22 +23,44 @@ import argparse
 
 import numpy as np
 
-from mrfq.queueing import md1_sojourn_quantile
+from mrfq.queueing import md1_sojourn_quantile, md1_waiting_cdf
 from mrfq.scenario import scenario_from_dict
 from mrfq.simulation import simulate
 
 STATISTICS = (("mean", "mean_packet_sojourn", "packet_sojourn"),
               ("p50", "p50_sojourn", "p50_sojourn"),
               ("p95", "p95_sojourn", "p95_sojourn"),
-              ("p99", "p99_sojourn", "p99_sojourn"))
+              ("p99", "p99_sojourn", "p99_sojourn"),
+              ("fct", "mean_sojourn", "mean_sojourn"),
+              ("util", "utilisation_link", "utilisation_link"),
+              ("jain", "jain_index", "jain_index"))
+
+
+def _inverse_moment(rho: float, power: int) -> float:
+    """E[T^−power] of the M/D/1 sojourn T = 1 + W: 1 − ∫ power (1 − F(w)) / (1 + w)^(power+1)
+    dw (integration by parts), by 8-point Gauss–Legendre on each unit interval."""
+    nodes, weights = np.polynomial.legendre.leggauss(8)
+    total, n = 0.0, 0
+    while True:
+        w = n + (nodes + 1) / 2
+        tail = np.array([1.0 - md1_waiting_cdf(x, rho) for x in w])
+        total += 0.5 * float(weights @ (power * tail / (1 + w) ** (power + 1)))
+        n += 1
+        if tail[-1] < 1e-14:
+            return 1.0 - total
 
 
 def exact_values(rho: float) -> dict[str, float]:
-    """The exact mean and percentiles of the M/D/1 sojourn time (service 1)."""
+    """The exact mean and percentiles of the M/D/1 sojourn time (service 1); the flow
+    completion time (one-packet flows: the same mean), the utilisation ρ, and Jain's index
+    (E x)² / E x² of the flows' rates x = 1/T."""
     return {"mean": 1.0 + rho / (2.0 * (1.0 - rho)),
             "p50": md1_sojourn_quantile(0.50, rho),
             "p95": md1_sojourn_quantile(0.95, rho),
-            "p99": md1_sojourn_quantile(0.99, rho)}
+            "p99": md1_sojourn_quantile(0.99, rho),
+            "fct": 1.0 + rho / (2.0 * (1.0 - rho)),
+            "util": rho,
+            "jain": _inverse_moment(rho, 1) ** 2 / _inverse_moment(rho, 2)}
 
 
 def main() -> None:
