@@ -63,13 +63,15 @@ def flow_interval_columns(per: list, confidence: float, many: bool, max_lag1: fl
     ``jain_index`` of one class from its replication rows (module doc)."""
     out = {}
     old = "records from before the interval's sums"
-    short = [r for r, p in enumerate(per) if not len(p.get("batch_sojourn_sums") or [])]
+    short = [r for r, p in enumerate(per) if not p.get("batch_sojourn_sums")]
     if many:
         counts = np.array([float(p["flows_measured"]) for p in per])
         times = np.array([float(p["mean_sojourn"]) * c if c else 0.0
                           for p, c in zip(per, counts, strict=True)])
         out |= interval_columns("mean_sojourn", ratio_interval(
             times, counts, confidence, require_positive=True, method="replications"))
+    elif not all(isinstance(p.get("batch_sojourn_sums"), list) for p in per):
+        out |= _missing("mean_sojourn", old)
     elif short:
         out |= _missing("mean_sojourn", "fewer measured flows than batches"
                         + (f" in replication {short[0]}" if len(per) > 1 else ""))
