@@ -174,10 +174,10 @@ def utilisation_columns(records: list[dict], resources: list[str],
     replication records (``utilisation``: per resource the busy fraction of the measured
     window; ``utilisation_busy``/``utilisation_time``: the same by flow bucket). With ≥
     :data:`MIN_REPLICATIONS_FOR_T` records: the mean over replications with its Student-t
-    interval; otherwise the ratio Σ busy / Σ time over the buckets with the batch interval
-    (one replication: all its buckets, the same number as its ``utilisation``; several:
-    the last buckets they have in common, as the packet delay's batches). NaN for records
-    from before the metric."""
+    interval; otherwise the same mean with the half-widths of the batch interval of the
+    ratio Σ busy / Σ time over the flow buckets (one replication: all its buckets, whose
+    ratio is its ``utilisation`` up to rounding; several: the last buckets they have in
+    common, as the packet delay's batches). NaN for records from before the metric."""
     out = {}
     shares = [r.get("utilisation") for r in records]
     known = all(isinstance(u, list) for u in shares)
@@ -194,10 +194,16 @@ def utilisation_columns(records: list[dict], resources: list[str],
                                                     "replications", "non-finite values"))
         elif batched and all(r["utilisation_time"] for r in records):
             common = min(len(r["utilisation_time"]) for r in records)
-            ci = batch_ratio_interval([[b[j] for b in r["utilisation_busy"][-common:]]
-                                       for r in records],
-                                      [r["utilisation_time"][-common:] for r in records],
-                                      confidence)
+            spread = batch_ratio_interval([[b[j] for b in r["utilisation_busy"][-common:]]
+                                           for r in records],
+                                          [r["utilisation_time"][-common:] for r in records],
+                                          confidence)
+            # centred on the reported utilisation (the batches' own ratio differs from it
+            # by rounding for one run, by the common-tail cut for several)
+            mean = float(np.mean([u[j] for u in shares]))
+            ci = RatioInterval(mean, mean - (spread.estimate - spread.low),
+                               mean + (spread.high - spread.estimate), spread.units,
+                               spread.batches, spread.lag1, spread.method, spread.problem)
         else:
             mean = float(np.mean([u[j] for u in shares]))
             ci = _flagged(mean, 0, 0, np.nan, "batch-ratio",
