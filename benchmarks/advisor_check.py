@@ -10,11 +10,14 @@ Figure 3 scenario (fig3_packet with m = ``--mean-size``, W = ``--window``,
   :func:`mrfq.kinds.packet.combine_packet_records`); per class the standard deviation of
   γ_k over the runs divided by their mean (with the 95% range of that SD from χ²), and
   the mean reported relative half-width;
-* predicted: for each pilot length of ``--pilot-flows`` and each of ``--pilot-seeds``
-  pilots (seeds 5000 + j), the advisor's predicted relative standard deviation of γ_k
-  for one run as configured, ``half_width_configured`` / z;
-* ratio predicted / measured SD per pilot (median and range over the pilots), and the
-  advisor's predicted wall seconds of one run against the runs' measured mean.
+* predicted: for each pilot length of ``--pilot-flows`` ("auto": the advisor's default,
+  :func:`mrfq.advisor.pilot_length`) and each of ``--pilot-seeds`` pilots (seeds
+  5000 + j), the advisor's predicted relative standard deviation of γ_k for one run as
+  configured, ``half_width_configured`` / z;
+* ratio predicted / measured SD per pilot (median and range over the pilots);
+* wall time: the advisor's predicted seconds of one run (``wall_s_configured``) against
+  ``--wall-runs`` runs timed back to back in this process (the seed runs above share
+  the cores with ``--jobs`` workers, so their own timings are not the comparison).
 
     nice -n 10 python benchmarks/advisor_check.py --seeds 100 --jobs 2
 """
@@ -45,15 +48,14 @@ def scenario_for(args: argparse.Namespace, seed: int):
 
 
 def one_run(args: argparse.Namespace, item: tuple) -> pd.DataFrame:
-    """γ_k, reported half-width and wall of one run: item = (load, index)."""
+    """γ_k and reported half-width of one run: item = (load, index)."""
     load, index = item
     scenario = scenario_for(args, RUN_SEED + index)
     record = packet_point(scenario, args.policy, load, 0)
     table = combine_packet_records(scenario, [record])
     return pd.DataFrame({"load": load, "seed": index, "class": table["class"],
                          "gamma": table["gamma"],
-                         "half_width": (table["ci_high"] - table["gamma"]) / table["gamma"],
-                         "wall_s": record["wall_s"]})
+                         "half_width": (table["ci_high"] - table["gamma"]) / table["gamma"]})
 
 
 def measured(args: argparse.Namespace) -> pd.DataFrame:
@@ -69,23 +71,42 @@ def measured(args: argparse.Namespace) -> pd.DataFrame:
         high = sd * np.sqrt((n - 1) / sps.chi2.ppf(0.025, n - 1))
         rows.append({"load": load, "class": name, "runs": n, "gamma_mean": group["gamma"].mean(),
                      "measured_sd": sd, "sd_low": low, "sd_high": high,
-                     "mean_half_width": group["half_width"].mean(),
-                     "run_wall_s": group["wall_s"].mean()})
+                     "mean_half_width": group["half_width"].mean()})
     return pd.DataFrame(rows)
 
 
 def predicted(args: argparse.Namespace) -> pd.DataFrame:
     tables = []
-    for pilot_flows in args.pilot_flows:
+    for pilot in args.pilot_flows:
         for j in range(args.pilot_seeds):
             started = time.perf_counter()
             table = advise(scenario_for(args, RUN_SEED), policy_names=[args.policy],
-                           loads=args.loads, pilot_flows=pilot_flows, seed=PILOT_SEED + j)
+                           loads=args.loads, seed=PILOT_SEED + j,
+                           pilot_flows=None if pilot == "auto" else int(pilot))
+            table["pilot"] = pilot
             table["pilot_seed"] = j
             table["pilot_wall_s"] = time.perf_counter() - started
             table["predicted_sd"] = table["half_width_configured"] / Z
             tables.append(table)
     return pd.concat(tables)
+
+
+def wall_check(args: argparse.Namespace, pred: pd.DataFrame) -> pd.DataFrame:
+    """Predicted seconds of one run (median over the pilots) against runs timed here."""
+    rows = []
+    for load in args.loads:
+        timed = []
+        for i in range(args.wall_runs):
+            started = time.perf_counter()
+            packet_point(scenario_for(args, RUN_SEED + i), args.policy, load, 0)
+            timed.append(time.perf_counter() - started)
+        at = pred[pred["load"] == load].drop_duplicates(["pilot", "pilot_seed"])
+        for pilot, group in at.groupby("pilot"):
+            rows.append({"load": load, "pilot": pilot,
+                         "predicted_s": group["wall_s_configured"].median(),
+                         "measured_s": float(np.median(timed)),
+                         "ratio": group["wall_s_configured"].median() / np.median(timed)})
+    return pd.DataFrame(rows)
 
 
 def main() -> None:
@@ -97,8 +118,9 @@ def main() -> None:
     parser.add_argument("--policy", default="bmf")
     parser.add_argument("--loads", type=lambda s: [float(v) for v in s.split(",")],
                         default=[0.5, 0.9])
-    parser.add_argument("--pilot-flows", type=lambda s: [int(v) for v in s.split(",")],
-                        default=[5000, 20000])
+    parser.add_argument("--pilot-flows", type=lambda s: s.split(","),
+                        default=["auto", "5000"])
+    parser.add_argument("--wall-runs", type=int, default=5)
     parser.add_argument("--pilot-seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
@@ -106,18 +128,17 @@ def main() -> None:
     pred = predicted(args)
     meas = measured(args)
     rows = []
-    for (load, name, pilot_flows), group in pred.groupby(["load", "class", "pilot_flows"]):
+    for (load, name, pilot), group in pred.groupby(["load", "class", "pilot"]):
         m = meas[(meas["load"] == load) & (meas["class"] == name)].iloc[0]
         ratio = group["predicted_sd"] / m["measured_sd"]
-        wall_ratio = group["wall_s_configured"] / m["run_wall_s"]
-        rows.append({"load": load, "class": name, "pilot_flows": pilot_flows,
+        rows.append({"load": load, "class": name, "pilot": pilot,
+                     "pilot_flows": int(group["pilot_flows"].median()),
                      "measured_sd_%": 100 * m["measured_sd"],
                      "sd_range_%": f"[{100 * m['sd_low']:.2f}, {100 * m['sd_high']:.2f}]",
                      "predicted_sd_%": 100 * group["predicted_sd"].median(),
                      "ratio_median": ratio.median(),
                      "ratio_range": f"[{ratio.min():.2f}, {ratio.max():.2f}]",
                      "correlated_pilots": int((group["pilot_problem"] != "").sum()),
-                     "wall_ratio": wall_ratio.median(),
                      "pilot_wall_s": group["pilot_wall_s"].median()})
     pd.set_option("display.width", 200)
     print(f"policy {args.policy}, m = {args.mean_size:g}, W = {args.window}, one run of "
@@ -125,6 +146,7 @@ def main() -> None:
           f"length")
     print(meas.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(pd.DataFrame(rows).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+    print(wall_check(args, pred).to_string(index=False, float_format=lambda v: f"{v:.3g}"))
     print(f"total wall {time.perf_counter() - started:.0f} s")
 
 

@@ -35,8 +35,10 @@ from mrfq.stats.runlength import flows_for_precision, half_width, relative_varia
 
 #: relative half-width of every class's γ when neither the caller nor the scenario sets one
 DEFAULT_PRECISION = 0.02
-#: flows of a pilot by default (at most the scenario's ``flows``)
-DEFAULT_PILOT_FLOWS = 5000
+#: the shortest pilot by default (flows)
+MIN_PILOT_FLOWS = 5000
+#: by default a pilot spans this many relaxation times of the bottleneck (flows)
+PILOT_RELAXATIONS = 60
 #: batches a pilot keeps: more than a run's 20, so that σ² rests on more of them
 PILOT_BATCHES = 40
 #: warm-up allowance with ``warmup = "auto"`` (MSER-5's cut is data-dependent; it cut
@@ -60,7 +62,26 @@ def _pilot_scenario(scenario: Scenario, flows: int, seed: int | None) -> Scenari
     return replace(scenario, packet=pilot)
 
 
-def _check(scenario: Scenario, precision: float, pilot_flows: int, jobs: int) -> None:
+def relaxation_flows(scenario: Scenario, load: float) -> float:
+    """Flow arrivals in one relaxation time of the point's busiest resource, read as an
+    M/M/1 queue at its load ρ: λ · 1/(μ(1 − √ρ)²) = ρ/(1 − √ρ)² (the relaxation time of
+    Abate & Whitt, "Transient behavior of the M/M/1 queue", 1987, in mean service times;
+    arrivals per service time ≈ ρ). 380 at ρ = 0.9, 12 at 0.5: what a pilot must span for
+    its batch means to see the correlation of the number in progress."""
+    rho = float(np.max(scenario.resource_loads(load)))
+    return rho / (1.0 - math.sqrt(rho)) ** 2
+
+
+def pilot_length(scenario: Scenario, load: float) -> int:
+    """Default flows of the pilot at ``load``: :data:`PILOT_RELAXATIONS` relaxation times
+    (:func:`relaxation_flows`), at least :data:`MIN_PILOT_FLOWS` (about 20 000 flows at
+    a bottleneck load of 0.9, 5 000 up to 0.8; measured in VALIDATION.md "Run-length
+    advisor": pilots of 5 000 flows at 0.9 predict half the spread of γ)."""
+    return max(MIN_PILOT_FLOWS, math.ceil(PILOT_RELAXATIONS * relaxation_flows(scenario, load)
+                                          / 100) * 100)
+
+
+def _check(scenario: Scenario, precision: float, pilot_flows: int) -> None:
     if not 0.0 < precision < 1.0:
         raise InputError(f"must be in (0, 1), got {precision!r}", "--precision",
                          scenario.source)
@@ -68,8 +89,6 @@ def _check(scenario: Scenario, precision: float, pilot_flows: int, jobs: int) ->
         raise InputError(f"must be >= {20 * PILOT_BATCHES} (the pilot keeps "
                          f"{PILOT_BATCHES} batches), got {pilot_flows}", "--pilot-flows",
                          scenario.source)
-    if jobs < 1:
-        raise InputError(f"must be >= 1, got {jobs}", "--jobs", scenario.source)
 
 
 def advise(scenario: Scenario | str, *, precision: float | None = None,
@@ -82,7 +101,7 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
 
     ``precision``: target relative half-width h of every class's γ_k (default: the
     scenario's ``[packet] precision``, else :data:`DEFAULT_PRECISION`); ``pilot_flows``:
-    flows of each pilot (default :data:`DEFAULT_PILOT_FLOWS`, at most the scenario's);
+    flows of every pilot (default: :func:`pilot_length` of each load);
     ``policy_names``, ``loads``: override the scenario's; ``seed``: the pilots' seed.
 
     Columns: ``pilot_flows``, ``pilot_gamma`` (packets per time unit), ``sigma_rel``
@@ -101,8 +120,8 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     cfg = scenario.packet
     if precision is None:
         precision = cfg.precision if cfg.precision is not None else DEFAULT_PRECISION
-    pilot_flows = min(DEFAULT_PILOT_FLOWS, cfg.flows) if pilot_flows is None else pilot_flows
-    _check(scenario, float(precision), int(pilot_flows), 1)
+    _check(scenario, float(precision), MIN_PILOT_FLOWS if pilot_flows is None
+           else int(pilot_flows))
     names = [policies.get(policies.PACKET, p, "--policies", scenario.source).name
              for p in (policy_names or cfg.policies)]
     chosen_loads = list(scenario.load_values if loads is None else loads)
@@ -111,14 +130,14 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     for name in names:
         for load in chosen_loads:
             packet.check(scenario, name, load)
-    pilot = _pilot_scenario(scenario, int(pilot_flows), seed)
     packet.prepare(set(names))  # compile first: the pilots' timing is of the loop alone
     warm = _warmup_fraction(scenario)
     per_replication = cfg.flows * (1.0 - warm)  # measured flows of one replication
     rows = []
     total = len(names) * len(chosen_loads)
     for i, (name, load) in enumerate((n, v) for n in names for v in chosen_loads):
-        record = packet_point(pilot, name, load, 0)
+        flows = pilot_length(scenario, load) if pilot_flows is None else int(pilot_flows)
+        record = packet_point(_pilot_scenario(scenario, flows, seed), name, load, 0)
         rows.extend(_point_rows(scenario, record, float(precision), warm, per_replication,
                                 confidence))
         if progress is not None:
@@ -218,10 +237,15 @@ def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
         f"{_duration(sweep_wall_time(table, jobs))} (as configured: "
         f"{_duration(sweep_wall_time(table, jobs, configured=True))}; packet points only, "
         "compilation excluded)",
-        f"an estimate from pilots of {int(table['pilot_flows'].iloc[0])} flows: the need is "
+        f"an estimate from pilots of {_flows_range(table)} flows: the need is "
         "uncertain by the factor shown (95% range of the pilot's own variance estimate), "
         "and underestimated when a pilot is shorter than the load's correlation time "
         "(high loads: a longer --pilot-flows)"])
+
+
+def _flows_range(table: pd.DataFrame) -> str:
+    low, high = int(table["pilot_flows"].min()), int(table["pilot_flows"].max())
+    return f"{low}" if low == high else f"{low}-{high}"
 
 
 def advice_warnings(table: pd.DataFrame) -> list[str]:

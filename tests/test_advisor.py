@@ -10,7 +10,14 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from mrfq.advisor import MIN_REPLICATIONS, advice_text, advise, sweep_wall_time
+from mrfq.advisor import (
+    MIN_REPLICATIONS,
+    advice_text,
+    advise,
+    pilot_length,
+    relaxation_flows,
+    sweep_wall_time,
+)
 from mrfq.scenario import scenario_from_dict
 
 TINY = {"resources": ["cpu", "link"],
@@ -129,3 +136,12 @@ def test_cli_errors_are_one_line(tmp_path, args, field):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and f"{field}: " in lines[0]
     assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_default_pilot_spans_sixty_relaxation_times():
+    scenario = scenario_from_dict(TINY)  # the link is the bottleneck: its load is the axis
+    # Abate-Whitt relaxation time 1/(1 - √ρ)² service times, ρ arrivals per service time
+    assert relaxation_flows(scenario, 0.9) == pytest.approx(0.9 / (1 - math.sqrt(0.9)) ** 2)
+    assert pilot_length(scenario, 0.9) == 20_600  # 60 × 342.6, rounded up to 100
+    assert pilot_length(scenario, 0.5) == 5_000  # the floor
+    assert pilot_length(scenario, 0.95) > 4 * pilot_length(scenario, 0.9)
