@@ -10,16 +10,19 @@ Per class: the pilot's γ_k, its relative asymptotic variance per flow
 (:func:`mrfq.stats.runlength.relative_variance`) and the measured flows needed for a
 relative half-width h, n = (z σ_rel / h)² (:func:`mrfq.stats.runlength.flows_for_precision`),
 turned into flow arrivals with the warm-up allowance. The point's binding class is the one
-that needs the most. The pilot's services per flow and per second give the wall time.
+that needs the most. The pilot's services per flow and per CPU second give the time.
 
-It is an estimate from a pilot: the variance rests on a few batches (its χ² range,
-``factor_low``/``factor_high``, multiplies the flows needed), and a pilot shorter than the
-correlation time of the load (high loads) underestimates it (``pilot_problem`` says so).
+It is an estimate from a pilot: the variance rests on a few batches, and on few
+relaxation times at high load; ``factor_low``/``factor_high`` is the 95% range of the
+flows needed over the estimate (χ² on the batches or on the relaxation times spanned /
+:data:`RELAXATIONS_PER_DOF`, whichever is fewer), and a pilot whose batch means stay
+correlated says that it underestimates (``pilot_problem``).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -31,7 +34,12 @@ from mrfq.errors import InputError
 from mrfq.kinds import packet
 from mrfq.kinds.packet import packet_point
 from mrfq.scenario import Scenario, load_scenario
-from mrfq.stats.runlength import flows_for_precision, half_width, relative_variance
+from mrfq.stats.runlength import (
+    flows_for_precision,
+    half_width,
+    relative_variance,
+    variance_factor,
+)
 
 #: relative half-width of every class's γ when neither the caller nor the scenario sets one
 DEFAULT_PRECISION = 0.02
@@ -46,6 +54,12 @@ PILOT_BATCHES = 40
 AUTO_WARMUP_ALLOWANCE = 0.05
 #: least replications of a precision-targeted point (the t interval over replications)
 MIN_REPLICATIONS = 10
+#: relaxation times per degree of freedom of a pilot's variance estimate: batch means of
+#: a pilot that spans few relaxation times are neither independent nor normal, and the
+#: χ² range on its batches is too narrow. Calibrated in VALIDATION.md ("Run-length
+#: advisor"): the spread of 10 pilots' estimates at 60-430 relaxation times is that of
+#: χ² with about span/20 degrees of freedom
+RELAXATIONS_PER_DOF = 20
 
 
 def _warmup_fraction(scenario: Scenario) -> float:
@@ -106,15 +120,16 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
 
     Columns: ``pilot_flows``, ``pilot_gamma`` (packets per time unit), ``sigma_rel``
     (√σ²_rel per measured flow arrival), ``pilot_batches``, ``pilot_lag1``,
-    ``factor_low``/``factor_high`` (range of the true flows needed / estimate),
+    ``pilot_relaxations`` (relaxation times the pilot spans, :func:`relaxation_flows`),
+    ``factor_low``/``factor_high`` (95% range of the true flows needed / the estimate),
     ``pilot_problem``, ``target_precision``, ``flows_needed`` (flow arrivals of one run,
     warm-up allowance included), ``replications_needed`` (of the scenario's ``flows``,
     at least :data:`MIN_REPLICATIONS`), ``half_width_configured`` (relative 95%
     half-width predicted for the run as configured: ``flows`` × ``replications``),
     ``binding`` (the class that needs the most at this point), ``services_per_flow``,
-    ``services_per_s`` (of the pilot, one core), ``wall_s`` (one core: the binding
-    class's need, replications when the scenario sets a precision target, else one run
-    of ``flows_needed``) and ``wall_s_configured`` (the run as configured)."""
+    ``services_per_cpu_s`` (of the pilot), ``wall_s`` (CPU seconds of the point: the
+    binding class's need, replications when the scenario sets a precision target, else
+    one run of ``flows_needed``) and ``wall_s_configured`` (the run as configured)."""
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     cfg = scenario.packet
@@ -137,29 +152,37 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     total = len(names) * len(chosen_loads)
     for i, (name, load) in enumerate((n, v) for n in names for v in chosen_loads):
         flows = pilot_length(scenario, load) if pilot_flows is None else int(pilot_flows)
+        started = time.process_time()  # CPU seconds: other processes' load does not count
         record = packet_point(_pilot_scenario(scenario, flows, seed), name, load, 0)
+        cpu = time.process_time() - started
+        span = flows / relaxation_flows(scenario, load)
         rows.extend(_point_rows(scenario, record, float(precision), warm, per_replication,
-                                confidence))
+                                confidence, cpu, span))
         if progress is not None:
             progress(i + 1, total)
     return pd.DataFrame(rows)
 
 
 def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
-                per_replication: float, confidence: float) -> list[dict]:
-    """The rows of one pilot (:func:`advise`)."""
+                per_replication: float, confidence: float, cpu: float,
+                span: float) -> list[dict]:
+    """The rows of one pilot (:func:`advise`) that took ``cpu`` seconds and spans
+    ``span`` relaxation times."""
     cfg = scenario.packet
     classes = record["classes"]
     cut = int(classes[0]["warmup_cut"])
     pilot_flows = sum(int(c["flows_measured"]) for c in classes) + cut
     measured = max(pilot_flows - cut, 1)
     services_per_flow = record["services"] / pilot_flows
-    rate = record["services"] / max(record["wall_s"], 1e-9)
+    rate = record["services"] / max(cpu, 1e-9)
     seconds_per_flow = services_per_flow / rate
     rows = []
     for name, c in zip(scenario.class_names, classes, strict=True):
         rv = relative_variance(c["batch_size_sums"], c["batch_sojourn_sums"], measured,
                                confidence)
+        # the χ² range on the batches, or on the relaxation times the pilot spans if fewer
+        units = min(rv.batches, 1 + int(span // RELAXATIONS_PER_DOF))
+        low, high = variance_factor(units, confidence)
         need = flows_for_precision(rv.variance, precision, confidence)
         flows_needed = math.ceil(need / (1.0 - warm)) if np.isfinite(need) else math.nan
         reps = (max(MIN_REPLICATIONS, math.ceil(need / per_replication))
@@ -170,11 +193,11 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             "pilot_flows": pilot_flows, "pilot_gamma": float(c["gamma"]),
             "sigma_rel": math.sqrt(rv.variance) if np.isfinite(rv.variance) else math.nan,
             "pilot_batches": rv.batches, "pilot_lag1": rv.lag1,
-            "factor_low": rv.factor_low, "factor_high": rv.factor_high,
+            "pilot_relaxations": span, "factor_low": low, "factor_high": high,
             "pilot_problem": rv.problem, "target_precision": precision,
             "flows_needed": flows_needed, "replications_needed": reps,
             "half_width_configured": half_width(rv.variance, configured, confidence),
-            "services_per_flow": services_per_flow, "services_per_s": rate,
+            "services_per_flow": services_per_flow, "services_per_cpu_s": rate,
             "configured_replications": cfg.replications,
             "wall_s_configured": cfg.flows * cfg.replications * seconds_per_flow})
     needs = [r["flows_needed"] for r in rows]
@@ -190,9 +213,10 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
 
 def sweep_wall_time(table: pd.DataFrame, jobs: int = 1, configured: bool = False) -> float:
     """Estimated wall seconds of the sweep of ``table``'s points (:func:`advise`) on
-    ``jobs`` cores: the points' one-core times (``wall_s``, or ``wall_s_configured``)
-    shared over the cores, and never less than the longest single run (one run is not
-    split; replications are). Excludes compilation and the fluid curves."""
+    ``jobs`` otherwise idle cores: the points' CPU seconds (``wall_s``, or
+    ``wall_s_configured``) shared over the cores, and never less than the longest single
+    run (one run is not split; replications are). Excludes compilation and the fluid
+    curves; cores shared with other work make it longer."""
     column = "wall_s_configured" if configured else "wall_s"
     points = table.drop_duplicates(["policy", "load"])
     times = points[column].to_numpy(dtype=np.float64)
@@ -236,11 +260,10 @@ def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
         f"estimated sweep wall time on {jobs} job(s): "
         f"{_duration(sweep_wall_time(table, jobs))} (as configured: "
         f"{_duration(sweep_wall_time(table, jobs, configured=True))}; packet points only, "
-        "compilation excluded)",
-        f"an estimate from pilots of {_flows_range(table)} flows: the need is "
-        "uncertain by the factor shown (95% range of the pilot's own variance estimate), "
-        "and underestimated when a pilot is shorter than the load's correlation time "
-        "(high loads: a longer --pilot-flows)"])
+        "compilation excluded, idle cores)",
+        f"an estimate from pilots of {_flows_range(table)} flows: the need is uncertain "
+        "by the factor shown (95% range, from the pilot's batches and the relaxation "
+        "times it spans; a longer --pilot-flows narrows it)"])
 
 
 def _flows_range(table: pd.DataFrame) -> str:

@@ -19,6 +19,7 @@ from mrfq.advisor import (
     sweep_wall_time,
 )
 from mrfq.scenario import scenario_from_dict
+from mrfq.stats.runlength import variance_factor
 
 TINY = {"resources": ["cpu", "link"],
         "classes": [{"name": "1", "requirements": [0.1, 1.0], "load_share": 4},
@@ -63,13 +64,18 @@ def test_flows_needed_follow_the_formula(table):
         # the run as configured (4 000 flows, 3 600 measured): z σ_rel / √3600
         assert row.half_width_configured == pytest.approx(z * row.sigma_rel / 60)
         assert 0.5 < row.sigma_rel < 20 and row.pilot_flows == 2000
-        assert 0 < row.factor_low < 1 < row.factor_high < 2.5
+        # χ² on the batches, or on the relaxation times spanned / 20 if fewer
+        assert row.pilot_relaxations == pytest.approx(2000 / relaxation_flows(
+            scenario_from_dict(TINY), 0.5))
+        units = min(row.pilot_batches, 1 + int(row.pilot_relaxations // 20))
+        assert units < row.pilot_batches  # 2 000 flows span 172 relaxation times: 9 units
+        assert (row.factor_low, row.factor_high) == pytest.approx(variance_factor(units))
     assert table["binding"].sum() == 1
     binding = table[table["binding"]].iloc[0]
     assert binding["flows_needed"] == table["flows_needed"].max()
     assert (table["mode"] == "one run").all()
     # one run of the binding class's flows at the pilot's speed
-    seconds_per_flow = binding["services_per_flow"] / binding["services_per_s"]
+    seconds_per_flow = binding["services_per_flow"] / binding["services_per_cpu_s"]
     assert table["wall_s"].iloc[0] == pytest.approx(binding["flows_needed"] * seconds_per_flow)
 
 
@@ -78,7 +84,7 @@ def test_precision_target_of_the_scenario_means_replications():
     table = advise(scenario_from_dict(spec), pilot_flows=2000, loads=[0.5])
     assert (table["target_precision"] == 0.1).all() and (table["mode"] == "replications").all()
     top = table[table["binding"]].iloc[0]
-    seconds_per_flow = top["services_per_flow"] / top["services_per_s"]
+    seconds_per_flow = top["services_per_flow"] / top["services_per_cpu_s"]
     assert top["wall_s"] == pytest.approx(top["replications_needed"] * 4000 * seconds_per_flow)
 
 
