@@ -14,9 +14,11 @@ that needs the most. The pilot's services per flow and per CPU second give the t
 
 It is an estimate from a pilot: the variance rests on a few batches, and on few
 relaxation times at high load; ``factor_low``/``factor_high`` is the 95% range of the
-flows needed over the estimate (χ² on the batches or on the relaxation times spanned /
-:data:`RELAXATIONS_PER_DOF`, whichever is fewer), and a pilot whose batch means stay
-correlated says that it underestimates (``pilot_problem``).
+flows needed over the estimate (χ² on the batches, with fewer degrees of freedom for
+skewed batch means, or on the relaxation times spanned / :data:`RELAXATIONS_PER_DOF`,
+whichever is fewer), and a pilot whose batch means stay correlated, or that spans
+fewer than :data:`RELAXATIONS_PER_DOF` relaxation times, says that it underestimates
+(``pilot_problem``).
 """
 
 from __future__ import annotations
@@ -121,6 +123,7 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     Columns: ``pilot_flows``, ``pilot_gamma`` (packets per time unit), ``sigma_rel``
     (√σ²_rel per measured flow arrival), ``pilot_batches``, ``pilot_lag1``,
     ``pilot_relaxations`` (relaxation times the pilot spans, :func:`relaxation_flows`),
+    ``pilot_dof`` (degrees of freedom of its variance estimate),
     ``factor_low``/``factor_high`` (95% range of the true flows needed / the estimate),
     ``pilot_problem``, ``target_precision``, ``flows_needed`` (flow arrivals of one run,
     warm-up allowance included), ``replications_needed`` (of the scenario's ``flows``,
@@ -180,9 +183,12 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
     for name, c in zip(scenario.class_names, classes, strict=True):
         rv = relative_variance(c["batch_size_sums"], c["batch_sojourn_sums"], measured,
                                confidence)
-        # the χ² range on the batches, or on the relaxation times the pilot spans if fewer
-        units = min(rv.batches, 1 + int(span // RELAXATIONS_PER_DOF))
-        low, high = variance_factor(units, confidence)
+        # the χ² range on the batches, or on the relaxation times spanned / 20 if fewer
+        dof = min(rv.dof, span / RELAXATIONS_PER_DOF)
+        low, high = variance_factor(dof, confidence)
+        problem = rv.problem or ("" if dof >= 1 else
+                                 f"pilot spans {span:.0f} relaxation times (< "
+                                 f"{RELAXATIONS_PER_DOF}): σ² likely underestimated")
         need = flows_for_precision(rv.variance, precision, confidence)
         flows_needed = math.ceil(need / (1.0 - warm)) if np.isfinite(need) else math.nan
         reps = (max(MIN_REPLICATIONS, math.ceil(need / per_replication))
@@ -194,7 +200,7 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             "sigma_rel": math.sqrt(rv.variance) if np.isfinite(rv.variance) else math.nan,
             "pilot_batches": rv.batches, "pilot_lag1": rv.lag1,
             "pilot_relaxations": span, "factor_low": low, "factor_high": high,
-            "pilot_problem": rv.problem, "target_precision": precision,
+            "pilot_dof": dof, "pilot_problem": problem, "target_precision": precision,
             "flows_needed": flows_needed, "replications_needed": reps,
             "half_width_configured": half_width(rv.variance, configured, confidence),
             "services_per_flow": services_per_flow, "services_per_cpu_s": rate,

@@ -67,9 +67,9 @@ def test_flows_needed_follow_the_formula(table):
         # χ² on the batches, or on the relaxation times spanned / 20 if fewer
         assert row.pilot_relaxations == pytest.approx(2000 / relaxation_flows(
             scenario_from_dict(TINY), 0.5))
-        units = min(row.pilot_batches, 1 + int(row.pilot_relaxations // 20))
-        assert units < row.pilot_batches  # 2 000 flows span 172 relaxation times: 9 units
-        assert (row.factor_low, row.factor_high) == pytest.approx(variance_factor(units))
+        assert row.pilot_dof <= row.pilot_relaxations / 20
+        assert (row.factor_low, row.factor_high) == pytest.approx(
+            variance_factor(row.pilot_dof))
     assert table["binding"].sum() == 1
     binding = table[table["binding"]].iloc[0]
     assert binding["flows_needed"] == table["flows_needed"].max()

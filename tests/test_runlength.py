@@ -59,12 +59,31 @@ def test_factor_range_covers_the_truth_at_its_level():
 
 
 def test_variance_factor_is_the_chi2_range():
-    low, high = variance_factor(40)
+    low, high = variance_factor(39)
     assert low == pytest.approx(39 / sps.chi2.ppf(0.975, 39))
     assert high == pytest.approx(39 / sps.chi2.ppf(0.025, 39))
     assert 0.6 < low < 0.7 and 1.6 < high < 1.7  # known width at 40 batches
-    assert variance_factor(5)[1] > 8  # few batches: a wide range
-    assert all(math.isnan(v) for v in variance_factor(1))
+    assert variance_factor(4)[1] > 8  # few batches: a wide range
+    assert all(math.isnan(v) for v in variance_factor(0.5))
+
+
+def test_skewed_batch_means_widen_the_factor_to_its_level():
+    # iid lognormal(σ = 1.5) observations, 40 batches of 200: batch means with a large
+    # excess kurtosis, so s² varies far more than χ²_39 says; σ²_rel = e^{σ²} − 1
+    rng = np.random.default_rng(5)
+    truth = math.exp(1.5 ** 2) - 1
+    plain = adjusted = 0
+    runs = 400
+    for _ in range(runs):
+        y, x = _batch(rng.lognormal(0.0, 1.5, 8000), 40)
+        est = relative_variance(y, x, 8000)
+        ratio = truth / est.variance
+        low, high = variance_factor(est.batches - 1)
+        plain += low <= ratio <= high
+        adjusted += est.factor_low <= ratio <= est.factor_high
+        assert est.dof <= est.batches - 1
+    assert plain / runs < 0.87  # the normal-theory range is too narrow here (82%)
+    assert 0.88 <= adjusted / runs <= 0.99 and adjusted - plain >= 0.05 * runs
 
 
 def test_pilot_in_its_transient_is_flagged_as_underestimate():

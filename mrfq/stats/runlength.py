@@ -7,7 +7,8 @@ Pure functions (numpy/scipy) behind the run-length advisor (:mod:`mrfq.advisor`)
   Measurement) from a pilot's batch sums, with the batches merged until they look
   uncorrelated (:func:`mrfq.stats.estimators.merge_batches`, as the run's own interval
   does), and the 95% range of the factor by which the true σ²_rel may differ from the
-  estimate (χ² with batches − 1 degrees of freedom).
+  estimate (χ² with batches − 1 degrees of freedom, fewer for batch means with excess
+  kurtosis).
 * :func:`flows_for_precision` — n = (z · σ_rel / h)², the observations for a relative
   half-width h of the normal-theory interval; :func:`half_width` its inverse.
 
@@ -33,27 +34,29 @@ class RelativeVariance:
     """σ²_rel = n · Var(R̂)/R̂² per observation (dimensionless) of a ratio estimate R̂.
 
     ``estimate``: R̂ = Σy/Σx; ``batches``: independent batches it rests on after
-    merging; ``lag1``: their residuals' lag-1 autocorrelation; ``factor_low``,
-    ``factor_high``: at ``confidence``, the true σ²_rel lies in [factor_low, factor_high] ×
-    ``variance`` if the batches are independent and normal (χ²_{b−1}); ``problem``: why
-    the estimate is only a lower bound or missing (empty when fine)."""
+    merging; ``lag1``: their residuals' lag-1 autocorrelation; ``dof``: the degrees of
+    freedom of the variance estimate, b − 1 for normal batches and fewer when their
+    residuals have excess kurtosis g₂ (Var(s²)/σ⁴ = 2/(b − 1) + g₂/b, matched to a χ²);
+    ``factor_low``, ``factor_high``: at ``confidence``, the true σ²_rel lies in
+    [factor_low, factor_high] × ``variance`` (:func:`variance_factor` of ``dof``);
+    ``problem``: why the estimate is only a lower bound or missing (empty when fine)."""
 
     estimate: float
     variance: float
     batches: int
     lag1: float
+    dof: float
     factor_low: float
     factor_high: float
     problem: str = ""
 
 
-def variance_factor(batches: int, confidence: float = 0.95) -> tuple[float, float]:
-    """The range [low, high] of σ²/σ̂² at ``confidence`` for a variance estimated from
-    ``batches`` independent normal batch means: (b − 1)/χ²_{b−1} quantiles. (NaN, NaN)
-    below two batches."""
-    if batches < 2:
+def variance_factor(dof: float, confidence: float = 0.95) -> tuple[float, float]:
+    """The range [low, high] of σ²/σ̂² at ``confidence`` for a variance estimate with
+    ``dof`` degrees of freedom (b − 1 for b independent normal batch means):
+    dof/χ²_dof quantiles. (NaN, NaN) below one degree of freedom."""
+    if not dof >= 1:
         return math.nan, math.nan
-    dof = batches - 1
     tail = (1.0 - confidence) / 2.0
     return (float(dof / sps.chi2.ppf(1.0 - tail, dof)), float(dof / sps.chi2.ppf(tail, dof)))
 
@@ -77,22 +80,25 @@ def relative_variance(y: np.ndarray | Sequence[float], x: np.ndarray | Sequence[
     xs = np.asarray(x, dtype=np.float64).ravel()
     if ys.shape != xs.shape or ys.size < 2 or not observations > 0:
         return RelativeVariance(math.nan, math.nan, 0, math.nan, math.nan, math.nan,
-                                "fewer than two batches")
+                                math.nan, "fewer than two batches")
     total_y, total_x = float(ys.sum()), float(xs.sum())
     if not (total_x > 0 and total_y > 0):
         return RelativeVariance(math.nan, math.nan, 0, math.nan, math.nan, math.nan,
-                                "no positive sums")
+                                math.nan, "no positive sums")
     estimate = total_y / total_x
     merged_y, merged_x, lag1, independent = merge_batches([ys], [xs], estimate, max_lag1,
                                                           min_batches)
     e = merged_y[0] - estimate * merged_x[0]
     b = e.size
     variance = float(observations * b * e.var(ddof=1) / total_y ** 2)
-    low, high = variance_factor(b, confidence)
+    # skewed batch means (sojourns at high load) make s² vary more than χ²_{b−1} says
+    excess = float(sps.kurtosis(e, fisher=True, bias=False)) if b >= 4 else 0.0
+    dof = 2.0 / (2.0 / (b - 1) + max(excess, 0.0) / b)
+    low, high = variance_factor(dof, confidence)
     problem = "" if independent else (
         f"batch means correlated (lag-1 {lag1:.2f} > {max_lag1:g} with {b} batches): "
         "pilot too short, σ² underestimated")
-    return RelativeVariance(estimate, variance, b, float(lag1), low, high, problem)
+    return RelativeVariance(estimate, variance, b, float(lag1), dof, low, high, problem)
 
 
 def _z(confidence: float) -> float:
