@@ -9,7 +9,7 @@ Figure 3 scenario (fig3_packet with m = ``--mean-size``, W = ``--window``,
   sweep's point function and combiner (:func:`mrfq.kinds.packet.packet_point`,
   :func:`mrfq.kinds.packet.combine_packet_records`); per class the standard deviation of
   γ_k over the runs divided by their mean (with the 95% range of that SD from χ²), and
-  the mean reported relative half-width;
+  the mean reported relative half-width (the runs' γ are kept in ``--cache``);
 * predicted: for each pilot length of ``--pilot-flows`` ("auto": the advisor's default,
   :func:`mrfq.advisor.pilot_length`) and each of ``--pilot-seeds`` pilots (seeds
   5000 + j), the advisor's predicted relative standard deviation of γ_k for one run as
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -61,9 +62,17 @@ def one_run(args: argparse.Namespace, item: tuple) -> pd.DataFrame:
 
 
 def measured(args: argparse.Namespace) -> pd.DataFrame:
-    items = [(load, i) for load in args.loads for i in range(args.seeds)]
-    runs = pd.concat([table for _, table in execute(one_run, items, arguments=(args,),
-                                                    jobs=args.jobs)])
+    cache = Path(args.cache) / (f"runs_{args.policy}_m{args.mean_size:g}_W{args.window}_"
+                                f"f{args.flows}_s{args.seeds}_"
+                                f"{'_'.join(f'{v:g}' for v in args.loads)}.csv")
+    if cache.exists():  # the seed runs do not depend on the advisor: computed once
+        runs = pd.read_csv(cache, dtype={"class": str})
+    else:
+        items = [(load, i) for load in args.loads for i in range(args.seeds)]
+        runs = pd.concat([table for _, table in execute(one_run, items, arguments=(args,),
+                                                        jobs=args.jobs)])
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        runs.to_csv(cache, index=False)
     rows = []
     for (load, name), group in runs.groupby(["load", "class"]):
         n = len(group)
@@ -127,6 +136,8 @@ def main() -> None:
     parser.add_argument("--wall-runs", type=int, default=5)
     parser.add_argument("--pilot-seeds", type=int, default=5)
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--cache", default="results/advisor_check",
+                        help="Directory keeping the seed runs' γ (one CSV per setting).")
     args = parser.parse_args()
     started = time.perf_counter()
     pred = predicted(args)

@@ -254,8 +254,9 @@ def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
             for f, r, mode in zip(table["flows_needed"], table["replications_needed"],
                                   table["mode"], strict=True)]
     shown = table.assign(need=need, bind=np.where(table["binding"], "*", ""),
-                         factor=[f"x{lo:.2g}-{hi:.2g}" for lo, hi in
-                                 zip(table["factor_low"], table["factor_high"], strict=True)])
+                         factor=[f"x{lo:.2g}-{hi:.2g}" if np.isfinite(hi) else "unknown"
+                                 for lo, hi in zip(table["factor_low"], table["factor_high"],
+                                                   strict=True)])
     columns = ["policy", "load", "class", "pilot_gamma", "sigma_rel", "need", "bind",
                "factor", "half_width_configured"]
     text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}")

@@ -151,3 +151,14 @@ def test_default_pilot_spans_sixty_relaxation_times():
     assert pilot_length(scenario, 0.9) == 20_600  # 60 × 342.6, rounded up to 100
     assert pilot_length(scenario, 0.5) == 5_000  # the floor
     assert pilot_length(scenario, 0.95) > 4 * pilot_length(scenario, 0.9)
+
+
+def test_cli_warns_about_a_pilot_too_short_for_its_load(tmp_path):
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(TOML.replace("values = [0.5]", "values = [0.8]"))
+    # 800 flows at load 0.8: 11 relaxation times of 71 flows, under the 20 of one dof
+    result = _run(str(scenario), "--pilot-flows", "800")
+    assert result.returncode == 0, result.stderr
+    assert "unknown" in result.stdout  # no range for the need
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2 and all("spans 11 relaxation times" in w for w in warnings)
