@@ -58,9 +58,9 @@ AUTO_WARMUP_ALLOWANCE = 0.05
 MIN_REPLICATIONS = 10
 #: relaxation times per degree of freedom of a pilot's variance estimate: batch means of
 #: a pilot that spans few relaxation times are neither independent nor normal, and the
-#: χ² range on its batches is too narrow. Calibrated in VALIDATION.md ("Run-length
-#: advisor"): the spread of 10 pilots' estimates at 60-430 relaxation times is that of
-#: χ² with about span/20 degrees of freedom
+#: χ² range on its batches is too narrow. Set from VALIDATION.md ("Run-length advisor"):
+#: with it the range of 20 pilots per cell at 60 and 100-290 relaxation times (load 0.9)
+#: holds the measured variance in 17-20 of 20
 RELAXATIONS_PER_DOF = 20
 
 
@@ -82,7 +82,7 @@ def relaxation_flows(scenario: Scenario, load: float) -> float:
     """Flow arrivals in one relaxation time of the point's busiest resource, read as an
     M/M/1 queue at its load ρ: λ · 1/(μ(1 − √ρ)²) = ρ/(1 − √ρ)² (the relaxation time of
     Abate & Whitt, "Transient behavior of the M/M/1 queue", 1987, in mean service times;
-    arrivals per service time ≈ ρ). 380 at ρ = 0.9, 12 at 0.5: what a pilot must span for
+    arrivals per service time ≈ ρ). 343 at ρ = 0.9, 5.8 at 0.5: what a pilot must span for
     its batch means to see the correlation of the number in progress."""
     rho = float(np.max(scenario.resource_loads(load)))
     return rho / (1.0 - math.sqrt(rho)) ** 2
@@ -92,7 +92,8 @@ def pilot_length(scenario: Scenario, load: float) -> int:
     """Default flows of the pilot at ``load``: :data:`PILOT_RELAXATIONS` relaxation times
     (:func:`relaxation_flows`), at least :data:`MIN_PILOT_FLOWS` (about 20 000 flows at
     a bottleneck load of 0.9, 5 000 up to 0.8; measured in VALIDATION.md "Run-length
-    advisor": pilots of 5 000 flows at 0.9 predict half the spread of γ)."""
+    advisor": pilots of 5 000 flows at 0.9 predict half the spread of γ; these, 0.74-0.90
+    of it in the median)."""
     return max(MIN_PILOT_FLOWS, math.ceil(PILOT_RELAXATIONS * relaxation_flows(scenario, load)
                                           / 100) * 100)
 
