@@ -1,4 +1,4 @@
-"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate | allocate``.
+"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate | plan | allocate``.
 
 The CLI only wires: every verb is a function of :mod:`mrfq.pipeline` (or
 :func:`mrfq.simulate`, :mod:`mrfq.allocation`) plus argument parsing and printing. Every
@@ -20,6 +20,7 @@ import click
 
 from mrfq import pipeline
 from mrfq import policies as registry
+from mrfq.advisor import advice_text, advice_warnings, advise
 from mrfq.allocation import allocation_report
 from mrfq.errors import InputError
 from mrfq.io import write_csv
@@ -387,6 +388,38 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
         click.echo("validation failed: some packet points do not match the fluid model",
                    err=True)
     sys.exit(0 if ok else 1)
+
+
+@main.command()
+@click.argument("scenario")
+@click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
+              "gamma, every class (default: the scenario's [packet] precision, else 0.02).")
+@click.option("--pilot-flows", type=int, help="Flows of each point's pilot run (default: "
+              "5000, at most the scenario's flows).")
+@click.option("--jobs", type=int, default=1, show_default=True,
+              help="Worker processes the sweep would use (for its wall time).")
+@click.option("--policies", help="Packet policies, comma-separated (default: the "
+              "scenario's).")
+@click.option("--loads", help="Load values, e.g. '0.5,0.9' (default: the scenario's).")
+@click.option("--seed", type=int, help="Seed of the pilots (default: the scenario's).")
+@click.option("-o", "--output", help="CSV file for the full table.")
+@user_errors
+def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):
+    """Run-length advisor: from a short pilot run per packet point of SCENARIO, the flows
+    (one run) or replications each point needs for a target precision of every class's
+    gamma, and the sweep's wall time on this machine. An estimate, not a guarantee."""
+
+    _check_jobs(jobs)
+    table = advise(load_scenario(scenario), precision=precision, pilot_flows=pilot_flows,
+                   policy_names=_split_names(policies), loads=_split_floats(loads, "--loads"),
+                   seed=seed, progress=Progress("pilots"))
+    if output:
+        write_csv(table, output)
+    click.echo(advice_text(table, jobs))
+    for line in advice_warnings(table):
+        _log(f"warning: {line}")
+    if output:
+        _log(f"wrote {output}")
 
 
 @main.command()

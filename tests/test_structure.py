@@ -252,7 +252,7 @@ LAYERS = (
     ("mrfq.fluid", "mrfq.packet"),
     ("mrfq.stats", "mrfq.allocation"),
     ("mrfq.kinds",),
-    ("mrfq.plan", "mrfq.sweeps", "mrfq.simulation"),
+    ("mrfq.plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
     ("mrfq.validation", "mrfq.plots"),
     ("mrfq.pipeline",),
     ("mrfq.cli", "mrfq.__main__", "mrfq"),

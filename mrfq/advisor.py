@@ -1,0 +1,287 @@
+"""The run-length advisor (``mrfq plan``): before a sweep, how many flows (one run) or
+replications (of the scenario's ``flows``) each packet point needs for a target relative
+precision of every class's γ_k, and the sweep's wall time on this machine.
+
+Per (policy, load) one short pilot replication through the sweep's own point function
+(:func:`mrfq.kinds.packet.packet_point`; seeded, empty or fluid start as the scenario
+says), with more batches than a run keeps so that the variance estimate is steadier.
+Per class: the pilot's γ_k, its relative asymptotic variance per flow
+σ²_rel = n · Var(γ̂_k)/γ̂_k² from correlation-checked batch means
+(:func:`mrfq.stats.runlength.relative_variance`) and the measured flows needed for a
+relative half-width h, n = (z σ_rel / h)² (:func:`mrfq.stats.runlength.flows_for_precision`),
+turned into flow arrivals with the warm-up allowance. The point's binding class is the one
+that needs the most. The pilot's services per flow and per CPU second give the time.
+
+It is an estimate from a pilot: the variance rests on a few batches, and on few
+relaxation times at high load; ``factor_low``/``factor_high`` is the 95% range of the
+flows needed over the estimate (χ² on the batches, with fewer degrees of freedom for
+skewed batch means, or on the relaxation times spanned / :data:`RELAXATIONS_PER_DOF`,
+whichever is fewer), and a pilot whose batch means stay correlated, or that spans
+fewer than :data:`RELAXATIONS_PER_DOF` relaxation times, says that it underestimates
+(``pilot_problem``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+
+from mrfq import policies
+from mrfq.errors import InputError
+from mrfq.kinds import packet
+from mrfq.kinds.packet import packet_point
+from mrfq.scenario import Scenario, load_scenario
+from mrfq.stats.runlength import (
+    flows_for_precision,
+    half_width,
+    relative_variance,
+    variance_factor,
+)
+
+#: relative half-width of every class's γ when neither the caller nor the scenario sets one
+DEFAULT_PRECISION = 0.02
+#: the shortest pilot by default (flows)
+MIN_PILOT_FLOWS = 5000
+#: by default a pilot spans this many relaxation times of the bottleneck (flows)
+PILOT_RELAXATIONS = 60
+#: batches a pilot keeps: more than a run's 20, so that σ² rests on more of them
+PILOT_BATCHES = 40
+#: warm-up allowance with ``warmup = "auto"`` (MSER-5's cut is data-dependent; it cut
+#: little or nothing in VALIDATION.md's runs)
+AUTO_WARMUP_ALLOWANCE = 0.05
+#: least replications of a precision-targeted point (the t interval over replications)
+MIN_REPLICATIONS = 10
+#: relaxation times per degree of freedom of a pilot's variance estimate: batch means of
+#: a pilot that spans few relaxation times are neither independent nor normal, and the
+#: χ² range on its batches is too narrow. Set from VALIDATION.md ("Run-length advisor"):
+#: with it the range of 20 pilots per cell at 60 and 100-290 relaxation times (load 0.9)
+#: holds the measured variance in 17-20 of 20
+RELAXATIONS_PER_DOF = 20
+
+
+def _warmup_fraction(scenario: Scenario) -> float:
+    warmup = scenario.packet.warmup
+    return AUTO_WARMUP_ALLOWANCE if isinstance(warmup, str) else float(warmup)
+
+
+def _pilot_scenario(scenario: Scenario, flows: int, seed: int | None) -> Scenario:
+    """One replication of ``flows`` flows, :data:`PILOT_BATCHES` batches, no precision
+    target (the pilot is measured, not stopped)."""
+    cfg = scenario.packet
+    pilot = replace(cfg, flows=int(flows), replications=1, precision=None,
+                    batches=PILOT_BATCHES, seed=cfg.seed if seed is None else int(seed))
+    return replace(scenario, packet=pilot)
+
+
+def relaxation_flows(scenario: Scenario, load: float) -> float:
+    """Flow arrivals in one relaxation time of the point's busiest resource, read as an
+    M/M/1 queue at its load ρ: λ · 1/(μ(1 − √ρ)²) = ρ/(1 − √ρ)² (the relaxation time of
+    Abate & Whitt, "Transient behavior of the M/M/1 queue", 1987, in mean service times;
+    arrivals per service time ≈ ρ). 343 at ρ = 0.9, 5.8 at 0.5: what a pilot must span for
+    its batch means to see the correlation of the number in progress."""
+    rho = float(np.max(scenario.resource_loads(load)))
+    return rho / (1.0 - math.sqrt(rho)) ** 2
+
+
+def pilot_length(scenario: Scenario, load: float) -> int:
+    """Default flows of the pilot at ``load``: :data:`PILOT_RELAXATIONS` relaxation times
+    (:func:`relaxation_flows`), at least :data:`MIN_PILOT_FLOWS` (about 20 000 flows at
+    a bottleneck load of 0.9, 5 000 up to 0.8; measured in VALIDATION.md "Run-length
+    advisor": pilots of 5 000 flows at 0.9 predict half the spread of γ; these, 0.74-0.90
+    of it in the median)."""
+    return max(MIN_PILOT_FLOWS, math.ceil(PILOT_RELAXATIONS * relaxation_flows(scenario, load)
+                                          / 100) * 100)
+
+
+def _check(scenario: Scenario, precision: float, pilot_flows: int) -> None:
+    if not 0.0 < precision < 1.0:
+        raise InputError(f"must be in (0, 1), got {precision!r}", "--precision",
+                         scenario.source)
+    if pilot_flows < 20 * PILOT_BATCHES:
+        raise InputError(f"must be >= {20 * PILOT_BATCHES} (the pilot keeps "
+                         f"{PILOT_BATCHES} batches), got {pilot_flows}", "--pilot-flows",
+                         scenario.source)
+
+
+def advise(scenario: Scenario | str, *, precision: float | None = None,
+           pilot_flows: int | None = None, policy_names: list[str] | None = None,
+           loads: list[float] | None = None, seed: int | None = None,
+           confidence: float = 0.95,
+           progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+    """The run-length table of ``scenario``'s packet points (module doc): one row per
+    (policy, load, class).
+
+    ``precision``: target relative half-width h of every class's γ_k (default: the
+    scenario's ``[packet] precision``, else :data:`DEFAULT_PRECISION`); ``pilot_flows``:
+    flows of every pilot (default: :func:`pilot_length` of each load);
+    ``policy_names``, ``loads``: override the scenario's; ``seed``: the pilots' seed.
+
+    Columns: ``pilot_flows``, ``pilot_gamma`` (packets per time unit), ``sigma_rel``
+    (√σ²_rel per measured flow arrival), ``pilot_batches``, ``pilot_lag1``,
+    ``pilot_relaxations`` (relaxation times the pilot spans, :func:`relaxation_flows`),
+    ``pilot_dof`` (degrees of freedom of its variance estimate),
+    ``factor_low``/``factor_high`` (95% range of the true flows needed / the estimate),
+    ``pilot_problem``, ``target_precision``, ``flows_needed`` (flow arrivals of one run,
+    warm-up allowance included), ``replications_needed`` (of the scenario's ``flows``,
+    at least :data:`MIN_REPLICATIONS`), ``half_width_configured`` (relative 95%
+    half-width predicted for the run as configured: ``flows`` × ``replications``),
+    ``binding`` (the class that needs the most at this point), ``services_per_flow``,
+    ``services_per_cpu_s`` (of the pilot), ``wall_s`` (CPU seconds of the point: the
+    binding class's need, replications when the scenario sets a precision target, else
+    one run of ``flows_needed``) and ``wall_s_configured`` (the run as configured)."""
+    if not isinstance(scenario, Scenario):
+        scenario = load_scenario(scenario)
+    cfg = scenario.packet
+    if precision is None:
+        precision = cfg.precision if cfg.precision is not None else DEFAULT_PRECISION
+    _check(scenario, float(precision), MIN_PILOT_FLOWS if pilot_flows is None
+           else int(pilot_flows))
+    names = [policies.get(policies.PACKET, p, "--policies", scenario.source).name
+             for p in (policy_names or cfg.policies)]
+    chosen_loads = list(scenario.load_values if loads is None else loads)
+    for load in chosen_loads:
+        scenario.check_load(load, "--loads")
+    for name in names:
+        for load in chosen_loads:
+            packet.check(scenario, name, load)
+    packet.prepare(set(names))  # compile first: the pilots' timing is of the loop alone
+    warm = _warmup_fraction(scenario)
+    per_replication = cfg.flows * (1.0 - warm)  # measured flows of one replication
+    rows = []
+    total = len(names) * len(chosen_loads)
+    for i, (name, load) in enumerate((n, v) for n in names for v in chosen_loads):
+        flows = pilot_length(scenario, load) if pilot_flows is None else int(pilot_flows)
+        started = time.process_time()  # CPU seconds: other processes' load does not count
+        record = packet_point(_pilot_scenario(scenario, flows, seed), name, load, 0)
+        cpu = time.process_time() - started
+        span = flows / relaxation_flows(scenario, load)
+        rows.extend(_point_rows(scenario, record, float(precision), warm, per_replication,
+                                confidence, cpu, span))
+        if progress is not None:
+            progress(i + 1, total)
+    return pd.DataFrame(rows)
+
+
+def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
+                per_replication: float, confidence: float, cpu: float,
+                span: float) -> list[dict]:
+    """The rows of one pilot (:func:`advise`) that took ``cpu`` seconds and spans
+    ``span`` relaxation times."""
+    cfg = scenario.packet
+    classes = record["classes"]
+    cut = int(classes[0]["warmup_cut"])
+    pilot_flows = sum(int(c["flows_measured"]) for c in classes) + cut
+    measured = max(pilot_flows - cut, 1)
+    services_per_flow = record["services"] / pilot_flows
+    rate = record["services"] / max(cpu, 1e-9)
+    seconds_per_flow = services_per_flow / rate
+    rows = []
+    for name, c in zip(scenario.class_names, classes, strict=True):
+        rv = relative_variance(c["batch_size_sums"], c["batch_sojourn_sums"], measured,
+                               confidence)
+        # the χ² range on the batches, or on the relaxation times spanned / 20 if fewer
+        dof = min(rv.dof, span / RELAXATIONS_PER_DOF)
+        low, high = variance_factor(dof, confidence)
+        problem = rv.problem or ("" if dof >= 1 else
+                                 f"pilot spans {span:.0f} relaxation times (< "
+                                 f"{RELAXATIONS_PER_DOF}): σ² likely underestimated")
+        need = flows_for_precision(rv.variance, precision, confidence)
+        flows_needed = math.ceil(need / (1.0 - warm)) if np.isfinite(need) else math.nan
+        reps = (max(MIN_REPLICATIONS, math.ceil(need / per_replication))
+                if np.isfinite(need) else math.nan)
+        configured = per_replication * cfg.replications
+        rows.append({
+            "policy": record["policy"], "load": record["load"], "class": name,
+            "pilot_flows": pilot_flows, "pilot_gamma": float(c["gamma"]),
+            "sigma_rel": math.sqrt(rv.variance) if np.isfinite(rv.variance) else math.nan,
+            "pilot_batches": rv.batches, "pilot_lag1": rv.lag1,
+            "pilot_relaxations": span, "factor_low": low, "factor_high": high,
+            "pilot_dof": dof, "pilot_problem": problem, "target_precision": precision,
+            "flows_needed": flows_needed, "replications_needed": reps,
+            "half_width_configured": half_width(rv.variance, configured, confidence),
+            "services_per_flow": services_per_flow, "services_per_cpu_s": rate,
+            "configured_replications": cfg.replications,
+            "wall_s_configured": cfg.flows * cfg.replications * seconds_per_flow})
+    needs = [r["flows_needed"] for r in rows]
+    binding = int(np.nanargmax(needs)) if np.isfinite(needs).any() else -1
+    for k, row in enumerate(rows):
+        row["binding"] = k == binding
+        row["mode"] = "replications" if cfg.precision is not None else "one run"
+        top = rows[binding] if binding >= 0 else row
+        row["wall_s"] = ((top["replications_needed"] * cfg.flows if cfg.precision is not None
+                          else top["flows_needed"]) * seconds_per_flow)
+    return rows
+
+
+def sweep_wall_time(table: pd.DataFrame, jobs: int = 1, configured: bool = False) -> float:
+    """Estimated wall seconds of the sweep of ``table``'s points (:func:`advise`) on
+    ``jobs`` otherwise idle cores: the points' CPU seconds (``wall_s``, or
+    ``wall_s_configured``) shared over the cores, and never less than the longest single
+    run (one run is not split; replications are). Excludes compilation and the fluid
+    curves; cores shared with other work make it longer."""
+    column = "wall_s_configured" if configured else "wall_s"
+    points = table.drop_duplicates(["policy", "load"])
+    times = points[column].to_numpy(dtype=np.float64)
+    if times.size == 0:
+        return 0.0
+    longest = float(np.nanmax(times))
+    if configured:
+        longest /= max(int(points["configured_replications"].iloc[0]), 1)
+    elif (points["mode"] == "replications").all():
+        longest = 0.0
+    return float(max(np.nansum(times) / jobs, longest))
+
+
+def _duration(seconds: float) -> str:
+    if not np.isfinite(seconds):
+        return "unknown"
+    if seconds < 120:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
+    """The advisor's table (:func:`advise`) for a console: per (policy, load, class) the
+    pilot's γ, σ_rel, what is needed (flows of one run, or replications), the binding
+    class (*), the χ² factor range of the need and the half-width of the run as
+    configured; then the sweep's wall time on ``jobs`` cores and what the estimate rests
+    on."""
+    need = [f"{f:.3g} flows" if mode == "one run" else f"{r:.0f} reps"
+            for f, r, mode in zip(table["flows_needed"], table["replications_needed"],
+                                  table["mode"], strict=True)]
+    shown = table.assign(need=need, bind=np.where(table["binding"], "*", ""),
+                         factor=[f"x{lo:.2g}-{hi:.2g}" if np.isfinite(hi) else "unknown"
+                                 for lo, hi in zip(table["factor_low"], table["factor_high"],
+                                                   strict=True)])
+    columns = ["policy", "load", "class", "pilot_gamma", "sigma_rel", "need", "bind",
+               "factor", "half_width_configured"]
+    text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}")
+    h = float(table["target_precision"].iloc[0])
+    return "\n".join([
+        text,
+        f"target: 95% half-width {h:.3g} x gamma, every class (* the binding class); "
+        f"estimated sweep wall time on {jobs} job(s): "
+        f"{_duration(sweep_wall_time(table, jobs))} (as configured: "
+        f"{_duration(sweep_wall_time(table, jobs, configured=True))}; packet points only, "
+        "compilation excluded, idle cores)",
+        f"an estimate from pilots of {_flows_range(table)} flows: the need is uncertain "
+        "by the factor shown (95% range, from the pilot's batches and the relaxation "
+        "times it spans; a longer --pilot-flows narrows it)"])
+
+
+def _flows_range(table: pd.DataFrame) -> str:
+    low, high = int(table["pilot_flows"].min()), int(table["pilot_flows"].max())
+    return f"{low}" if low == high else f"{low}-{high}"
+
+
+def advice_warnings(table: pd.DataFrame) -> list[str]:
+    """One line per (policy, load, class) whose pilot estimate is only a lower bound."""
+    flagged = table[table["pilot_problem"] != ""]
+    return [f"{p} at load {v:g}, class {k}: {problem}" for p, v, k, problem in
+            zip(flagged["policy"], flagged["load"], flagged["class"],
+                flagged["pilot_problem"], strict=True)]

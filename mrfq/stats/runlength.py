@@ -1,0 +1,121 @@
+"""Run-length arithmetic: how many flows a ratio estimate needs for a relative precision.
+
+Pure functions (numpy/scipy) behind the run-length advisor (:mod:`mrfq.advisor`):
+
+* :func:`relative_variance` — the relative asymptotic variance per observation,
+  σ²_rel = n · Var(R̂) / R̂², of a ratio estimator R̂ = Σy/Σx (γ_k = ΣN/ΣT, SPEC §3
+  Measurement) from a pilot's batch sums, with the batches merged until they look
+  uncorrelated (:func:`mrfq.stats.estimators.merge_batches`, as the run's own interval
+  does), and the 95% range of the factor by which the true σ²_rel may differ from the
+  estimate (χ² with batches − 1 degrees of freedom, fewer for batch means with excess
+  kurtosis).
+* :func:`flows_for_precision` — n = (z · σ_rel / h)², the observations for a relative
+  half-width h of the normal-theory interval; :func:`half_width` its inverse.
+
+For a stationary series with lag-k autocorrelations ρ_k the asymptotic variance of the
+mean is Var(X)(1 + 2 Σ ρ_k) per observation; for an AR(1) series with coefficient φ that is
+Var(X)(1 + φ)/(1 − φ) — the closed form the tests check against.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as sps
+
+from mrfq.stats.estimators import MAX_LAG1, MIN_BATCHES, merge_batches
+
+
+@dataclass(frozen=True)
+class RelativeVariance:
+    """σ²_rel = n · Var(R̂)/R̂² per observation (dimensionless) of a ratio estimate R̂.
+
+    ``estimate``: R̂ = Σy/Σx; ``batches``: independent batches it rests on after
+    merging; ``lag1``: their residuals' lag-1 autocorrelation; ``dof``: the degrees of
+    freedom of the variance estimate, b − 1 for normal batches and fewer when their
+    residuals have excess kurtosis g₂ (Var(s²)/σ⁴ = 2/(b − 1) + g₂/b, matched to a χ²);
+    ``factor_low``, ``factor_high``: at ``confidence``, the true σ²_rel lies in
+    [factor_low, factor_high] × ``variance`` (:func:`variance_factor` of ``dof``);
+    ``problem``: why the estimate is only a lower bound or missing (empty when fine)."""
+
+    estimate: float
+    variance: float
+    batches: int
+    lag1: float
+    dof: float
+    factor_low: float
+    factor_high: float
+    problem: str = ""
+
+
+def variance_factor(dof: float, confidence: float = 0.95) -> tuple[float, float]:
+    """The range [low, high] of σ²/σ̂² at ``confidence`` for a variance estimate with
+    ``dof`` degrees of freedom (b − 1 for b independent normal batch means):
+    dof/χ²_dof quantiles. (NaN, NaN) below one degree of freedom."""
+    if not dof >= 1:
+        return math.nan, math.nan
+    tail = (1.0 - confidence) / 2.0
+    return (float(dof / sps.chi2.ppf(1.0 - tail, dof)), float(dof / sps.chi2.ppf(tail, dof)))
+
+
+def relative_variance(y: np.ndarray | Sequence[float], x: np.ndarray | Sequence[float],
+                      observations: float, confidence: float = 0.95, *,
+                      max_lag1: float = MAX_LAG1,
+                      min_batches: int = MIN_BATCHES) -> RelativeVariance:
+    """σ²_rel per observation of R̂ = Σy/Σx from consecutive batch sums ``y``, ``x`` of one
+    run of ``observations`` observations (for γ_k: y = Σ N, x = Σ T of a class's measured
+    flows in each batch, ``observations`` the measured flow arrivals of all classes, so
+    that σ²_rel is per flow of the run).
+
+    Delta method over b batches with residuals e_i = y_i − R̂ x_i:
+    Var(R̂) ≈ b · s_e² / (Σx)², so σ²_rel = observations · b · s_e² / (Σy)². Adjacent
+    batches are first merged while their residuals' lag-1 autocorrelation exceeds
+    ``max_lag1`` (down to ``min_batches``); if they are still correlated there, the
+    variance is returned with ``problem`` saying it underestimates (the pilot is shorter
+    than the correlation of the series)."""
+    ys = np.asarray(y, dtype=np.float64).ravel()
+    xs = np.asarray(x, dtype=np.float64).ravel()
+    if ys.shape != xs.shape or ys.size < 2 or not observations > 0:
+        return RelativeVariance(math.nan, math.nan, 0, math.nan, math.nan, math.nan,
+                                math.nan, "fewer than two batches")
+    total_y, total_x = float(ys.sum()), float(xs.sum())
+    if not (total_x > 0 and total_y > 0):
+        return RelativeVariance(math.nan, math.nan, 0, math.nan, math.nan, math.nan,
+                                math.nan, "no positive sums")
+    estimate = total_y / total_x
+    merged_y, merged_x, lag1, independent = merge_batches([ys], [xs], estimate, max_lag1,
+                                                          min_batches)
+    e = merged_y[0] - estimate * merged_x[0]
+    b = e.size
+    variance = float(observations * b * e.var(ddof=1) / total_y ** 2)
+    # skewed batch means (sojourns at high load) make s² vary more than χ²_{b−1} says
+    excess = float(sps.kurtosis(e, fisher=True, bias=False)) if b >= 4 else 0.0
+    dof = 2.0 / (2.0 / (b - 1) + max(excess, 0.0) / b)
+    low, high = variance_factor(dof, confidence)
+    problem = "" if independent else (
+        f"batch means correlated (lag-1 {lag1:.2f} > {max_lag1:g} with {b} batches): "
+        "pilot too short, σ² underestimated")
+    return RelativeVariance(estimate, variance, b, float(lag1), dof, low, high, problem)
+
+
+def _z(confidence: float) -> float:
+    return float(sps.norm.ppf(0.5 + confidence / 2.0))
+
+
+def flows_for_precision(variance: float, precision: float, confidence: float = 0.95
+                        ) -> float:
+    """Observations n for a relative half-width ``precision`` of the ``confidence``
+    normal interval, n = (z · σ_rel / h)² with σ²_rel = ``variance`` per observation
+    (NaN when the variance is)."""
+    if not 0.0 < precision < 1.0:
+        raise ValueError(f"precision must be in (0, 1), got {precision!r}")
+    return float(_z(confidence) ** 2 * variance / precision ** 2)
+
+
+def half_width(variance: float, observations: float, confidence: float = 0.95) -> float:
+    """Relative half-width z · σ_rel / √n of the ``confidence`` normal interval after
+    ``observations`` observations (the inverse of :func:`flows_for_precision`)."""
+    return float(_z(confidence) * math.sqrt(variance / observations))
