@@ -436,21 +436,43 @@ def test_replication_table_columns_and_estimates():
     json.dumps(table.to_dict("records"))  # sweep point records are JSON
 
 
-def test_combine_gamma_is_the_ratio_estimator_and_the_interval_brackets_it():
+def _tin_by_hand(y: np.ndarray, x: np.ndarray) -> float:
+    """Tin's corrected ratio, written out from Cochran (6.9): r (1 + (s_xy/(x̄ȳ) − s_x²/x̄²)/n)."""
+    n = y.size
+    r = y.sum() / x.sum()
+    c_xy = np.cov(np.vstack([y, x]))  # ddof 1
+    return r * (1 + (c_xy[0, 1] / (y.mean() * x.mean()) - c_xy[1, 1] / x.mean() ** 2) / n)
+
+
+def test_combine_gamma_is_the_bias_corrected_ratio_and_the_interval_brackets_it():
     tables = [_table(_flows(seed=s, flows=2000)) for s in range(3)]
     out = S.combine_replications(tables, 20.0)
     for k, row in out.iterrows():
         per = [t.iloc[k] for t in tables]
         pooled = sum(p["size_sum"] for p in per) / sum(p["sojourn_sum"] for p in per)
-        assert row["gamma"] == pytest.approx(pooled) and row["ratio_estimate"] == row["gamma"]
+        assert row["ratio_estimate"] == pytest.approx(pooled, rel=1e-12)
+        # γ: Tin's correction over the interval's units, the 5 lugsail batches of every
+        # replication (the 20 stored batches added up 4 by 4)
+        y = np.concatenate([np.add.reduceat(np.asarray(p["batch_size_sums"]), [0, 4, 8, 12, 16])
+                            for p in per])
+        x = np.concatenate([np.add.reduceat(np.asarray(p["batch_sojourn_sums"]),
+                                            [0, 4, 8, 12, 16]) for p in per])
+        assert row["gamma"] == pytest.approx(_tin_by_hand(y, x), rel=1e-12)
+        assert abs(row["gamma"] / pooled - 1) < 0.01
         assert row["ci_method"] == "batch-ratio" and row["ci_problem"] == ""
         assert row["ci_low"] < row["gamma"] < row["ci_high"]
+        assert row["gamma"] - row["ci_low"] == pytest.approx(row["ci_high"] - row["gamma"])
+        assert row["batches_used"] == S.LUGSAIL_BATCHES
         assert row["ci_units"] == 3 * row["batches_used"]
         assert row["flows_measured"] == sum(p["flows_measured"] for p in per)
     many = S.combine_replications(tables * 4, 20.0)  # 12 ≥ 10 replications
     assert (many["ci_method"] == "replications").all() and (many["batches_used"] == 0).all()
     assert (many["ci_units"] == 12).all()
     assert ((many["ci_low"] < many["gamma"]) & (many["gamma"] < many["ci_high"])).all()
+    for k, row in many.iterrows():
+        y = np.array([t.iloc[k]["size_sum"] for t in tables * 4])
+        x = np.array([t.iloc[k]["sojourn_sum"] for t in tables * 4])
+        assert row["gamma"] == pytest.approx(_tin_by_hand(y, x), rel=1e-12)
 
 
 def test_auto_warmup_in_replication_table_cuts_a_low_start():

@@ -189,6 +189,18 @@ def packet_point(scenario: Scenario, policy: str, load: float, replication: int)
 
 
 
+def start_up_flows(scenario: Scenario, load: float) -> int:
+    """Flows from each replication's start that ``warmup = "auto"`` leaves out of γ at
+    least: :data:`mrfq.stats.RELAXATIONS` relaxation times of the most loaded resource
+    (:func:`mrfq.stats.relaxation_flows`); 0 with a fixed warm-up fraction (the user's
+    choice stands)."""
+    if scenario.packet.warmup != "auto":
+        return 0
+    flows = stats.RELAXATIONS * stats.relaxation_flows(scenario.class_loads(load),
+                                                       scenario.requirements)
+    return int(np.ceil(flows)) if np.isfinite(flows) else scenario.packet.flows
+
+
 def combine_packet_records(scenario: Scenario, records: list[dict],
                            confidence: float = 0.95) -> pd.DataFrame:
     """Per-class table of the replications of one (policy, load): γ_k with its
@@ -210,7 +222,9 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
         table.insert(0, "class", scenario.class_names)
         tables.append(table)
     combined = combine_replications(tables, packet.mean_size, confidence,
-                                    sojourn_edges=sojourn_bin_edges())
+                                    sojourn_edges=sojourn_bin_edges(),
+                                    warmup_flows=start_up_flows(scenario,
+                                                                records[0]["load"]))
     combined["replications"] = len(records)
     combined["flows_simulated"] = packet.flows * len(records)
     combined["services"] = sum(int(r.get("services", 0)) for r in records)

@@ -23,22 +23,31 @@ here, as is every public name of the five modules: import them from ``mrfq.stats
 
 from __future__ import annotations
 
-from mrfq.intervals import RatioInterval, histogram_quantile, ratio_interval, t_interval
+from mrfq.intervals import (
+    RatioInterval,
+    histogram_quantile,
+    ratio_interval,
+    t_interval,
+    tin_factor,
+)
 from mrfq.stats.estimators import (
     MAX_LAG1,
     MIN_BATCHES,
     MIN_REPLICATIONS_FOR_T,
     MSER_BATCH,
+    RELAXATIONS,
     Truncation,
     batch_means_interval,
     batch_ratio_interval,
     jain_index,
     lag1_autocorrelation,
+    lugsail_scale,
     merge_batches,
     mser5,
     mser_statistic,
     mser_truncation,
     relative_half_widths,
+    relaxation_flows,
     replications_for_precision,
 )
 from mrfq.stats.metric_columns import (
@@ -65,10 +74,12 @@ from mrfq.stats.sums import (
     utilisation_batches,
 )
 from mrfq.stats.tables import (
+    LUGSAIL_BATCHES,
     WARMUP_LIMIT_PROBLEM,
     combine_replications,
     in_progress_average,
     merged_histogram,
+    relaxation_cut,
     replication_table,
     warmup_cut,
 )
@@ -80,11 +91,12 @@ STATS_VERSION = "4"  # 4: per-batch sums and quantiles for every statistic's int
 __all__ = [
     "STATS_VERSION",
     # mrfq.intervals
-    "RatioInterval", "histogram_quantile", "ratio_interval", "t_interval",
+    "RatioInterval", "histogram_quantile", "ratio_interval", "t_interval", "tin_factor",
     # mrfq.stats.estimators
-    "MAX_LAG1", "MIN_BATCHES", "MIN_REPLICATIONS_FOR_T", "MSER_BATCH", "Truncation",
-    "batch_means_interval", "batch_ratio_interval", "jain_index", "lag1_autocorrelation",
-    "merge_batches", "mser5", "mser_statistic", "mser_truncation", "relative_half_widths",
+    "MAX_LAG1", "MIN_BATCHES", "MIN_REPLICATIONS_FOR_T", "MSER_BATCH", "RELAXATIONS",
+    "Truncation", "batch_means_interval", "batch_ratio_interval", "jain_index",
+    "lag1_autocorrelation", "lugsail_scale", "merge_batches", "mser5", "mser_statistic",
+    "mser_truncation", "relative_half_widths", "relaxation_flows",
     "replications_for_precision",
     # mrfq.stats.sums
     "SIZE_DECADES", "batch_quantile_levels", "first_full_bucket", "flow_metric_sums",
@@ -95,6 +107,6 @@ __all__ = [
     "sectioning_interval",
     "utilisation_columns",
     # mrfq.stats.tables
-    "WARMUP_LIMIT_PROBLEM", "combine_replications", "in_progress_average",
-    "merged_histogram", "replication_table", "warmup_cut",
+    "LUGSAIL_BATCHES", "WARMUP_LIMIT_PROBLEM", "combine_replications", "in_progress_average",
+    "merged_histogram", "relaxation_cut", "replication_table", "warmup_cut",
 ]

@@ -204,10 +204,33 @@ def merge_batches(y: Sequence[np.ndarray], x: Sequence[np.ndarray], estimate: fl
         xs = [_merge_pairs(a) for a in xs]
 
 
+def lugsail_scale(y: np.ndarray, x: np.ndarray, halves_y: np.ndarray,
+                  halves_x: np.ndarray) -> float:
+    """Factor by which the lugsail batch-means variance exceeds the plain one (≥ 1).
+
+    Lugsail batch means (Vats & Flegal, "Lugsail lag windows for estimating time-average
+    covariance matrices", Biometrika 2022; r = 2, c = 1/2): σ²_L = 2 σ²_BM(b) − σ²_BM(b/2),
+    from the same run cut into B batches of b flows and 2B half-batches. Batch means of
+    a positively correlated series under-estimate the variance by about 2Γ/b (Γ = Σ k γ_k);
+    the half-batches under-estimate it twice as much, so the combination cancels that
+    first-order bias — what plain batch means miss at load 0.9, where batches of 1 000
+    flows are a few relaxation times long. Here on the ratio's residuals e = y − R x at
+    both levels; floored at 1 (never narrower than plain batch means)."""
+    def spread(a: np.ndarray, b: np.ndarray) -> float:
+        r = a.sum() / b.sum()
+        e = a - r * b
+        return float(e @ e) * a.size / (a.size - 1)  # Var(Σ e) from a.size units
+    plain = spread(y, x)
+    if not plain > 0 or halves_y.size < 2 * y.size:
+        return 1.0
+    return max(2.0 - spread(halves_y, halves_x) / plain, 1.0)
+
+
 def batch_ratio_interval(y: np.ndarray | Sequence[np.ndarray],
                          x: np.ndarray | Sequence[np.ndarray], confidence: float = 0.95, *,
                          max_lag1: float = MAX_LAG1, min_batches: int = MIN_BATCHES,
-                         require_positive: bool = False,
+                         require_positive: bool = False, lugsail: bool = False,
+                         correct_bias: bool = False,
                          method: str = "batch-ratio") -> RatioInterval:
     """Ratio estimator Σy/Σx with a correlation-checked batch interval.
 
@@ -215,7 +238,13 @@ def batch_ratio_interval(y: np.ndarray | Sequence[np.ndarray],
     per replication (same number of batches each; merged alike, units pooled). Batches are
     merged by :func:`merge_batches`, then :func:`ratio_interval` is computed over all
     remaining batches. If merging cannot reach r₁ ≤ ``max_lag1`` the interval is flagged
-    ("batch means correlated …"); the estimate is always Σy/Σx of all data.
+    ("batch means correlated …"); the estimate is always Σy/Σx of all data (times Tin's
+    factor with ``correct_bias``, :func:`mrfq.intervals.tin_factor`, over the final
+    batches).
+
+    ``lugsail``: the given batches are half-batches: they are merged in pairs once before
+    the check, and the variance is the lugsail one (:func:`lugsail_scale`) of the final
+    batches against their halves.
     """
     ys = _as_series_list(y)
     xs = _as_series_list(x)
@@ -231,18 +260,31 @@ def batch_ratio_interval(y: np.ndarray | Sequence[np.ndarray],
                           require_positive=False, method=method)
     if not np.isfinite(base.estimate):
         return base
+    halves_y, halves_x = ys, xs
+    if lugsail and min(a.size for a in ys) >= 2 * max(min_batches, 2):
+        ys = [_merge_pairs(a) for a in ys]
+        xs = [_merge_pairs(a) for a in xs]
     ys, xs, lag1, independent = merge_batches(ys, xs, base.estimate, max_lag1, min_batches)
+    scale = 1.0
+    if lugsail:
+        # the halves of the final batches: the level just below (merged alike)
+        while halves_y[0].size > 2 * ys[0].size:
+            halves_y = [_merge_pairs(a) for a in halves_y]
+            halves_x = [_merge_pairs(a) for a in halves_x]
+        scale = lugsail_scale(np.concatenate(ys), np.concatenate(xs),
+                              np.concatenate(halves_y), np.concatenate(halves_x))
     merged = ratio_interval(np.concatenate(ys), np.concatenate(xs), confidence,
-                            require_positive=require_positive, method=method)
+                            require_positive=require_positive, correct_bias=correct_bias,
+                            variance_scale=scale, method=method)
     batches = int(ys[0].size)
     if merged.problem:
         return _flagged(merged.estimate, merged.units, batches, lag1, method, merged.problem)
-    if not independent:
+    if not independent and not lugsail:
         return _flagged(merged.estimate, merged.units, batches, lag1, method,
                         f"batch means correlated (lag-1 {lag1:.2f} > {max_lag1:g} with "
                         f"{batches} batches): run too short")
     return RatioInterval(merged.estimate, merged.low, merged.high, merged.units, batches,
-                         lag1, method)
+                         lag1, method, "", merged.ratio)
 
 
 def batch_means_interval(series: np.ndarray, batches: int = 20, confidence: float = 0.95, *,
@@ -260,6 +302,40 @@ def batch_means_interval(series: np.ndarray, batches: int = 20, confidence: floa
                                 np.array([p.size for p in parts], dtype=np.float64),
                                 confidence, max_lag1=max_lag1, min_batches=min_batches,
                                 method="batch-means")
+
+
+# ------------------------------------------------------------------------- warm-up
+
+
+#: relaxation times left out from a replication's start with ``warmup = "auto"``:
+#: measured on Figure 3 at load 0.9 (VALIDATION.md, "Intervals at load 0.9"), leaving out
+#: 0.6 of a relaxation time (200 flows) still left +1% of start-up bias in 2 000-flow
+#: replications, 1.5 (500 flows) none measurable
+RELAXATIONS = 2.0
+
+
+def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray) -> float:
+    """Flow arrivals (all classes) in one relaxation time of the most loaded resource.
+
+    With ρ* the load of the most loaded resource j*, the relaxation time of a queue at
+    load ρ* is E[S*] / (1 − √ρ*)² (M/M/1: Morse 1955; the heavy-traffic scale of every
+    work-conserving single-server queue, Abate & Whitt 1987), E[S*] the mean work a flow
+    through j* brings to it. In flows of all classes that is (Λ / Λ*) · ρ* / (1 − √ρ*)²,
+    Λ the flow arrival rate and Λ* that of the classes using j* — 342 at load 0.9 on the
+    Figure 3 scenario, 6 at load 0.5. ``class_loads`` ρ_k (packets per time unit = flow
+    rate × mean size, so the mean size cancels), ``requirements`` a_kj (K × J). A run
+    started empty is still biased after a relaxation time or two: the start-up cut of
+    ``warmup = "auto"`` is :data:`RELAXATIONS` of them."""
+    rho = np.asarray(class_loads, dtype=np.float64)
+    a = np.asarray(requirements, dtype=np.float64)
+    per_resource = rho @ a
+    j = int(np.argmax(per_resource))
+    busiest = float(per_resource[j])
+    if not 0.0 < busiest < 1.0:
+        return 0.0 if busiest <= 0.0 else np.inf
+    through = a[:, j] > 0
+    share = rho.sum() / rho[through].sum()  # Λ / Λ* (flow rates ∝ ρ_k: one mean size)
+    return float(share * busiest / (1.0 - np.sqrt(busiest)) ** 2)
 
 
 # ----------------------------------------------------------------- precision targets

@@ -29,6 +29,11 @@ from mrfq.stats.metric_columns import flow_interval_columns, quantile_columns
 from mrfq.stats.metric_intervals import QUANTILES
 from mrfq.stats.sums import flow_metric_sums
 
+#: batches of the γ interval of a run (lugsail batch means from twice as many halves):
+#: measured at load 0.9 (VALIDATION.md, "Intervals at load 0.9"), 10 batches of one
+#: 20 000-flow run still covered 88–93%, 5 covered 91–96%
+LUGSAIL_BATCHES = 5
+
 # ------------------------------------------------------------------------ flow records
 
 
@@ -205,6 +210,18 @@ def _replication_batches(row: pd.Series, mean_size: float) -> tuple[np.ndarray, 
     return mean_size * counts, means * counts, False
 
 
+def _regroup(sums: np.ndarray, groups: int) -> np.ndarray:
+    """Consecutive batch sums added up into ``groups`` near-equal groups (in order)."""
+    return np.array([part.sum() for part in np.array_split(sums, groups)])
+
+
+def _batch_counts(row: pd.Series) -> np.ndarray:
+    """Flows in each batch of a class row (Σ T of the batch over its mean sojourn)."""
+    sums = np.asarray(row["batch_sojourn_sums"], dtype=np.float64)
+    means = np.asarray(row["batch_sojourns"], dtype=np.float64)
+    return np.rint(np.divide(sums, means, out=np.zeros_like(sums), where=means > 0))
+
+
 def _known(values: list) -> bool:
     return all(v is not None and pd.notna(v) for v in values)
 
@@ -214,21 +231,71 @@ def _sum_or_nan(values: list) -> float:
     return float(sum(values)) if _known(values) else np.nan
 
 
+def relaxation_cut(tables: list[pd.DataFrame], warmup_flows: int, even: bool = False
+                   ) -> tuple[int, str]:
+    """Leading batches every replication drops so that at least ``warmup_flows`` flows
+    from its start (arrival order, all classes) are left out of γ, beyond the cut its
+    record already made (``warmup_cut``), and a problem ("" when fine).
+
+    The batches of a class split its measured flows evenly in arrival order, so batch b
+    of every class covers about the same arrival window: dropping d of B batches leaves
+    out d/B of the measured flows. d is the nearest whole number (a batch is 5% of the
+    run); it may be at most half the batches — a replication that needs more is too
+    short for the warm-up its load needs, and says so with the length it needs. ``even``:
+    d rounded up to an even number (lugsail batches pair the remaining ones)."""
+    if warmup_flows <= 0:
+        return 0, ""
+    counts = []
+    for table in tables:
+        if not isinstance(table["batch_sojourn_sums"].iloc[0], (list, np.ndarray)):
+            return 0, ""  # records from before batch sums: no finer cut possible
+        counts.append((len(table["batch_sojourn_sums"].iloc[0]),
+                       int(table["flows_measured"].sum()), int(table["warmup_cut"].iloc[0])
+                       if "warmup_cut" in table and pd.notna(table["warmup_cut"].iloc[0])
+                       else 0))
+    drop = 0
+    for batches, measured, cut in counts:
+        if batches == 0 or measured == 0:
+            continue
+        extra = max(warmup_flows - cut, 0)
+        drop = max(drop, int(np.floor(extra * batches / measured + 0.5)))
+        drop += drop % 2 if even else 0
+        if 2 * drop > batches:
+            return 0, (f"warm-up: this load relaxes over about {warmup_flows} flows, more than "
+                       f"half a replication ({cut + measured} flows); runs of at least "
+                       f"{2 * warmup_flows} flows are needed")
+    return drop, ""
+
+
 def combine_replications(tables: list[pd.DataFrame], mean_size: float,
                          confidence: float = 0.95, *, max_lag1: float = MAX_LAG1,
                          min_batches: int = MIN_BATCHES,
-                         sojourn_edges: np.ndarray | None = None) -> pd.DataFrame:
+                         sojourn_edges: np.ndarray | None = None,
+                         warmup_flows: int = 0) -> pd.DataFrame:
     """Per-class summary over replications (tables from :func:`replication_table`).
 
     ``gamma`` is the ratio estimator Σ N / Σ T pooled over the measured flows of all
-    replications (= ``ratio_estimate``), in work units per time unit; the interval is
-    built around it and always brackets it (delta method, Student-t):
+    replications (``ratio_estimate``) with its first-order bias removed (Tin's factor
+    over the interval's units, :func:`mrfq.intervals.tin_factor`), in work units per time
+    unit; the interval is built around it and always brackets it (delta method,
+    Student-t):
 
     * ≥ :data:`MIN_REPLICATIONS_FOR_T` replications: over the replications' (Σ N, Σ T)
       (``ci_method`` "replications"; ``batches_used`` 0, ``batch_lag1`` NaN);
-    * otherwise over the consecutive batches of every replication pooled, merged
-      20 → 10 → 5 until the lag-1 autocorrelation of the batch residuals is ≤ ``max_lag1``
-      (``ci_method`` "batch-ratio"; ``batches_used`` per replication, ``batch_lag1``).
+    * otherwise over the consecutive batches of every replication pooled: the stored
+      batches (20, after the relaxation cut) are added up into 2 · :data:`LUGSAIL_BATCHES`
+      half-batches, paired into :data:`LUGSAIL_BATCHES` batches, and the variance is the
+      lugsail one (:func:`lugsail_scale`), which corrects the batch means' first-order
+      under-estimate of a correlated run's variance (``ci_method`` "batch-ratio";
+      ``batches_used`` per replication, ``batch_lag1`` reported, not a gate). Records
+      without batch size sums keep the older rule: 20 batches merged 20 → 10 → 5 until
+      their lag-1 autocorrelation is ≤ ``max_lag1``.
+
+    ``warmup_flows``: flows from each replication's start left out of γ beyond its
+    record's own cut (the relaxation cut, :func:`relaxation_cut`): its leading batches are
+    dropped from γ, ``ratio_estimate``, ``mean_sojourn``, ``sojourn_gamma`` and
+    ``flows_measured`` (``relaxation_batches`` says how many; the delay and flow metrics
+    keep the record's cut).
       Records written before batch size sums were stored give the interval of
       m / mean(T) instead; then ``gamma`` is that estimate (``ci_method``
       "batch-means (m/T)") so that the interval still brackets it.
@@ -263,15 +330,23 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
     _check_confidence(confidence)
     rows = []
     many = len(tables) >= MIN_REPLICATIONS_FOR_T
+    drop, relax_problem = relaxation_cut(tables, warmup_flows, even=not many)
     for name in tables[0]["class"]:
         per = [t[t["class"] == name].iloc[0] for t in tables]
         counts = np.array([p["flows_measured"] for p in per], dtype=np.float64)
         sums = np.array([_replication_sums(p, mean_size) for p in per])
+        dropped = 0.0
+        if drop:  # the relaxation cut: the leading batches of every replication
+            head = [_replication_batches(p, mean_size) for p in per]
+            sums = sums - np.array([[b[0][:drop].sum(), b[1][:drop].sum()] for b in head])
+            left_out = np.array([_batch_counts(p)[:drop].sum() for p in per])
+            counts = counts - left_out
+            dropped = float(left_out.sum())
         total_N, total_T = float(sums[:, 0].sum()), float(sums[:, 1].sum())
         total = float(counts.sum())
         pooled = total_T / total if total > 0 else np.nan
         ratio = total_N / total_T if total > 0 and total_T > 0 else np.nan
-        problems = []
+        problems = [relax_problem] if relax_problem else []
         for r, p in enumerate(per):
             mine = p.get("ci_problem")
             mine = mine if isinstance(mine, str) else ""  # absent / NaN: older records
@@ -279,11 +354,15 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
                 problems.append(f"replication {r}: {mine}" if len(per) > 1 else mine)
         if many:
             ci = ratio_interval(sums[:, 0], sums[:, 1], confidence, require_positive=True,
-                                method="replications")
-            gamma = ratio
+                                correct_bias=True, method="replications")
+            gamma = ci.estimate if np.isfinite(ci.estimate) else ratio
         else:
             batches = [_replication_batches(p, mean_size) for p in per]
+            batches = [(b[0][drop:], b[1][drop:], b[2]) for b in batches]
             exact = all(b[2] for b in batches)
+            if exact and min(b[0].size for b in batches) >= 2 * LUGSAIL_BATCHES:
+                batches = [(_regroup(b[0], 2 * LUGSAIL_BATCHES),
+                            _regroup(b[1], 2 * LUGSAIL_BATCHES), True) for b in batches]
             method = "batch-ratio" if exact else "batch-means (m/T)"
             short = [r for r, b in enumerate(batches) if b[0].size == 0]
             if short:
@@ -295,9 +374,11 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             else:
                 ci = batch_ratio_interval([b[0] for b in batches], [b[1] for b in batches],
                                           confidence, max_lag1=max_lag1,
-                                          min_batches=min_batches, require_positive=True,
-                                          method=method)
-                gamma = ratio if exact else ci.estimate
+                                          min_batches=min(min_batches, LUGSAIL_BATCHES)
+                                          if exact else min_batches,
+                                          require_positive=True, lugsail=exact,
+                                          correct_bias=exact, method=method)
+                gamma = ci.estimate
         if ci.problem:
             problems.append(ci.problem)
         bad = bool(problems)
@@ -318,8 +399,9 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             "mean_in_progress": float(np.mean([p["mean_in_progress"] for p in per])),
             "little_gamma": float(np.mean([p["little_gamma"] for p in per])),
             "mean_sojourn": pooled,
-            "warmup_flows": _sum_or_nan([p.get("warmup_flows") for p in per]),
+            "warmup_flows": _sum_or_nan([p.get("warmup_flows") for p in per]) + dropped,
             "warmup_cut": float(max(cuts)) if _known(cuts) else np.nan,
+            "relaxation_batches": drop,
             **_flow_metric_columns(per),
             **flow_interval_columns(per, confidence, many, max_lag1, min_batches),
             **_packet_delay_columns(per, confidence, many, sojourn_edges, max_lag1,
