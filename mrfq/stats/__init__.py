@@ -85,8 +85,11 @@ from mrfq.stats.tables import (
 )
 
 #: bump when the per-class estimates a stored packet point holds change (part of its key;
-#: read from here by :func:`mrfq.kinds.point_key`)
-STATS_VERSION = "4"  # 4: per-batch sums and quantiles for every statistic's interval
+#: read from here by :func:`mrfq.kinds.point_key`). Not bumped for the per-batch sums and
+#: quantiles the metric intervals read (issue 25): they are added beside unchanged
+#: estimates, and a record from before them gives those intervals NaN bounds with a
+#: "records from before" problem, so every committed point keeps its key
+STATS_VERSION = "3"
 
 __all__ = [
     "STATS_VERSION",
