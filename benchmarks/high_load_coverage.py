@@ -31,8 +31,9 @@ from mrfq.stats import combine_replications, replication_table
 
 
 def scenario(mean_size: float, window: int):
-    return load_scenario("fig3_packet").with_overrides(mean_size=mean_size, window=window,
-                                                       warmup="auto")
+    return load_scenario("fig3_packet").with_overrides(
+        mean_size=mean_size, window=window, warmup="auto"
+    )
 
 
 def reference(out: str, policy: str, load: float, tag: str):
@@ -48,10 +49,17 @@ def reference(out: str, policy: str, load: float, tag: str):
 def table(path: str, sc, load: float):
     z = np.load(path)
     arrival, sojourn = z["arrival"], z["sojourn"]
-    return replication_table(arrival, arrival + sojourn, z["flow_class"],
-                             z["size"].astype(np.float64), sc.class_names,
-                             sc.class_loads(load), sc.packet.mean_size, "auto",
-                             sc.packet.batches)
+    return replication_table(
+        arrival,
+        arrival + sojourn,
+        z["flow_class"],
+        z["size"].astype(np.float64),
+        sc.class_names,
+        sc.class_loads(load),
+        sc.packet.mean_size,
+        "auto",
+        sc.packet.batches,
+    )
 
 
 def one_run(job):
@@ -59,8 +67,13 @@ def one_run(job):
     sc = scenario(mean_size, window)
     tables = [table(p, sc, load) for p in paths]
     out = combine_replications(tables, mean_size, warmup_flows=start_up_flows(sc, load))
-    return (out["gamma"].to_numpy(), out["ci_low"].to_numpy(), out["ci_high"].to_numpy(),
-            out["ratio_estimate"].to_numpy(), int(out["relaxation_batches"].iloc[0]))
+    return (
+        out["gamma"].to_numpy(),
+        out["ci_low"].to_numpy(),
+        out["ci_high"].to_numpy(),
+        out["ratio_estimate"].to_numpy(),
+        int(out["relaxation_batches"].iloc[0]),
+    )
 
 
 def main() -> None:
@@ -80,53 +93,94 @@ def main() -> None:
     p.add_argument("--dump", help="save each cell's estimates to <dump>-policy-load-mode.npz")
     args = p.parse_args()
     tag = f"m{args.mean_size:g}-w{args.window}-empty"
-    print("| mode | policy | load | class | reference γ | coverage [95% CI] | withheld | "
-          "above / below | mean bias | bias of Σ N / Σ T | mean half-width |")
+    print(
+        "| mode | policy | load | class | reference γ | coverage [95% CI] | withheld | "
+        "above / below | mean bias | bias of Σ N / Σ T | mean half-width |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     with multiprocessing.Pool(args.jobs) as pool:
         for policy in args.policies.split(","):
             for load in (float(x) for x in args.loads.split(",")):
                 ref, ref_rel, nref = reference(args.out, policy, load, f"{tag}-{args.ref_tag}")
                 if args.old_bmf_ref:  # 10 × 10^6 flows, seed 7 (VALIDATION.md, issue 13)
-                    ref = np.array({0.9: [0.1004, 0.5082, 0.0998],
-                                    0.5: [0.4984, 0.7555, 0.4803]}[load])
-                    ref_rel = np.array({0.9: [0.0019, 0.0028, 0.0019],
-                                        0.5: [0.0014, 0.0007, 0.0012]}[load]) / ref
+                    ref = np.array(
+                        {0.9: [0.1004, 0.5082, 0.0998], 0.5: [0.4984, 0.7555, 0.4803]}[load]
+                    )
+                    ref_rel = (
+                        np.array(
+                            {0.9: [0.0019, 0.0028, 0.0019], 0.5: [0.0014, 0.0007, 0.0012]}[load]
+                        )
+                        / ref
+                    )
                     nref = 10
                 for mode in args.modes.split(","):
                     if mode == "single":
-                        jobs = [([f"{args.out}/single-{policy}-{load:g}-{tag}-f{args.flows}-{i}.npz"],
-                                 args.mean_size, args.window, load) for i in range(args.runs)]
+                        jobs = [
+                            (
+                                [
+                                    f"{args.out}/single-{policy}-{load:g}-{tag}-f{args.flows}-{i}.npz"
+                                ],
+                                args.mean_size,
+                                args.window,
+                                load,
+                            )
+                            for i in range(args.runs)
+                        ]
                     else:
-                        jobs = [([f"{args.out}/reps-{policy}-{load:g}-{tag}-f{args.rep_flows}-{10 * i + r}.npz"
-                                  for r in range(10)], args.mean_size, args.window, load)
-                                for i in range(args.runs)]
+                        jobs = [
+                            (
+                                [
+                                    f"{args.out}/reps-{policy}-{load:g}-{tag}-"
+                                    f"f{args.rep_flows}-{10 * i + r}.npz"
+                                    for r in range(10)
+                                ],
+                                args.mean_size,
+                                args.window,
+                                load,
+                            )
+                            for i in range(args.runs)
+                        ]
                     res = pool.map(one_run, jobs, chunksize=4)
-                    g = np.array([r[0] for r in res]); lo = np.array([r[1] for r in res])
-                    hi = np.array([r[2] for r in res]); raw = np.array([r[3] for r in res])
+                    g = np.array([r[0] for r in res])
+                    lo = np.array([r[1] for r in res])
+                    hi = np.array([r[2] for r in res])
+                    raw = np.array([r[3] for r in res])
                     n = len(res)
                     if args.dump:
-                        np.savez(f"{args.dump}-{policy}-{load:g}-{mode}.npz", g=g, lo=lo, hi=hi,
-                                 raw=raw, ref=ref, ref_rel=ref_rel)
+                        np.savez(
+                            f"{args.dump}-{policy}-{load:g}-{mode}.npz",
+                            g=g,
+                            lo=lo,
+                            hi=hi,
+                            raw=raw,
+                            ref=ref,
+                            ref_rel=ref_rel,
+                        )
                     for k in range(ref.size):
                         ok = (lo[:, k] <= ref[k]) & (ref[k] <= hi[:, k])
                         cov = int(ok.sum())
                         lo_cp = sps.beta.ppf(0.025, cov, n - cov + 1) if cov else 0.0
                         hi_cp = sps.beta.ppf(0.975, cov + 1, n - cov) if cov < n else 1.0
                         withheld = int((~np.isfinite(lo[:, k])).sum())
-                        above = int((lo[:, k] > ref[k]).sum()); below = int((hi[:, k] < ref[k]).sum())
+                        above = int((lo[:, k] > ref[k]).sum())
+                        below = int((hi[:, k] < ref[k]).sum())
                         bias = g[:, k].mean() / ref[k] - 1
-                        half = 1.96 * np.hypot(g[:, k].std(ddof=1) / np.sqrt(n) / ref[k],
-                                               ref_rel[k] / sps.t.ppf(0.975, nref - 1))
+                        half = 1.96 * np.hypot(
+                            g[:, k].std(ddof=1) / np.sqrt(n) / ref[k],
+                            ref_rel[k] / sps.t.ppf(0.975, nref - 1),
+                        )
                         rawb = raw[:, k].mean() / ref[k] - 1
                         hw = np.nanmean((hi[:, k] - lo[:, k]) / 2 / g[:, k])
-                        label = (f"1 × {args.flows}" if mode == "single"
-                                 else f"10 × {args.rep_flows}")
-                        print(f"| {label} | {policy} | {load:g} | {k + 1} | {ref[k]:.4f} ± "
-                              f"{ref_rel[k]:.2%} ({nref} runs) | {cov / n:.1%} ({cov}/{n}) "
-                              f"[{lo_cp:.1%}, {hi_cp:.1%}] | {withheld} | {above} / {below} | "
-                              f"{bias:+.2%} ± {half:.2%} | {rawb:+.2%} | {hw:.1%} |",
-                              flush=True)
+                        label = (
+                            f"1 × {args.flows}" if mode == "single" else f"10 × {args.rep_flows}"
+                        )
+                        print(
+                            f"| {label} | {policy} | {load:g} | {k + 1} | {ref[k]:.4f} ± "
+                            f"{ref_rel[k]:.2%} ({nref} runs) | {cov / n:.1%} ({cov}/{n}) "
+                            f"[{lo_cp:.1%}, {hi_cp:.1%}] | {withheld} | {above} / {below} | "
+                            f"{bias:+.2%} ± {half:.2%} | {rawb:+.2%} | {hw:.1%} |",
+                            flush=True,
+                        )
 
 
 if __name__ == "__main__":

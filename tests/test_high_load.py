@@ -3,7 +3,6 @@ estimator, lugsail batch means, the relaxation-time start-up cut, and coverage a
 0.9 against closed forms (M/M/1)."""
 
 import numpy as np
-import pandas as pd
 import pytest
 from test_stats import ar1, binomial_band, mm1_fcfs
 
