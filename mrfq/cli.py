@@ -119,6 +119,12 @@ def _show(table, columns, digits: int = 5) -> None:
     click.echo(table[columns].to_string(index=False, float_format=lambda v: f"{v:.{digits}g}"))
 
 
+def _warn(table) -> None:
+    """The table's unreliable intervals (``ci_warning``), one line per distinct warning."""
+    for line in pipeline.interval_warnings(table):
+        _log(line)
+
+
 class _OneLineErrors(click.Group):
     """A group whose usage errors (a bad option value, a missing argument) are one line
     ``error: <option>: <problem>`` with exit code 2, like every other input error."""
@@ -181,6 +187,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
     write_csv(table, output)
     _show(table, ["policy", "load", "class", "method", "gamma", "ci_low", "ci_high",
                   "error_estimate"], 6)
+    _warn(table)
     _log(f"wrote {output}")
 
 
@@ -237,6 +244,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
                            "achieved_precision", "replications", "mean_sojourn",
                            "mean_slowdown", "mean_packet_sojourn", "p99_sojourn",
                            "jain_index"])
+    _warn(result.classes)
     services = int(result.classes["services"].iloc[0])
     wall = float(result.classes["wall_s"].iloc[0])
     _log(f"{services} packet-resource services in {wall:.2f}s "
@@ -303,6 +311,7 @@ def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str 
                              progress=Progress("sweep", always=True), log=_log,
                              precision=precision, max_replications=max_replications)
     _log(f"wrote {results / 'summary.csv'} ({len(summary)} rows)")
+    _warn(summary)
     return results
 
 
@@ -326,9 +335,11 @@ def sweep(scenario, results, jobs, scheduler, precision, max_replications):
 
 
 def _print_validation(table, tolerance: float) -> bool:
+    warned = table["ci_warning"] != ""
     shown = table.assign(ci=[f"[{a:.4f}, {b:.4f}]" for a, b in
                              zip(table["ci_low"], table["ci_high"], strict=True)],
-                         status=["pass" if p else "FAIL" for p in table["passed"]])
+                         status=[("warn" if w else "pass") if p else "FAIL"
+                                 for p, w in zip(table["passed"], warned, strict=True)])
     _show(shown, ["policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
                   "relative_difference", "status", "verdict"], 4)
     failed = int((~table["passed"]).sum())
@@ -340,6 +351,11 @@ def _print_validation(table, tolerance: float) -> bool:
                                    strict=True)).items():
         count = int((known["policy"] == policy).sum())
         click.echo(f"{count} failing {policy} points: known limitation: {reason}")
+    if warned.any():
+        click.echo(f"{int(warned.sum())} points have an unreliable interval (status warn "
+                   "where they pass: not a validation; ci_warning in validation.csv)")
+        for line in pipeline.interval_warnings(table):
+            click.echo(line)
     return failed == 0
 
 

@@ -31,6 +31,7 @@ from mrfq.fluid import balanced, markov_solver
 from mrfq.fluid.flowsim import flow_service_rates
 from mrfq.fluid.markov import markov_point
 from mrfq.scenario import FLUID_METHODS as METHODS  # noqa: F401 - the names, re-exported
+from mrfq.sizes import interval_warning
 
 #: predicted final truncation level = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r
 #: the largest resource load. Calibrated on Figures 1-2 (DRF, PF, BMF, loads 0.1-0.9,
@@ -162,32 +163,26 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
     return c.get("ci_low", c["gamma"]), c.get("ci_high", c["gamma"])
 
 
-def interval_warning(law) -> str:
-    """Why a simulated interval of a class with size law ``law`` (a
-    :class:`mrfq.sizes.SizeLaw`) should not be trusted at face value, "" when nothing is
-    known against it: a law with infinite variance (unbounded Pareto with shape ≤ 2).
-    Measured (benchmarks/flowsim_coverage.py, BF simulated against its exact γ with
-    independent seeds, 10 × 10^5 flows, 95%): Pareto 1.5 intervals covered 82–88% and
-    γ came out high; Pareto 2.5 (finite variance, infinite third moment) 93–94%, as
-    exponential sizes (92–94%)."""
-    if math.isinf(law.scv):
-        return (f"unreliable interval: {law.distribution} sizes with infinite variance "
-                "(runs have not seen their share of huge flows; gamma tends to come out "
-                "high)")
-    return ""
+def class_warnings(scenario, load: float) -> list[str]:
+    """Per class (scenario order), :func:`mrfq.sizes.interval_warning` of its size law at
+    ``load`` (a value on the scenario's load axis; the warning reads the most loaded
+    resource's load): what a simulated interval of γ_k at that point must say."""
+    peak = float(np.max(scenario.resource_loads(load)))
+    return [interval_warning(law, peak) for law in scenario.size_laws]
 
 
 def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
     ci_low, ci_high (= gamma for the exact method), ci_warning (simulated points of a
-    class whose size law has infinite variance: :func:`interval_warning`; "" otherwise),
+    class whose size law makes the interval unreliable at that load:
+    :func:`mrfq.sizes.interval_warning`; "" otherwise),
     mean_in_progress, error_estimate (relative: truncation error, or the interval's
     half-width), level, states (Markov truncation; NaN for simulation)."""
-    warnings = [interval_warning(law) for law in scenario.size_laws]
     rows = []
     for record in records:
         rho = scenario.class_loads(record["load"])
         method = record_method(record)
+        warnings = class_warnings(scenario, record["load"])
         for k, name in enumerate(scenario.class_names):
             c = record["classes"][k]
             low, high = class_interval(record, k)
