@@ -326,10 +326,12 @@ def packet_counts(work: np.ndarray, mean_size: float) -> np.ndarray:
 HEAVY_TAIL_LOAD = 0.8
 
 
-def interval_warning(law: SizeLaw, load: float | None = None) -> str:
-    """Why a simulated 95% interval of γ for a class with size law ``law`` should not be
-    trusted at face value, "" when nothing is known against it. ``load``: the load of
-    the scenario's most loaded resource at the point (None: unknown, taken as high).
+def interval_warning(law: SizeLaw, load: float | None = None, owner: str = "") -> str:
+    """Why a simulated 95% interval of γ at a point with a class of size law ``law``
+    should not be trusted at face value, "" when nothing is known against it. ``load``:
+    the load of the scenario's most loaded resource at the point (None: unknown, taken
+    as high); ``owner``: the class(es) with that law, named in the text (the classes
+    beside them are as unreliable: they share the huge flows' congestion).
 
     * infinite variance (unbounded Pareto, shape α ≤ 2): at every load;
     * finite variance but infinite third moment (Pareto 2 < α ≤ 3): from
@@ -339,22 +341,22 @@ def interval_warning(law: SizeLaw, load: float | None = None) -> str:
     (benchmarks/heavy_tail_coverage.py, VALIDATION.md "Heavy tails"): a run has not
     seen its share of the huge flows, so γ comes out high and the interval, built from
     the run's own spread, is too narrow."""
-    m2 = law.raw_moment(2)
-    if math.isinf(m2):
-        shape = law.params.get("shape")
+    where = f" in class {owner}" if owner else ""
+    shape = law.params.get("shape")
+    if math.isinf(law.raw_moment(2)):
         what = f"shape {shape:g} <= 2" if shape is not None else "shape <= 2"
         return (f"unreliable interval: {law.distribution} sizes with infinite variance "
-                f"({what}): a finite run has not seen its share of huge flows, so gamma "
-                "tends to come out high and the 95% interval covers far less often than "
-                "95%; longer runs help only slowly: read gamma as an upper estimate, or "
-                "bound the law (size.max) to study a finite-variance version")
+                f"({what}){where}: a finite run has not seen its share of huge flows, so "
+                "gamma tends to come out high and the 95% interval, too narrow, covers "
+                "well below 95% (VALIDATION.md, Heavy tails); longer runs help only "
+                "slowly: read gamma as an upper estimate, or bound the law (size max) "
+                "to study a finite-variance version")
     high = load is None or load >= HEAVY_TAIL_LOAD
     if high and math.isinf(law.raw_moment(3)):
-        shape = law.params.get("shape")
         what = f"shape {shape:g} <= 3" if shape is not None else "shape <= 3"
         return (f"unreliable interval: {law.distribution} sizes with infinite third moment "
-                f"({what}) at load >= {HEAVY_TAIL_LOAD:g}: the 95% interval covers less "
-                "often than 95% and gamma tends to come out high; run more flows (the "
-                "interval's width shrinks only slowly) and read gamma as an upper "
-                "estimate")
+                f"({what}){where} at load >= {HEAVY_TAIL_LOAD:g}: the 95% interval covers "
+                "below 95% and gamma tends to come out high (VALIDATION.md, Heavy tails); "
+                "run several times more flows (or replications) and check that gamma "
+                "and the interval settle")
     return ""

@@ -164,11 +164,23 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
 
 
 def class_warnings(scenario, load: float) -> list[str]:
-    """Per class (scenario order), :func:`mrfq.sizes.interval_warning` of its size law at
-    ``load`` (a value on the scenario's load axis; the warning reads the most loaded
-    resource's load): what a simulated interval of γ_k at that point must say."""
+    """Per class (scenario order), what a simulated interval of γ_k at ``load`` (a value
+    on the scenario's load axis; the warning reads the most loaded resource's load) must
+    say: :func:`mrfq.sizes.interval_warning` of the most severe size law among the
+    classes (infinite variance before infinite third moment), naming the classes that
+    have it, for *every* class of the point, or "" for all. Every class, because the
+    classes beside a heavy-tailed one share its congestion: with processor sharing, an
+    exponential class beside a Pareto 1.8 one at load 0.9 covered 82% as the Pareto
+    class did (VALIDATION.md "Heavy tails")."""
     peak = float(np.max(scenario.resource_loads(load)))
-    return [interval_warning(law, peak) for law in scenario.size_laws]
+    laws = scenario.size_laws
+    found = [interval_warning(law, peak) for law in laws]
+    for severe in ("infinite variance", "infinite third moment"):
+        owners = [k for k, text in enumerate(found) if severe in text]
+        if owners:
+            names = ", ".join(scenario.class_names[k] for k in owners)
+            return [interval_warning(laws[owners[0]], peak, names)] * len(laws)
+    return [""] * len(laws)
 
 
 def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
