@@ -16,7 +16,8 @@ time unit for every size law with a mean).
 Modes: ``batch`` (one run of ``--flows`` flows, batch means), ``replications``
 (``--replications`` runs of ``--flows`` / ``--replications`` flows each, t interval over
 replications), ``reference`` (``--replications`` runs of ``--flows`` flows; prints the
-pooled γ and its interval). Seeds 1 000 + i for run i of a case (independent runs).
+pooled γ and its interval). Seeds ``--first-seed`` (1 000) + i for run i of a case
+(independent runs).
 
 One line per (law, load): runs, how many intervals contain the reference (withheld
 intervals, NaN or a ``ci_problem``, count as misses and are counted), the coverage's
@@ -96,6 +97,8 @@ def main() -> None:
     parser.add_argument("--mode", choices=("batch", "replications", "reference"),
                         default="batch")
     parser.add_argument("--seeds", type=int, default=100)
+    parser.add_argument("--first-seed", type=int, default=SEED,
+                        help="seed of the first run (run i: first + i)")
     parser.add_argument("--loads", default="0.5,0.9")
     parser.add_argument("--laws", default="exponential,pareto-2.5,pareto-1.8")
     parser.add_argument("--flows", type=int, default=20000,
@@ -124,7 +127,8 @@ def main() -> None:
         law = LAWS[name]
         for load in (float(v) for v in args.loads.split(",")):
             exact = 1.0 - load
-            runs = np.array([estimate(law, load, args, SEED + i, replications, flows)
+            runs = np.array([estimate(law, load, args, args.first_seed + i, replications,
+                                      flows)
                              for i in range(seeds)])  # run × (γ, low, high) × class
             for k in range(runs.shape[2]):
                 label = f"{'exp beside ' if args.mixed and k == 0 else ''}{name}"
