@@ -62,7 +62,8 @@ def _summary(packet_warning="", fluid_method="markov", fluid_warning=""):
 
 def test_the_warning_names_what_to_do():
     assert WARNING.startswith("unreliable interval: pareto sizes with infinite variance")
-    assert "longer runs" in WARNING and "upper estimate" in WARNING and "in class heavy" in WARNING
+    for advice in ("far more flows", "upper estimate", "size max", "in class heavy"):
+        assert advice in WARNING
     third = interval_warning(parse_size({"distribution": "pareto", "shape": 2.5}),
                              HEAVY_TAIL_LOAD)
     assert "infinite third moment" in third and "more flows" in third
