@@ -185,9 +185,9 @@ def class_warnings(scenario, load: float) -> list[str]:
 
 def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
-    ci_low, ci_high (= gamma for the exact method), ci_warning (simulated points of a
-    class whose size law makes the interval unreliable at that load:
-    :func:`mrfq.sizes.interval_warning`; "" otherwise),
+    ci_low, ci_high (= gamma for the exact method), ci_warning (every class of a
+    simulated point at which some class's size law makes the intervals unreliable:
+    :func:`class_warnings`; "" otherwise),
     mean_in_progress, error_estimate (relative: truncation error, or the interval's
     half-width), level, states (Markov truncation; NaN for simulation)."""
     rows = []

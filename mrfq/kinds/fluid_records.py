@@ -54,8 +54,8 @@ def prepare(chosen_policies: set[str]) -> None:
 def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
     """One row per class of a fluid record: γ, its interval (γ itself for an exact
     method), E[n_k], the error estimate, the method and ``ci_warning`` (a simulated
-    interval that the class's size law makes unreliable at that load:
-    :func:`mrfq.sizes.interval_warning`; "" otherwise)."""
+    point at which some class's size law makes the intervals unreliable:
+    :func:`mrfq.fluid.method.class_warnings`; "" otherwise)."""
     rows = []
     for record in records:
         simulated = record_method(record) == "simulation"

@@ -191,8 +191,8 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     ``services`` (packet-resource services), ``target_precision`` (NaN without one),
     ``achieved_precision`` (half-width / γ_k of this class's interval) and
     ``precision_reached`` (every class of the point at or below the target),
-    ``ci_warning`` (the class's size law makes its interval unreliable at this load:
-    :func:`mrfq.sizes.interval_warning`; "" otherwise); with
+    ``ci_warning`` (some class's size law makes the point's intervals unreliable at
+    this load: :func:`mrfq.fluid.method.class_warnings`; "" otherwise); with
     ``init = "fluid"``, ``initial_flows`` (this class's flows placed at t = 0, summed over
     the replications; not measured)."""
     packet = scenario.packet
