@@ -10,10 +10,7 @@ written), 3 internal error (a bug: the traceback is printed), 130 interrupted.
 
 from __future__ import annotations
 
-import functools
 import sys
-import time
-import traceback
 from pathlib import Path
 
 import click
@@ -22,76 +19,11 @@ from mrfq import pipeline
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings, advise
 from mrfq.allocation import allocation_report
+from mrfq.console import Progress, _end_line, _fail, _log, user_errors
 from mrfq.errors import InputError
 from mrfq.io import write_csv
 from mrfq.scenario import FLUID_METHODS, VIRTUAL_TIMES, load_scenario
 from mrfq.simulation import simulate as run_points
-
-_open_line = False  # a progress line is on stderr without its newline
-
-
-def _end_line() -> None:
-    global _open_line
-    if _open_line:
-        click.echo("", err=True)
-        _open_line = False
-
-
-def _fail(message: str) -> None:
-    _end_line()
-    click.echo(f"error: {message}", err=True)
-    sys.exit(2)
-
-
-def user_errors(func):
-    """Turn InputError, an unwritable output (OSError) and Ctrl-C into a one-line message
-    and an exit code; any other exception is a bug (traceback, exit 3)."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except InputError as exc:
-            _fail(exc.message)
-        except OSError as exc:
-            where = exc.filename if exc.filename is not None else "output"
-            _fail(f"{where}: {exc.strerror or exc}")
-        except KeyboardInterrupt:
-            _end_line()
-            click.echo("interrupted (finished points are kept; run again to resume)",
-                       err=True)
-            sys.exit(130)
-        except click.exceptions.Exit:
-            raise
-        except Exception:
-            _end_line()
-            traceback.print_exc()
-            click.echo("internal error (a bug in mrfq; please report it with the traceback)",
-                       err=True)
-            sys.exit(3)
-
-    return wrapper
-
-
-class Progress:
-    """A one-line progress display on stderr: done/total, elapsed time and ETA."""
-
-    def __init__(self, label: str, always: bool = False):
-        self.label = label
-        self.enabled = always or sys.stderr.isatty()
-        self.started = time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        global _open_line
-        if not self.enabled or total <= 0:
-            return
-        elapsed = time.perf_counter() - self.started
-        eta = f"{elapsed / done * (total - done):6.1f}s" if done else "     ?"
-        click.echo(f"\r{self.label}: {done}/{total} ({100 * done / total:5.1f}%) "
-                   f"elapsed {elapsed:6.1f}s eta {eta}", err=True, nl=False)
-        _open_line = True
-        if done >= total:
-            _end_line()
 
 
 def _split_floats(text: str | None, field: str) -> list[float] | None:
@@ -112,12 +44,14 @@ def _check_jobs(jobs: int | None) -> None:
         raise InputError("must be >= 1", "--jobs")
 
 
-def _log(message: str) -> None:
-    click.echo(message, err=True)
-
-
 def _show(table, columns, digits: int = 5) -> None:
     click.echo(table[columns].to_string(index=False, float_format=lambda v: f"{v:.{digits}g}"))
+
+
+def _warn(table) -> None:
+    """The table's unreliable intervals (``ci_warning``), one line per distinct warning."""
+    for line in pipeline.interval_warnings(table):
+        _log(line)
 
 
 class _OneLineErrors(click.Group):
@@ -182,6 +116,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
     write_csv(table, output)
     _show(table, ["policy", "load", "class", "method", "gamma", "ci_low", "ci_high",
                   "error_estimate"], 6)
+    _warn(table)
     _log(f"wrote {output}")
 
 
@@ -238,6 +173,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
                            "achieved_precision", "replications", "mean_sojourn",
                            "mean_slowdown", "mean_packet_sojourn", "p99_sojourn",
                            "jain_index"])
+    _warn(result.classes)
     services = int(result.classes["services"].iloc[0])
     wall = float(result.classes["wall_s"].iloc[0])
     _log(f"{services} packet-resource services in {wall:.2f}s "
@@ -304,6 +240,7 @@ def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str 
                              progress=Progress("sweep", always=True), log=_log,
                              precision=precision, max_replications=max_replications)
     _log(f"wrote {results / 'summary.csv'} ({len(summary)} rows)")
+    _warn(summary)
     return results
 
 
@@ -327,9 +264,11 @@ def sweep(scenario, results, jobs, scheduler, precision, max_replications):
 
 
 def _print_validation(table, tolerance: float) -> bool:
+    warned = table["ci_warning"] != ""
     shown = table.assign(ci=[f"[{a:.4f}, {b:.4f}]" for a, b in
                              zip(table["ci_low"], table["ci_high"], strict=True)],
-                         status=["pass" if p else "FAIL" for p in table["passed"]])
+                         status=[("warn" if w else "pass") if p else "FAIL"
+                                 for p, w in zip(table["passed"], warned, strict=True)])
     _show(shown, ["policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
                   "relative_difference", "status", "verdict"], 4)
     failed = int((~table["passed"]).sum())
@@ -341,6 +280,11 @@ def _print_validation(table, tolerance: float) -> bool:
                                    strict=True)).items():
         count = int((known["policy"] == policy).sum())
         click.echo(f"{count} failing {policy} points: known limitation: {reason}")
+    if warned.any():
+        click.echo(f"{int(warned.sum())} points have an unreliable interval (status warn "
+                   "where they pass: not a validation; ci_warning in validation.csv)")
+        for line in pipeline.interval_warnings(table):
+            click.echo(line)
     return failed == 0
 
 

@@ -76,10 +76,30 @@ def read_summary(results_dir: str | Path) -> pd.DataFrame:
         raise InputError("holds no summary.csv yet (run mrfq sweep first)", None,
                          str(results_dir))
     summary = pd.read_csv(path, dtype={"class": str, "policy": str, "kind": str,
-                                       "ci_problem": str, "ci_method": str})
-    if "ci_problem" in summary:
-        summary["ci_problem"] = summary["ci_problem"].fillna("")
+                                       "ci_problem": str, "ci_method": str,
+                                       "ci_warning": str})
+    for column in ("ci_problem", "ci_warning"):
+        if column in summary:
+            summary[column] = summary[column].fillna("")
     return summary
+
+
+def interval_warnings(table: pd.DataFrame) -> list[str]:
+    """One line per distinct ``ci_warning`` of a table that has one (the summary,
+    ``mrfq fluid``'s or ``simulate``'s table, validation): ``warning: <n> points (classes
+    …; loads …): <the warning>`` — what the console prints after the table, so that an
+    unreliable interval (heavy tails, :func:`mrfq.sizes.interval_warning`) is never read
+    at face value. Empty when no row has one."""
+    if "ci_warning" not in table:
+        return []
+    texts = table["ci_warning"].fillna("").astype(str)
+    lines = []
+    for text in dict.fromkeys(t for t in texts if t):
+        rows = table[texts == text]
+        classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
+        loads = ", ".join(f"{v:g}" for v in sorted(set(rows["load"])))
+        lines.append(f"warning: {len(rows)} points (class {classes}; load {loads}): {text}")
+    return lines
 
 
 def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,

@@ -318,3 +318,45 @@ def packet_counts(work: np.ndarray, mean_size: float) -> np.ndarray:
         return np.ones(work.shape, dtype=np.int64)
     theta = -math.log1p(-1.0 / mean_size)
     return 1 + np.minimum(np.floor(work / theta), 2.0 ** 62).astype(np.int64)
+
+
+#: the load (of the most loaded resource) from which a law with a finite variance but an
+#: infinite third moment (Pareto 2 < α ≤ 3) gets :func:`interval_warning` too
+#: (benchmarks/heavy_tail_coverage.py; VALIDATION.md "Heavy tails")
+HEAVY_TAIL_LOAD = 0.8
+
+
+def interval_warning(law: SizeLaw, load: float | None = None, owner: str = "") -> str:
+    """Why a simulated 95% interval of γ at a point with a class of size law ``law``
+    should not be trusted at face value, "" when nothing is known against it. ``load``:
+    the load of the scenario's most loaded resource at the point (None: unknown, taken
+    as high); ``owner``: the class(es) with that law, named in the text (the classes
+    beside them are as unreliable: they share the huge flows' congestion).
+
+    * infinite variance (unbounded Pareto, shape α ≤ 2): at every load;
+    * finite variance but infinite third moment (Pareto 2 < α ≤ 3): from
+      :data:`HEAVY_TAIL_LOAD` on.
+
+    Measured with processor sharing, where γ = 1 − ρ exactly for every law
+    (benchmarks/heavy_tail_coverage.py, VALIDATION.md "Heavy tails"): a run has not
+    seen its share of the huge flows, so γ comes out high and the interval, built from
+    the run's own spread, is too narrow."""
+    where = f" in class {owner}" if owner else ""
+    shape = law.params.get("shape")
+    if math.isinf(law.raw_moment(2)):
+        what = f"shape {shape:g} <= 2" if shape is not None else "shape <= 2"
+        return (f"unreliable interval: {law.distribution} sizes with infinite variance "
+                f"({what}){where}: a run has not seen its share of huge flows, so gamma "
+                "tends to come out high and the 95% interval, too narrow, covers well "
+                "below 95% (74-91% with 20 000 flows; VALIDATION.md, Heavy tails): run "
+                "far more flows (10^6 and more), read gamma as an upper estimate, or "
+                "bound the law (size max) to study a finite-variance version")
+    high = load is None or load >= HEAVY_TAIL_LOAD
+    if high and math.isinf(law.raw_moment(3)):
+        what = f"shape {shape:g} <= 3" if shape is not None else "shape <= 3"
+        return (f"unreliable interval: {law.distribution} sizes with infinite third moment "
+                f"({what}){where} at load >= {HEAVY_TAIL_LOAD:g}: the 95% interval covers "
+                "below 95% and gamma tends to come out high (VALIDATION.md, Heavy tails); "
+                "run several times more flows (or replications) and check that gamma "
+                "and the interval settle")
+    return ""

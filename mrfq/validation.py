@@ -22,6 +22,13 @@ counterpart under a condition the scenario meets (the registry's ``limitation``:
 unequal class weights, MR3 where some classes' DRF shares differ; :func:`known_limitations`),
 a failing point of it says so: its verdict ends in ``; known limitation`` and
 ``known_limitation`` gives the reason. It still fails.
+
+**Unreliable intervals.** A point whose packet interval (or simulated fluid interval)
+the size law makes unreliable at its load (summary column ``ci_warning``: heavy tails,
+:func:`mrfq.sizes.interval_warning`) is never a plain pass: its verdict ends in
+``; unreliable interval (<reason>)`` and ``ci_warning`` holds the whole warning, with
+what to do. ``passed`` still says whether the comparison passed; a point that passes
+with an unreliable interval is shown as ``warn``, not ``pass``, by the CLI.
 """
 
 from __future__ import annotations
@@ -36,7 +43,10 @@ from mrfq.fluid.allocators import allocate
 
 COLUMNS = ["policy", "load", "class", "fluid_policy", "fluid_gamma", "fluid_method",
            "fluid_ci_low", "fluid_ci_high", "packet_gamma", "ci_low", "ci_high",
-           "relative_difference", "fluid_in_ci", "passed", "verdict", "known_limitation"]
+           "relative_difference", "fluid_in_ci", "passed", "verdict", "known_limitation",
+           "ci_warning"]
+#: how the verdict of a point with an unreliable interval ends (before its reason)
+UNRELIABLE = "; unreliable interval"
 #: how many classes :func:`known_limitations` checks every subset of (2^K − K − 1 DRF
 #: allocations); above it, the pairs and the whole set
 MAX_SUBSET_CLASSES = 12
@@ -93,19 +103,33 @@ def _interval_problem(row: pd.Series) -> str:
     return ""
 
 
+def warning_text(row: pd.Series) -> str:
+    """A summary row's ``ci_warning`` ("" when absent or empty: older summaries)."""
+    text = row.get("ci_warning", "")
+    return text if isinstance(text, str) else ""
+
+
+def warning_reason(warning: str) -> str:
+    """The short reason of an :func:`mrfq.sizes.interval_warning` text: what comes
+    between ``unreliable interval: `` and the next colon."""
+    reason = warning.removeprefix("unreliable interval: ")
+    return reason.split(": ")[0]
+
+
 def _fluid_values(summary: pd.DataFrame) -> pd.DataFrame:
     """Fluid rows indexed by (policy, load, class): gamma, method, ci_low, ci_high (an
     exact value's interval is the value itself; summaries from before the method choice
-    have no method and NaN bounds)."""
+    have no method and NaN bounds), ci_warning ("" when none)."""
     fluid = summary[summary["kind"] == policies.FLUID].copy()
     if "method" not in fluid:
         fluid["method"] = "markov"
     fluid["method"] = fluid["method"].fillna("markov")
+    fluid["ci_warning"] = [warning_text(row) for _, row in fluid.iterrows()]
     exact = fluid["method"] != "simulation"
     for side in ("ci_low", "ci_high"):
         fluid.loc[exact, side] = fluid.loc[exact, "gamma"]
     return fluid.set_index(["policy", "load", "class"])[["gamma", "method", "ci_low",
-                                                         "ci_high"]]
+                                                         "ci_high", "ci_warning"]]
 
 
 def _joint_inside(row: pd.Series, target: float, low: float, high: float) -> bool:
@@ -163,13 +187,16 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
         known = limitations.get(row["policy"], "") if not passed else ""
         if known:
             verdict += "; known limitation"
+        warning = warning_text(row) or (fluid.loc[key, "ci_warning"] if simulated else "")
+        if warning and np.isfinite(target):
+            verdict += f"{UNRELIABLE} ({warning_reason(warning)})"
         rows.append({"policy": row["policy"], "load": row["load"], "class": row["class"],
                      "fluid_policy": target_policy, "fluid_gamma": target,
                      "fluid_method": method, "fluid_ci_low": low, "fluid_ci_high": high,
                      "packet_gamma": row["gamma"], "ci_low": row["ci_low"],
                      "ci_high": row["ci_high"], "relative_difference": relative,
                      "fluid_in_ci": inside, "passed": passed, "verdict": verdict,
-                     "known_limitation": known})
+                     "known_limitation": known, "ci_warning": warning})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -204,20 +204,24 @@ def test_flow_point_is_the_flow_level_simulator_with_the_scenario_settings():
     assert [c["ci_high"] for c in record["classes"]] == direct.ratio_high.tolist()
 
 
-@pytest.mark.parametrize("spec, start", [
-    ({"distribution": "pareto", "shape": 1.5}, "unreliable interval"),
-    ({"distribution": "pareto", "shape": 2.0}, "unreliable interval"),
-    ({"distribution": "pareto", "shape": 2.01}, ""),
-    ({"distribution": "pareto", "shape": 2.5}, ""),
-    ({"distribution": "pareto", "shape": 1.5, "max": 1000}, ""),   # bounded: all moments
-    ({"distribution": "hyperexponential", "scv": 10}, ""),
-    ({"distribution": "lognormal", "sigma": 2}, ""),
-    (None, "")])
-def test_interval_warning_for_heavy_tails(spec, start):
-    from mrfq.fluid.method import interval_warning
-    from mrfq.sizes import parse_size
+@pytest.mark.parametrize("spec, load, start", [
+    ({"distribution": "pareto", "shape": 1.5}, 0.5, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 2.0}, 0.1, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 2.01}, 0.5, ""),
+    ({"distribution": "pareto", "shape": 2.5}, 0.5, ""),
+    # finite variance, infinite third moment: from HEAVY_TAIL_LOAD on (VALIDATION.md)
+    ({"distribution": "pareto", "shape": 2.5}, 0.9, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 3.0}, 0.9, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 2.5}, None, "unreliable interval"),
+    ({"distribution": "pareto", "shape": 3.5}, 0.9, ""),
+    ({"distribution": "pareto", "shape": 1.5, "max": 1000}, 0.9, ""),  # bounded: all moments
+    ({"distribution": "hyperexponential", "scv": 10}, 0.9, ""),
+    ({"distribution": "lognormal", "sigma": 2}, 0.9, ""),
+    (None, 0.9, "")])
+def test_interval_warning_for_heavy_tails(spec, load, start):
+    from mrfq.sizes import interval_warning, parse_size
 
-    warning = interval_warning(parse_size(spec))
+    warning = interval_warning(parse_size(spec), load)
     assert warning.startswith(start) and bool(warning) == bool(start)
 
 

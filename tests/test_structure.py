@@ -255,7 +255,7 @@ LAYERS = (
     ("mrfq.plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
     ("mrfq.validation", "mrfq.plots"),
     ("mrfq.pipeline",),
-    ("mrfq.cli", "mrfq.__main__", "mrfq"),
+    ("mrfq.cli", "mrfq.console", "mrfq.__main__", "mrfq"),
 )
 SIBLINGS = {"mrfq.fluid": "mrfq.packet", "mrfq.packet": "mrfq.fluid"}
 

@@ -31,6 +31,7 @@ from mrfq.fluid import balanced, markov_solver
 from mrfq.fluid.flowsim import flow_service_rates
 from mrfq.fluid.markov import markov_point
 from mrfq.scenario import FLUID_METHODS as METHODS  # noqa: F401 - the names, re-exported
+from mrfq.sizes import interval_warning
 
 #: predicted final truncation level = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r
 #: the largest resource load. Calibrated on Figures 1-2 (DRF, PF, BMF, loads 0.1-0.9,
@@ -162,32 +163,38 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
     return c.get("ci_low", c["gamma"]), c.get("ci_high", c["gamma"])
 
 
-def interval_warning(law) -> str:
-    """Why a simulated interval of a class with size law ``law`` (a
-    :class:`mrfq.sizes.SizeLaw`) should not be trusted at face value, "" when nothing is
-    known against it: a law with infinite variance (unbounded Pareto with shape ≤ 2).
-    Measured (benchmarks/flowsim_coverage.py, BF simulated against its exact γ with
-    independent seeds, 10 × 10^5 flows, 95%): Pareto 1.5 intervals covered 82–88% and
-    γ came out high; Pareto 2.5 (finite variance, infinite third moment) 93–94%, as
-    exponential sizes (92–94%)."""
-    if math.isinf(law.scv):
-        return (f"unreliable interval: {law.distribution} sizes with infinite variance "
-                "(runs have not seen their share of huge flows; gamma tends to come out "
-                "high)")
-    return ""
+def class_warnings(scenario, load: float) -> list[str]:
+    """Per class (scenario order), what a simulated interval of γ_k at ``load`` (a value
+    on the scenario's load axis; the warning reads the most loaded resource's load) must
+    say: :func:`mrfq.sizes.interval_warning` of the most severe size law among the
+    classes (infinite variance before infinite third moment), naming the classes that
+    have it, for *every* class of the point, or "" for all. Every class, because the
+    classes beside a heavy-tailed one share its congestion: with processor sharing, an
+    exponential class beside a Pareto 1.8 one at load 0.9 covered 82% as the Pareto
+    class did (VALIDATION.md "Heavy tails")."""
+    peak = float(np.max(scenario.resource_loads(load)))
+    laws = scenario.size_laws
+    found = [interval_warning(law, peak) for law in laws]
+    for severe in ("infinite variance", "infinite third moment"):
+        owners = [k for k, text in enumerate(found) if severe in text]
+        if owners:
+            names = ", ".join(scenario.class_names[k] for k in owners)
+            return [interval_warning(laws[owners[0]], peak, names)] * len(laws)
+    return [""] * len(laws)
 
 
 def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
-    ci_low, ci_high (= gamma for the exact method), ci_warning (simulated points of a
-    class whose size law has infinite variance: :func:`interval_warning`; "" otherwise),
+    ci_low, ci_high (= gamma for the exact method), ci_warning (every class of a
+    simulated point at which some class's size law makes the intervals unreliable:
+    :func:`class_warnings`; "" otherwise),
     mean_in_progress, error_estimate (relative: truncation error, or the interval's
     half-width), level, states (Markov truncation; NaN for simulation)."""
-    warnings = [interval_warning(law) for law in scenario.size_laws]
     rows = []
     for record in records:
         rho = scenario.class_loads(record["load"])
         method = record_method(record)
+        warnings = class_warnings(scenario, record["load"])
         for k, name in enumerate(scenario.class_names):
             c = record["classes"][k]
             low, high = class_interval(record, k)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from mrfq import policies
-from mrfq.fluid.method import class_interval, record_method
+from mrfq.fluid.method import class_interval, class_warnings, record_method
 from mrfq.kinds.replications import Stopping
 from mrfq.scenario import Scenario
 
@@ -53,9 +53,13 @@ def prepare(chosen_policies: set[str]) -> None:
 
 def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
     """One row per class of a fluid record: γ, its interval (γ itself for an exact
-    method), E[n_k], the error estimate and the method."""
+    method), E[n_k], the error estimate, the method and ``ci_warning`` (a simulated
+    point at which some class's size law makes the intervals unreliable:
+    :func:`mrfq.fluid.method.class_warnings`; "" otherwise)."""
     rows = []
     for record in records:
+        simulated = record_method(record) == "simulation"
+        warnings = class_warnings(scenario, record["load"])
         for k, (name, c) in enumerate(zip(scenario.class_names, record["classes"],
                                           strict=True)):
             low, high = class_interval(record, k)
@@ -66,7 +70,8 @@ def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
                          "flows_measured": c.get("flows_measured", 0),
                          "mean_in_progress": c["mean_in_progress"],
                          "error_estimate": c["error_estimate"],
-                         "method": record_method(record)})
+                         "method": record_method(record),
+                         "ci_warning": warnings[k] if simulated else ""})
     return rows
 
 

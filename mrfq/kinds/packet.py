@@ -22,7 +22,7 @@ import pandas as pd
 from mrfq import policies, seeds, stats
 from mrfq.errors import InputError
 from mrfq.fluid.markov import MAX_STATES, solver_version, stationary_distribution
-from mrfq.fluid.method import predicted_states
+from mrfq.fluid.method import class_warnings, predicted_states
 from mrfq.kinds.fluid_records import floats
 from mrfq.kinds.replications import Stopping, chosen_replications
 from mrfq.kinds.replications import first_replications as first_of_config
@@ -211,7 +211,9 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     ``flows_simulated`` (flow arrivals over all replications, warm-up included),
     ``services`` (packet-resource services), ``target_precision`` (NaN without one),
     ``achieved_precision`` (half-width / γ_k of this class's interval) and
-    ``precision_reached`` (every class of the point at or below the target); with
+    ``precision_reached`` (every class of the point at or below the target),
+    ``ci_warning`` (some class's size law makes the point's intervals unreliable at
+    this load: :func:`mrfq.fluid.method.class_warnings`; "" otherwise); with
     ``init = "fluid"``, ``initial_flows`` (this class's flows placed at t = 0, summed over
     the replications; not measured)."""
     packet = scenario.packet
@@ -233,6 +235,7 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     combined["achieved_precision"] = achieved
     combined["precision_reached"] = (np.nan if packet.precision is None
                                      else bool((achieved <= packet.precision).all()))
+    combined["ci_warning"] = class_warnings(scenario, records[0]["load"])
     # point-level: Jain's index over all measured flows, utilisation of every resource,
     # with their intervals; NaN for records from before these metrics
     rows = [c for r in records for c in r["classes"]]

@@ -1,10 +1,15 @@
 """Output analysis of packet runs (SPEC §3 Measurement): per-class service rates and CIs.
 
-Five modules, in import order (each imports only those before it):
+Seven modules, in import order (each imports only those before it):
 
 * :mod:`mrfq.stats.estimators` — general estimators on series and sums: MSER-5 warm-up
-  detection, lag-1 autocorrelation and batch merging, correlation-checked batch ratio
-  intervals, the relative-precision stopping rule, Jain's index.
+  detection, lag-1 autocorrelation and batch merging, correlation-checked and lugsail
+  batch ratio intervals, the relaxation time of a load, the relative-precision stopping
+  rule, Jain's index.
+* :mod:`mrfq.stats.runlength` — the run-length advisor's arithmetic: relative variance
+  per flow from a pilot's batches, flows for a precision.
+* :mod:`mrfq.stats.startup` — which flows a replication leaves out: the record's warm-up
+  cut and the relaxation-time start-up cut of ``warmup = "auto"``.
 * :mod:`mrfq.stats.metric_intervals` — intervals of statistics that are not means:
   sectioning (quantiles) over replications or batches, Jain's index by the delta method.
 * :mod:`mrfq.stats.sums` — what one replication keeps of the packet kernel's output:
@@ -17,7 +22,7 @@ Five modules, in import order (each imports only those before it):
 
 The intervals over independent units (:func:`t_interval`, :func:`ratio_interval`) and
 :func:`histogram_quantile` live in the leaf :mod:`mrfq.intervals` and are re-exported
-here, as is every public name of the five modules: import them from ``mrfq.stats``.
+here, as is every public name of the seven modules: import them from ``mrfq.stats``.
 :data:`STATS_VERSION` is defined here, once for the whole package.
 """
 
@@ -64,6 +69,7 @@ from mrfq.stats.metric_intervals import (
     round_outward,
     sectioning_interval,
 )
+from mrfq.stats.startup import WARMUP_LIMIT_PROBLEM, relaxation_cut, warmup_cut
 from mrfq.stats.sums import (
     SIZE_DECADES,
     batch_quantile_levels,
@@ -75,13 +81,10 @@ from mrfq.stats.sums import (
 )
 from mrfq.stats.tables import (
     LUGSAIL_BATCHES,
-    WARMUP_LIMIT_PROBLEM,
     combine_replications,
     in_progress_average,
     merged_histogram,
-    relaxation_cut,
     replication_table,
-    warmup_cut,
 )
 
 #: bump when the per-class estimates a stored packet point holds change (part of its key;

@@ -23,10 +23,10 @@ from mrfq.stats.estimators import (
     MIN_REPLICATIONS_FOR_T,
     batch_ratio_interval,
     jain_index,
-    mser_truncation,
 )
 from mrfq.stats.metric_columns import flow_interval_columns, quantile_columns
 from mrfq.stats.metric_intervals import QUANTILES
+from mrfq.stats.startup import relaxation_cut, warmup_cut
 from mrfq.stats.sums import flow_metric_sums
 
 #: batches of the γ interval of a run (lugsail batch means from twice as many halves):
@@ -42,51 +42,6 @@ def in_progress_average(arrival: np.ndarray, completion: np.ndarray, start: floa
     """Time-average number of the given flows in progress over [start, end]."""
     overlap = np.clip(np.minimum(completion, end) - np.maximum(arrival, start), 0.0, None)
     return float(overlap.sum() / (end - start)) if end > start else np.nan
-
-
-WARMUP_LIMIT_PROBLEM = ("warm-up: MSER-5 minimum at its limit (half the run); the initial "
-                        "transient may be longer than the run")
-
-
-def warmup_cut(arrival: np.ndarray, completion: np.ndarray, flow_class: np.ndarray,
-               warmup: float | str, *, direction: str = "low") -> tuple[int, str]:
-    """Arrival index of the first measured flow, and a problem string ("" when fine).
-
-    ``warmup`` a fraction in [0, 1): ⌊warmup · flows⌋. ``"auto"``: MSER-5
-    (:func:`mser_truncation`) on the pooled sojourn series of all flows in arrival order,
-    each flow's sojourn divided by its class's mean sojourn (so classes with long sojourns
-    do not dominate). Pooled rather than per class because the start-up transient is a
-    property of the whole system (every class starts empty at the same time), one cut
-    keeps the measured flows a single arrival window for every class (as with a fixed
-    fraction; the window Little's law averages over), and all flows inform the cut — a
-    small class alone gives a noisy one. ``direction`` is passed to
-    :func:`mser_truncation`: "low" (default) because runs start empty, so the transient
-    has short sojourns; two-sided MSER-5 on sojourns selects against early long busy
-    periods. Measured on the Figure 3 scenario (BMF, m = 1000, W = 30, link load 0.9,
-    20 000 flows, 40 seeds, paired with a fixed 5% warm-up): two-sided MSER-5 cut in 17
-    runs and raised γ by +6.1 ± 2.2% (class 1), +2.1 ± 0.8% (class 2), +6.3 ± 2.3%
-    (class 3); "low" cut in none and moved γ by +0.1 ± 0.3%. (The start-up transient there
-    lasts about 250 flows — ensemble mean of the first 250 sojourns 0.73 of the later
-    ones — too little to matter in 20 000 flows and too little for MSER to see in one run.)
-    """
-    flows = int(np.asarray(arrival).shape[0])
-    if isinstance(warmup, str):
-        if warmup != "auto":
-            raise ValueError(f"warmup must be a fraction in [0, 1) or 'auto', got {warmup!r}")
-        sojourn = np.asarray(completion, dtype=np.float64) - arrival
-        if not np.isfinite(sojourn).all():
-            return 0, "warm-up: non-finite sojourn times, no transient detection"
-        scaled = np.empty_like(sojourn)
-        for k in np.unique(flow_class):
-            mine = flow_class == k
-            mean = sojourn[mine].mean()
-            scaled[mine] = sojourn[mine] / mean if mean > 0 else 0.0
-        cut = mser_truncation(scaled, direction=direction)
-        return cut.discard, WARMUP_LIMIT_PROBLEM if cut.at_limit else ""
-    warmup = float(warmup)
-    if not 0.0 <= warmup < 1.0:
-        raise ValueError(f"warmup must be a fraction in [0, 1) or 'auto', got {warmup!r}")
-    return int(warmup * flows), ""
 
 
 def replication_table(arrival, completion, flow_class, size, class_names, class_loads,
@@ -229,42 +184,6 @@ def _known(values: list) -> bool:
 def _sum_or_nan(values: list) -> float:
     """Sum (float), NaN when any value is missing (records from before the column)."""
     return float(sum(values)) if _known(values) else np.nan
-
-
-def relaxation_cut(tables: list[pd.DataFrame], warmup_flows: int, even: bool = False
-                   ) -> tuple[int, str]:
-    """Leading batches every replication drops so that at least ``warmup_flows`` flows
-    from its start (arrival order, all classes) are left out of γ, beyond the cut its
-    record already made (``warmup_cut``), and a problem ("" when fine).
-
-    The batches of a class split its measured flows evenly in arrival order, so batch b
-    of every class covers about the same arrival window: dropping d of B batches leaves
-    out d/B of the measured flows. d is the nearest whole number (a batch is 5% of the
-    run); it may be at most half the batches — a replication that needs more is too
-    short for the warm-up its load needs, and says so with the length it needs. ``even``:
-    d rounded up to an even number (lugsail batches pair the remaining ones)."""
-    if warmup_flows <= 0:
-        return 0, ""
-    counts = []
-    for table in tables:
-        if not isinstance(table["batch_sojourn_sums"].iloc[0], (list, np.ndarray)):
-            return 0, ""  # records from before batch sums: no finer cut possible
-        counts.append((len(table["batch_sojourn_sums"].iloc[0]),
-                       int(table["flows_measured"].sum()), int(table["warmup_cut"].iloc[0])
-                       if "warmup_cut" in table and pd.notna(table["warmup_cut"].iloc[0])
-                       else 0))
-    drop = 0
-    for batches, measured, cut in counts:
-        if batches == 0 or measured == 0:
-            continue
-        extra = max(warmup_flows - cut, 0)
-        drop = max(drop, int(np.floor(extra * batches / measured + 0.5)))
-        drop += drop % 2 if even else 0
-        if 2 * drop > batches:
-            return 0, (f"warm-up: this load relaxes over about {warmup_flows} flows, more than "
-                       f"half a replication ({cut + measured} flows); runs of at least "
-                       f"{2 * warmup_flows} flows are needed")
-    return drop, ""
 
 
 def combine_replications(tables: list[pd.DataFrame], mean_size: float,
