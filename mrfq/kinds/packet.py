@@ -217,7 +217,8 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     ``init = "fluid"``, ``initial_flows`` (this class's flows placed at t = 0, summed over
     the replications; not measured)."""
     packet = scenario.packet
-    records = chosen_replications(packet, records, confidence)
+    start_up = start_up_flows(scenario, records[0]["load"]) if records else 0
+    records = chosen_replications(packet, records, confidence, start_up)
     tables = []
     for record in sorted(records, key=lambda r: r["replication"]):
         table = pd.DataFrame(record["classes"])
@@ -225,8 +226,7 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
         tables.append(table)
     combined = combine_replications(tables, packet.mean_size, confidence,
                                     sojourn_edges=sojourn_bin_edges(),
-                                    warmup_flows=start_up_flows(scenario,
-                                                                records[0]["load"]))
+                                    warmup_flows=start_up)
     combined["replications"] = len(records)
     combined["flows_simulated"] = packet.flows * len(records)
     combined["services"] = sum(int(r.get("services", 0)) for r in records)
@@ -292,7 +292,9 @@ def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
              confidence: float = 0.95) -> Stopping:
     """The precision rule on the finished replications of one (policy, load)
     (:func:`mrfq.kinds.replications.stopping`) at ``confidence``."""
-    return stopping_rule(scenario.packet, records, confidence, start=start)
+    start_up = start_up_flows(scenario, records[0]["load"]) if records else 0
+    return stopping_rule(scenario.packet, records, confidence, start=start,
+                         warmup_flows=start_up)
 
 
 def max_replications(scenario: Scenario) -> int:
@@ -328,7 +330,9 @@ def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
 def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Flow completion time and slowdown by flow size of one (policy, load), over the
     replications the precision rule chose (:func:`size_bin_table`)."""
-    table = size_bin_table(scenario, chosen_replications(scenario.packet, records))
+    start_up = start_up_flows(scenario, records[0]["load"]) if records else 0
+    table = size_bin_table(scenario, chosen_replications(scenario.packet, records,
+                                                         warmup_flows=start_up))
     if not table.empty:
         table.insert(0, "load", records[0]["load"])
         table.insert(0, "policy", records[0]["policy"])

@@ -17,6 +17,7 @@ import numpy as np
 
 from mrfq.scenario import PacketConfig
 from mrfq.stats import MIN_REPLICATIONS_FOR_T, relative_half_widths, replications_for_precision
+from mrfq.stats.startup import record_relaxation_drops
 
 
 def first_replications(packet: PacketConfig) -> int:
@@ -37,10 +38,17 @@ def _in_order(records: list[dict]) -> list[dict]:
     return ordered
 
 
-def _sums(records: list[dict]) -> tuple[np.ndarray, np.ndarray]:
-    """(replications × classes) arrays of Σ N and Σ T of the measured flows."""
-    size = [[c.get("size_sum", np.nan) for c in r["classes"]] for r in records]
-    sojourn = [[c.get("sojourn_sum", np.nan) for c in r["classes"]] for r in records]
+def _sums(records: list[dict], warmup_flows: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(replications × classes) arrays of Σ N and Σ T of the measured flows, less the
+    leading batches each replication's relaxation cut leaves out (``warmup_flows``:
+    :func:`mrfq.stats.startup.record_relaxation_drops`), as the point's interval does."""
+    drops = [record_relaxation_drops(r, warmup_flows) for r in records]
+    size = [[c.get("size_sum", np.nan) - float(np.sum(c["batch_size_sums"][:d]))
+             if d else c.get("size_sum", np.nan) for c in r["classes"]]
+            for r, d in zip(records, drops, strict=True)]
+    sojourn = [[c.get("sojourn_sum", np.nan) - float(np.sum(c["batch_sojourn_sums"][:d]))
+                if d else c.get("sojourn_sum", np.nan) for c in r["classes"]]
+               for r, d in zip(records, drops, strict=True)]
     return (np.array(size, dtype=np.float64).reshape(len(records), -1),
             np.array(sojourn, dtype=np.float64).reshape(len(records), -1))
 
@@ -58,7 +66,7 @@ class Stopping:
 
 
 def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95,
-             start: int | None = None) -> Stopping:
+             start: int | None = None, warmup_flows: int = 0) -> Stopping:
     """The precision stopping rule on the finished replications of one (policy, load)
     (any order; only those from replication 0 without a gap count).
 
@@ -70,7 +78,8 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
     whatever follows, so more replications cannot help. Without a precision target:
     ``replications``. The answer depends only on the replications' values, so it is the
     same whatever the number of workers, and extra replications computed ahead are
-    ignored.
+    ignored. ``warmup_flows``: the point's relaxation cut (the sums are those its interval
+    uses).
     """
     if packet.precision is None:
         return Stopping(packet.replications, packet.replications)
@@ -83,7 +92,7 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
            if any(isinstance(c.get("ci_problem"), str) and c["ci_problem"]
                   for c in r["classes"])]
     limit = max(first, bad[0] + 1) if bad else have  # no rule beyond a flagged one
-    size, sojourn = _sums(ordered)
+    size, sojourn = _sums(ordered, warmup_flows)
     if first >= 2:
         n = replications_for_precision(size[:limit], sojourn[:limit], packet.precision,
                                        first, confidence, start)
@@ -99,13 +108,13 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
 
 
 def chosen_replications(packet: PacketConfig, records: list[dict],
-                        confidence: float = 0.95) -> list[dict]:
+                        confidence: float = 0.95, warmup_flows: int = 0) -> list[dict]:
     """The replications of one (policy, load) that its results use: all of them, or with
     a precision target those the stopping rule chose (:func:`stopping`; extra ones
     computed ahead are ignored)."""
     if packet.precision is None:
         return records
-    decided = stopping(packet, records, confidence)
+    decided = stopping(packet, records, confidence, warmup_flows=warmup_flows)
     ordered = _in_order(records)
     return ordered[: decided.replications or len(ordered)]
 

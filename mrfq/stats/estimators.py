@@ -344,7 +344,8 @@ def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray) -> float
 def relative_half_widths(size_sums: np.ndarray, sojourn_sums: np.ndarray,
                          confidence: float = 0.95) -> np.ndarray:
     """Per class, the half-width of the ratio interval over replications divided by the
-    estimate (:func:`ratio_interval` with ``require_positive``, exactly as
+    estimate (:func:`ratio_interval` with ``require_positive`` and Tin's bias
+    correction, exactly as
     :func:`combine_replications` computes it with ≥ :data:`MIN_REPLICATIONS_FOR_T`
     replications). ``size_sums``, ``sojourn_sums``: (replications × classes) arrays of
     Σ N and Σ T. NaN for a class whose interval is flagged."""
@@ -352,7 +353,8 @@ def relative_half_widths(size_sums: np.ndarray, sojourn_sums: np.ndarray,
     x = np.asarray(sojourn_sums, dtype=np.float64)
     out = np.full(y.shape[1], np.nan)
     for k in range(y.shape[1]):
-        ci = ratio_interval(y[:, k], x[:, k], confidence, require_positive=True)
+        ci = ratio_interval(y[:, k], x[:, k], confidence, require_positive=True,
+                            correct_bias=True)
         if ci.ok:
             out[k] = (ci.high - ci.estimate) / ci.estimate
     return out

@@ -60,6 +60,14 @@ def warmup_cut(arrival: np.ndarray, completion: np.ndarray, flow_class: np.ndarr
 
 def relaxation_cut(tables: list[pd.DataFrame], warmup_flows: int, even: bool = False
                    ) -> tuple[int, str]:
+    """Leading batches every replication drops (the most any of them needs), and a
+    problem: see :func:`relaxation_drops`."""
+    drops, problem = relaxation_drops(tables, warmup_flows, even)
+    return (max(drops) if drops and not problem else 0), problem
+
+
+def relaxation_drops(tables: list[pd.DataFrame], warmup_flows: int, even: bool = False
+                     ) -> tuple[list[int], str]:
     """Leading batches every replication drops so that at least ``warmup_flows`` flows
     from its start (arrival order, all classes) are left out of γ, beyond the cut its
     record already made (``warmup_cut``), and a problem ("" when fine).
@@ -71,17 +79,26 @@ def relaxation_cut(tables: list[pd.DataFrame], warmup_flows: int, even: bool = F
     short for the warm-up its load needs, and says so with the length it needs. ``even``:
     d rounded up to an even number (lugsail batches pair the remaining ones)."""
     if warmup_flows <= 0:
-        return 0, ""
+        return [0] * len(tables), ""
     counts = []
     for table in tables:
         if not isinstance(table["batch_sojourn_sums"].iloc[0], (list, np.ndarray)):
-            return 0, ""  # records from before batch sums: no finer cut possible
+            return [0] * len(tables), ""  # records from before batch sums: no finer cut
         counts.append((len(table["batch_sojourn_sums"].iloc[0]),
                        int(table["flows_measured"].sum()), int(table["warmup_cut"].iloc[0])
                        if "warmup_cut" in table and pd.notna(table["warmup_cut"].iloc[0])
                        else 0))
+    drops = [relaxation_batches([run], warmup_flows, even) for run in counts]
+    problem = next((p for _, p in drops if p), "")
+    return [d for d, _ in drops], problem
+
+
+def relaxation_batches(runs: list[tuple[int, int, int]], warmup_flows: int,
+                       even: bool = False) -> tuple[int, str]:
+    """:func:`relaxation_cut` from each replication's (batches, measured flows of all
+    classes, record's own cut): the number of leading batches to drop, and a problem."""
     drop = 0
-    for batches, measured, cut in counts:
+    for batches, measured, cut in runs:
         if batches == 0 or measured == 0:
             continue
         extra = max(warmup_flows - cut, 0)
@@ -92,3 +109,18 @@ def relaxation_cut(tables: list[pd.DataFrame], warmup_flows: int, even: bool = F
                        f"half a replication ({cut + measured} flows); runs of at least "
                        f"{2 * warmup_flows} flows are needed")
     return drop, ""
+
+
+def record_relaxation_drops(record: dict, warmup_flows: int) -> int:
+    """Leading batches one stored point record leaves out of γ (its own relaxation cut,
+    :func:`relaxation_batches` of that replication alone, as :func:`combine_replications
+    <mrfq.stats.combine_replications>` does over replications); 0 for a record from
+    before batch sums or one too short for the cut (its point is flagged anyway)."""
+    rows = record["classes"]
+    if warmup_flows <= 0 or not all(isinstance(c.get("batch_sojourn_sums"), list)
+                                    for c in rows):
+        return 0
+    cut = rows[0].get("warmup_cut")
+    run = (len(rows[0]["batch_sojourn_sums"]), int(sum(c["flows_measured"] for c in rows)),
+           int(cut) if cut is not None and cut == cut else 0)
+    return relaxation_batches([run], warmup_flows)[0]

@@ -26,7 +26,7 @@ from mrfq.stats.estimators import (
 )
 from mrfq.stats.metric_columns import flow_interval_columns, quantile_columns
 from mrfq.stats.metric_intervals import QUANTILES
-from mrfq.stats.startup import relaxation_cut, warmup_cut
+from mrfq.stats.startup import relaxation_drops, warmup_cut
 from mrfq.stats.sums import flow_metric_sums
 
 #: batches of the γ interval of a run (lugsail batch means from twice as many halves):
@@ -211,10 +211,12 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
       their lag-1 autocorrelation is ≤ ``max_lag1``.
 
     ``warmup_flows``: flows from each replication's start left out of γ beyond its
-    record's own cut (the relaxation cut, :func:`relaxation_cut`): its leading batches are
-    dropped from γ, ``ratio_estimate``, ``mean_sojourn``, ``sojourn_gamma`` and
-    ``flows_measured`` (``relaxation_batches`` says how many; the delay and flow metrics
-    keep the record's cut).
+    record's own cut (the relaxation cut, :func:`~mrfq.stats.startup.relaxation_drops`:
+    each replication its own number with the interval over replications, the most any
+    needs with pooled batches): its leading batches are dropped from γ,
+    ``ratio_estimate``, ``mean_sojourn``, ``sojourn_gamma`` and ``flows_measured``
+    (``relaxation_batches`` says how many, the most of any replication; the delay and
+    flow metrics keep the record's cut).
       Records written before batch size sums were stored give the interval of
       m / mean(T) instead; then ``gamma`` is that estimate (``ci_method``
       "batch-means (m/T)") so that the interval still brackets it.
@@ -249,7 +251,12 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
     _check_confidence(confidence)
     rows = []
     many = len(tables) >= MIN_REPLICATIONS_FOR_T
-    drop, relax_problem = relaxation_cut(tables, warmup_flows, even=not many)
+    drops, relax_problem = relaxation_drops(tables, warmup_flows, even=not many)
+    if relax_problem or not drops:
+        drops = [0] * len(tables)
+    if not many:  # pooled batches: every replication keeps the same number
+        drops = [max(drops)] * len(tables)
+    drop = max(drops)
     for name in tables[0]["class"]:
         per = [t[t["class"] == name].iloc[0] for t in tables]
         counts = np.array([p["flows_measured"] for p in per], dtype=np.float64)
@@ -257,8 +264,10 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
         dropped = 0.0
         if drop:  # the relaxation cut: the leading batches of every replication
             head = [_replication_batches(p, mean_size) for p in per]
-            sums = sums - np.array([[b[0][:drop].sum(), b[1][:drop].sum()] for b in head])
-            left_out = np.array([_batch_counts(p)[:drop].sum() for p in per])
+            sums = sums - np.array([[b[0][:d].sum(), b[1][:d].sum()]
+                                    for b, d in zip(head, drops, strict=True)])
+            left_out = np.array([_batch_counts(p)[:d].sum()
+                                 for p, d in zip(per, drops, strict=True)])
             counts = counts - left_out
             dropped = float(left_out.sum())
         total_N, total_T = float(sums[:, 0].sum()), float(sums[:, 1].sum())
