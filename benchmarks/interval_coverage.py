@@ -45,8 +45,7 @@ import numpy as np
 from scipy import stats as sps
 
 from mrfq.executor import execute
-from mrfq.kinds.packet import combine_packet_records, packet_point
-from mrfq.kinds.replications import stopping
+from mrfq.kinds.packet import combine_packet_records, packet_point, stopping
 from mrfq.scenario import load_scenario
 
 REFERENCE_SEED = 7
@@ -83,7 +82,7 @@ def compute(settings: dict, item: tuple) -> dict:
     if mode != "precision":
         return packet_point(scenario, policy, load, replication)
     records = []  # replications in order until the sweep's stopping rule ends the point
-    while stopping(scenario.packet, records, start=len(records)).replications is None:
+    while stopping(scenario, records, start=len(records)).replications is None:
         records.append(packet_point(scenario, policy, load, len(records)))
     return {"records": records}
 
