@@ -3,6 +3,7 @@ estimator, lugsail batch means, the relaxation-time start-up cut, and coverage a
 0.9 against closed forms (M/M/1)."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from test_stats import ar1, binomial_band, mm1_fcfs
 
@@ -97,6 +98,31 @@ def test_relaxation_cut_drops_the_leading_batches_and_says_when_runs_are_too_sho
     assert S.relaxation_cut(tables, 0) == (0, "")
 
 
+def test_old_records_and_classes_without_batches_take_no_cut_or_the_right_one():
+    """Records from before batch sums (no column) combine with the cut asked for and
+    without a crash; a class with no batches does not hide the others' count."""
+    tables = _tables(2000, 0.9, range(3))
+    old = [t.drop(columns=["batch_sojourn_sums", "batch_size_sums"]) for t in tables]
+    assert S.relaxation_cut(old, 700) == (0, "")
+    empty_first = []
+    for t in tables:
+        t = pd.concat([t, t], ignore_index=True)
+        t.at[0, "batch_sojourn_sums"] = []
+        t.at[0, "flows_measured"] = 0
+        empty_first.append(t)
+    assert S.relaxation_cut(empty_first, 700) == (7, "")
+
+
+def test_a_few_correlated_batches_are_still_checked():
+    """Lugsail needs 10 half-batches: with 8 batches the plain correlation check holds
+    (a lag-1 far above 0.2 at the minimum number of batches withholds the interval)."""
+    rng = np.random.default_rng(0)
+    y = ar1(rng, 8, 0.95, mu=10.0)
+    assert S.lag1_autocorrelation(y - y.mean()) > 0.2
+    ci = S.batch_ratio_interval(y, np.ones(8), lugsail=True, min_batches=8)
+    assert np.isnan(ci.low) and "correlated" in ci.problem
+
+
 def test_relaxation_cut_applies_to_replications_too():
     tables = _tables(2000, 0.9, range(10))
     out = S.combine_replications(tables, 1.0, warmup_flows=700).iloc[0]
@@ -111,9 +137,10 @@ def test_relaxation_cut_applies_to_replications_too():
 def test_coverage_and_bias_mm1_at_load_0_9(mode):
     """M/M/1 FCFS from empty at ρ = 0.9 (Σ S / Σ T → 1 − ρ): one run of 20 000 customers,
     or 10 replications of 2 000, through replication_table and combine_replications with
-    the relaxation cut, 200 seeds: a mean bias within 1.5% (the uncorrected ratio is
-    +1.5% high: Jensen's bias). One run: coverage in the binomial band of 95% (measured
-    94.7% over 300 seeds). Ten replications of 2 000: a known shortfall, pinned — 10
+    the relaxation cut, 200 seeds: a mean bias within the runs' noise (±2%) and at least
+    1% below the uncorrected ratio's on the same runs (+1.5% to +2.3% high: Jensen's
+    bias; 300 seeds, one run: +0.29% against +1.76%). One run: coverage in the binomial band of
+    95% (measured 94.7% over 300 seeds). Ten replications of 2 000: a known shortfall, pinned — 10
     units of 1 300 flows (four relaxation times) each are right-skewed and their spread
     grows with their mean, so the t interval over them covers 90.7% (300 seeds: 20
     intervals above 1 − ρ, 8 below); the test holds it at ≥ 85% and below 95% so that a
@@ -132,5 +159,7 @@ def test_coverage_and_bias_mm1_at_load_0_9(mode):
         covered += bool(row["ci_low"] <= 1 - rho <= row["ci_high"])
     low, high = binomial_band(0.95, seeds) if mode == "one run" else (0.85, 0.95)
     assert low <= covered / seeds <= high
-    assert np.mean(estimates) / (1 - rho) - 1 == pytest.approx(0.0, abs=0.015)
-    assert np.mean(raw) / (1 - rho) - 1 > 0.01
+    bias, raw_bias = np.mean(estimates) / (1 - rho) - 1, np.mean(raw) / (1 - rho) - 1
+    # the runs' own spread: 13–14% per run, so the mean of 200 is known to ±2% (95%);
+    # the correction, paired on the same runs, is known far better than that
+    assert abs(bias) < 0.02 and raw_bias - bias > 0.01

@@ -43,6 +43,8 @@ def _sums(records: list[dict], warmup_flows: int = 0) -> tuple[np.ndarray, np.nd
     leading batches each replication's relaxation cut leaves out (``warmup_flows``:
     :func:`mrfq.stats.startup.record_relaxation_drops`), as the point's interval does."""
     drops = [record_relaxation_drops(r, warmup_flows) for r in records]
+    if any(d is None for d in drops):  # one too short: the point is flagged, no cut
+        drops = [0] * len(records)
     size = [[c.get("size_sum", np.nan) - float(np.sum(c["batch_size_sums"][:d]))
              if d else c.get("size_sum", np.nan) for c in r["classes"]]
             for r, d in zip(records, drops, strict=True)]

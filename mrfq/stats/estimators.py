@@ -261,7 +261,8 @@ def batch_ratio_interval(y: np.ndarray | Sequence[np.ndarray],
     if not np.isfinite(base.estimate):
         return base
     halves_y, halves_x = ys, xs
-    if lugsail and min(a.size for a in ys) >= 2 * max(min_batches, 2):
+    lugsail = lugsail and min(a.size for a in ys) >= 2 * max(min_batches, 2)
+    if lugsail:  # halves too few to pair: plain, correlation-checked batch means
         ys = [_merge_pairs(a) for a in ys]
         xs = [_merge_pairs(a) for a in xs]
     ys, xs, lag1, independent = merge_batches(ys, xs, base.estimate, max_lag1, min_batches)

@@ -74,17 +74,19 @@ def relaxation_drops(tables: list[pd.DataFrame], warmup_flows: int, even: bool =
 
     The batches of a class split its measured flows evenly in arrival order, so batch b
     of every class covers about the same arrival window: dropping d of B batches leaves
-    out d/B of the measured flows. d is the nearest whole number (a batch is 5% of the
-    run); it may be at most half the batches — a replication that needs more is too
-    short for the warm-up its load needs, and says so with the length it needs. ``even``:
+    out d/B of the measured flows. d is the nearest whole number of batches to the flows
+    asked for (a batch is 5% of the run, so up to half a batch fewer); it may be at most
+    half the batches — a replication that needs more is too short for the warm-up its
+    load needs, and says so with the length it needs. ``even``:
     d rounded up to an even number (lugsail batches pair the remaining ones)."""
     if warmup_flows <= 0:
         return [0] * len(tables), ""
     counts = []
     for table in tables:
-        if not isinstance(table["batch_sojourn_sums"].iloc[0], (list, np.ndarray)):
+        sums = table.get("batch_sojourn_sums")
+        if sums is None or not all(isinstance(v, (list, np.ndarray)) for v in sums):
             return [0] * len(tables), ""  # records from before batch sums: no finer cut
-        counts.append((len(table["batch_sojourn_sums"].iloc[0]),
+        counts.append((max(len(v) for v in sums),  # a class with no batches has []
                        int(table["flows_measured"].sum()), int(table["warmup_cut"].iloc[0])
                        if "warmup_cut" in table and pd.notna(table["warmup_cut"].iloc[0])
                        else 0))
@@ -111,16 +113,19 @@ def relaxation_batches(runs: list[tuple[int, int, int]], warmup_flows: int,
     return drop, ""
 
 
-def record_relaxation_drops(record: dict, warmup_flows: int) -> int:
+def record_relaxation_drops(record: dict, warmup_flows: int) -> int | None:
     """Leading batches one stored point record leaves out of γ (its own relaxation cut,
     :func:`relaxation_batches` of that replication alone, as :func:`combine_replications
     <mrfq.stats.combine_replications>` does over replications); 0 for a record from
-    before batch sums or one too short for the cut (its point is flagged anyway)."""
+    before batch sums; None for one too short for the cut (its point is flagged and
+    keeps every batch, as :func:`relaxation_drops` does)."""
     rows = record["classes"]
     if warmup_flows <= 0 or not all(isinstance(c.get("batch_sojourn_sums"), list)
                                     for c in rows):
         return 0
     cut = rows[0].get("warmup_cut")
-    run = (len(rows[0]["batch_sojourn_sums"]), int(sum(c["flows_measured"] for c in rows)),
+    run = (max(len(c["batch_sojourn_sums"]) for c in rows),
+           int(sum(c["flows_measured"] for c in rows)),
            int(cut) if cut is not None and cut == cut else 0)
-    return relaxation_batches([run], warmup_flows)[0]
+    drop, problem = relaxation_batches([run], warmup_flows)
+    return None if problem else drop

@@ -214,9 +214,10 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
     record's own cut (the relaxation cut, :func:`~mrfq.stats.startup.relaxation_drops`:
     each replication its own number with the interval over replications, the most any
     needs with pooled batches): its leading batches are dropped from γ,
-    ``ratio_estimate``, ``mean_sojourn``, ``sojourn_gamma`` and ``flows_measured``
-    (``relaxation_batches`` says how many, the most of any replication; the delay and
-    flow metrics keep the record's cut).
+    ``ratio_estimate`` and ``flows_measured``
+    (``relaxation_batches`` says how many, the most of any replication; ``mean_sojourn``,
+    ``sojourn_gamma`` and the delay and flow metrics keep the record's cut, the flows
+    their intervals rest on).
       Records written before batch size sums were stored give the interval of
       m / mean(T) instead; then ``gamma`` is that estimate (``ci_method``
       "batch-means (m/T)") so that the interval still brackets it.
@@ -272,7 +273,11 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             dropped = float(left_out.sum())
         total_N, total_T = float(sums[:, 0].sum()), float(sums[:, 1].sum())
         total = float(counts.sum())
-        pooled = total_T / total if total > 0 else np.nan
+        # mean sojourn on the record's own cut, the flows its interval (mean_fct_low/high)
+        # and the other flow metrics use; γ and flows_measured are after the relaxation cut
+        record_total = float(np.sum([p["flows_measured"] for p in per]))
+        record_T = float(np.sum([_replication_sums(p, mean_size)[1] for p in per]))
+        pooled = record_T / record_total if record_total > 0 else np.nan
         ratio = total_N / total_T if total > 0 and total_T > 0 else np.nan
         problems = [relax_problem] if relax_problem else []
         for r, p in enumerate(per):
@@ -288,7 +293,8 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             batches = [_replication_batches(p, mean_size) for p in per]
             batches = [(b[0][drop:], b[1][drop:], b[2]) for b in batches]
             exact = all(b[2] for b in batches)
-            if exact and min(b[0].size for b in batches) >= 2 * LUGSAIL_BATCHES:
+            lugsail = exact and min(b[0].size for b in batches) >= 2 * LUGSAIL_BATCHES
+            if lugsail:
                 batches = [(_regroup(b[0], 2 * LUGSAIL_BATCHES),
                             _regroup(b[1], 2 * LUGSAIL_BATCHES), True) for b in batches]
             method = "batch-ratio" if exact else "batch-means (m/T)"
@@ -302,9 +308,9 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             else:
                 ci = batch_ratio_interval([b[0] for b in batches], [b[1] for b in batches],
                                           confidence, max_lag1=max_lag1,
-                                          min_batches=min(min_batches, LUGSAIL_BATCHES)
-                                          if exact else min_batches,
-                                          require_positive=True, lugsail=exact,
+                                          min_batches=LUGSAIL_BATCHES if lugsail
+                                          else min_batches,
+                                          require_positive=True, lugsail=lugsail,
                                           correct_bias=exact, method=method)
                 gamma = ci.estimate
         if ci.problem:
