@@ -5,7 +5,8 @@ per-packet sojourn, Jain's index, and the merging of per-batch values they share
   independent units: the point estimate θ̂ from *all* data, the spread from the units'
   own estimates θ̂_i around it, θ̂ ± t_{n−1} · √(Σ(θ̂_i − θ̂)² / (n(n−1))) ("sectioning",
   Asmussen & Glynn, *Stochastic Simulation*, §III.5a; for quantiles Nakayama, "Confidence
-  intervals for quantiles using sectioning", ACM TOMACS 2014). Centred on θ̂ rather than
+  intervals for quantiles using sectioning when applying variance-reduction techniques",
+  ACM TOMACS 24(4), 2014). Centred on θ̂ rather than
   on the units' mean, whose bias is that of a quantile of one small batch.
 * :func:`batch_unit_interval` — the same over batches of one or more runs, given the
   batch estimates at successive pair-merged levels (32 → 16 → 8 … batches): the first
