@@ -21,7 +21,7 @@ from mrfq.advisor import advice_text, advice_warnings, advise
 from mrfq.allocation import allocation_report
 from mrfq.console import Progress, _end_line, _fail, _log, user_errors
 from mrfq.errors import InputError
-from mrfq.io import write_csv
+from mrfq.io import check_writable, write_csv
 from mrfq.scenario import FLUID_METHODS, VIRTUAL_TIMES, load_scenario
 from mrfq.simulation import simulate as run_points
 
@@ -110,6 +110,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
     The points go through the cached sweep: a second call reuses them."""
 
     _check_jobs(jobs)
+    check_writable(output)
     table = pipeline.fluid(scenario, results, policies=_split_names(policies),
                            loads=_split_floats(loads, "--loads"), tolerance=tolerance,
                            method=method, jobs=jobs, progress=Progress("fluid"))
@@ -156,6 +157,10 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
     """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
     function for every replication, combined as in a sweep."""
 
+    for path, field in ((output, "--output"), (flows_out, "--flows-out"),
+                        (size_bins_out, "--size-bins-out")):
+        if path:
+            check_writable(path, field)
     result = run_points(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
                         warmup=warmup, delta=delta, virtual_time=virtual_time,
@@ -354,6 +359,8 @@ def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):
     gamma, and the sweep's wall time on this machine. An estimate, not a guarantee."""
 
     _check_jobs(jobs)
+    if output:
+        check_writable(output)
     table = advise(load_scenario(scenario), precision=precision, pilot_flows=pilot_flows,
                    policy_names=_split_names(policies), loads=_split_floats(loads, "--loads"),
                    seed=seed, progress=Progress("pilots"))
@@ -378,6 +385,8 @@ def allocate(problem, policies, output, no_properties):
     """Static allocation of PROBLEM (TOML: resources, servers, users) under the seed
     papers' policies, with tasks, dominant shares, utilisation and properties."""
 
+    if output:
+        check_writable(output)
     report = allocation_report(problem, policies, properties=not no_properties)
     click.echo(report.text())
     if output:

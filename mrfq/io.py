@@ -32,6 +32,33 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
             os.unlink(tmp)
 
 
+def check_writable(path: str | Path, field: str = "--output") -> None:
+    """InputError unless a file can be written at ``path`` — checked before any work, so
+    that a long run never ends in an unwritable output. An existing directory at
+    ``path`` or a non-directory on the way is refused; in an existing parent a temporary
+    file is created and removed (the same call :func:`atomic_path` makes); a parent still
+    to be made must be creatable from its nearest existing ancestor."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a file", field, str(path))
+    ancestor = path.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"{ancestor} is not a directory", field, str(path))
+    if ancestor == path.parent:
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=ancestor)
+        except OSError as exc:
+            raise InputError(f"cannot be written ({exc.strerror or exc})", field,
+                             str(path)) from None
+        os.close(fd)
+        os.unlink(tmp)
+    elif not os.access(ancestor, os.W_OK | os.X_OK):
+        raise InputError(f"cannot be written (no permission in {ancestor})", field,
+                         str(path))
+
+
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
     """Write a DataFrame as CSV atomically (no partial file is ever left at ``path``)."""
     with atomic_path(path) as tmp:

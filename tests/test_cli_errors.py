@@ -143,6 +143,23 @@ def test_sweep_and_run_reject_a_bad_precision_before_writing(tmp_path, verb):
     assert not (tmp_path / "res").exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["plan", "fig3_quick", "--loads", "0.5", "--policies", "bmf"],
+    ["fluid", "fig3_quick", "--loads", "0.5", "--policies", "pf"],
+    ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows", "50"],
+])
+def test_an_unwritable_output_is_refused_before_any_work(tmp_path, command):
+    """The output is checked first: a file under a regular file can never be written,
+    and nothing runs (no table on stdout, no results directory) before the error."""
+    blocker = tmp_path / "not_a_directory"
+    blocker.write_text("")
+    result = _run(*command, "-o", str(blocker / "out.csv"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (f"error: {blocker / 'out.csv'}: --output: {blocker} is "
+                                     "not a directory")
+    assert result.stdout == "" and not (tmp_path / "results").exists()
+
+
 def test_unwritable_output_is_one_line_error(tmp_path):
     directory = tmp_path / "a_directory"
     directory.mkdir()
