@@ -201,6 +201,11 @@ def start_up_flows(scenario: Scenario, load: float) -> int:
     return int(np.ceil(flows)) if np.isfinite(flows) else scenario.packet.flows
 
 
+def _records_start_up(scenario: Scenario, records: list[dict]) -> int:
+    """:func:`start_up_flows` at the load of these records of one point (0 for none)."""
+    return start_up_flows(scenario, records[0]["load"]) if records else 0
+
+
 def combine_packet_records(scenario: Scenario, records: list[dict],
                            confidence: float = 0.95) -> pd.DataFrame:
     """Per-class table of the replications of one (policy, load): γ_k with its
@@ -217,7 +222,7 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     ``init = "fluid"``, ``initial_flows`` (this class's flows placed at t = 0, summed over
     the replications; not measured)."""
     packet = scenario.packet
-    start_up = start_up_flows(scenario, records[0]["load"]) if records else 0
+    start_up = _records_start_up(scenario, records)
     records = chosen_replications(packet, records, confidence, start_up)
     tables = []
     for record in sorted(records, key=lambda r: r["replication"]):
@@ -292,9 +297,8 @@ def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
              confidence: float = 0.95) -> Stopping:
     """The precision rule on the finished replications of one (policy, load)
     (:func:`mrfq.kinds.replications.stopping`) at ``confidence``."""
-    start_up = start_up_flows(scenario, records[0]["load"]) if records else 0
     return stopping_rule(scenario.packet, records, confidence, start=start,
-                         warmup_flows=start_up)
+                         warmup_flows=_records_start_up(scenario, records))
 
 
 def max_replications(scenario: Scenario) -> int:
@@ -330,9 +334,8 @@ def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
 def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Flow completion time and slowdown by flow size of one (policy, load), over the
     replications the precision rule chose (:func:`size_bin_table`)."""
-    start_up = start_up_flows(scenario, records[0]["load"]) if records else 0
-    table = size_bin_table(scenario, chosen_replications(scenario.packet, records,
-                                                         warmup_flows=start_up))
+    table = size_bin_table(scenario, chosen_replications(
+        scenario.packet, records, warmup_flows=_records_start_up(scenario, records)))
     if not table.empty:
         table.insert(0, "load", records[0]["load"])
         table.insert(0, "policy", records[0]["policy"])

@@ -81,35 +81,41 @@ def relaxation_drops(tables: list[pd.DataFrame], warmup_flows: int, even: bool =
     d rounded up to an even number (lugsail batches pair the remaining ones)."""
     if warmup_flows <= 0:
         return [0] * len(tables), ""
-    counts = []
-    for table in tables:
-        sums = table.get("batch_sojourn_sums")
-        if sums is None or not all(isinstance(v, (list, np.ndarray)) for v in sums):
-            return [0] * len(tables), ""  # records from before batch sums: no finer cut
-        counts.append((max(len(v) for v in sums),  # a class with no batches has []
-                       int(table["flows_measured"].sum()), int(table["warmup_cut"].iloc[0])
-                       if "warmup_cut" in table and pd.notna(table["warmup_cut"].iloc[0])
-                       else 0))
-    drops = [relaxation_batches([run], warmup_flows, even) for run in counts]
+    runs = [_run_shape(table.to_dict("records")) for table in tables]
+    if any(run is None for run in runs):
+        return [0] * len(tables), ""  # records from before batch sums: no finer cut
+    drops = [relaxation_batches(run, warmup_flows, even) for run in runs]
     problem = next((p for _, p in drops if p), "")
     return [d for d, _ in drops], problem
 
 
-def relaxation_batches(runs: list[tuple[int, int, int]], warmup_flows: int,
+def _run_shape(rows: list[dict]) -> tuple[int, int, int] | None:
+    """(batches, measured flows of all classes, the record's own cut) of one
+    replication's class rows; None for rows from before batch sums. A class with no
+    batches has an empty list, so the count is the largest over the classes."""
+    batch_sums = [row.get("batch_sojourn_sums") for row in rows]
+    if not all(isinstance(v, (list, np.ndarray)) for v in batch_sums):
+        return None
+    cut = rows[0].get("warmup_cut")
+    return (max(len(v) for v in batch_sums), int(sum(row["flows_measured"] for row in rows)),
+            int(cut) if cut is not None and pd.notna(cut) else 0)
+
+
+def relaxation_batches(run: tuple[int, int, int], warmup_flows: int,
                        even: bool = False) -> tuple[int, str]:
-    """:func:`relaxation_cut` from each replication's (batches, measured flows of all
-    classes, record's own cut): the number of leading batches to drop, and a problem."""
-    drop = 0
-    for batches, measured, cut in runs:
-        if batches == 0 or measured == 0:
-            continue
-        extra = max(warmup_flows - cut, 0)
-        drop = max(drop, int(np.floor(extra * batches / measured + 0.5)))
-        drop += drop % 2 if even else 0
-        if 2 * drop > batches:
-            return 0, (f"warm-up: this load relaxes over about {warmup_flows} flows, more than "
-                       f"half a replication ({cut + measured} flows); runs of at least "
-                       f"{2 * warmup_flows} flows are needed")
+    """:func:`relaxation_drops` for one replication of shape (batches, measured flows of
+    all classes, record's own cut): the number of leading batches to drop, and a
+    problem."""
+    batches, measured, cut = run
+    if batches == 0 or measured == 0:
+        return 0, ""
+    extra = max(warmup_flows - cut, 0)
+    drop = int(np.floor(extra * batches / measured + 0.5))
+    drop += drop % 2 if even else 0
+    if 2 * drop > batches:
+        return 0, (f"warm-up: this load relaxes over about {warmup_flows} flows, more than "
+                   f"half a replication ({cut + measured} flows); runs of at least "
+                   f"{2 * warmup_flows} flows are needed")
     return drop, ""
 
 
@@ -119,13 +125,8 @@ def record_relaxation_drops(record: dict, warmup_flows: int) -> int | None:
     <mrfq.stats.combine_replications>` does over replications); 0 for a record from
     before batch sums; None for one too short for the cut (its point is flagged and
     keeps every batch, as :func:`relaxation_drops` does)."""
-    rows = record["classes"]
-    if warmup_flows <= 0 or not all(isinstance(c.get("batch_sojourn_sums"), list)
-                                    for c in rows):
+    run = _run_shape(record["classes"]) if warmup_flows > 0 else None
+    if run is None:
         return 0
-    cut = rows[0].get("warmup_cut")
-    run = (max(len(c["batch_sojourn_sums"]) for c in rows),
-           int(sum(c["flows_measured"] for c in rows)),
-           int(cut) if cut is not None and cut == cut else 0)
-    drop, problem = relaxation_batches([run], warmup_flows)
+    drop, problem = relaxation_batches(run, warmup_flows)
     return None if problem else drop

@@ -262,6 +262,9 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
         per = [t[t["class"] == name].iloc[0] for t in tables]
         counts = np.array([p["flows_measured"] for p in per], dtype=np.float64)
         sums = np.array([_replication_sums(p, mean_size) for p in per])
+        # mean sojourn on the record's own cut, the flows its interval (mean_fct_low/high)
+        # and the other flow metrics use; γ and flows_measured are after the relaxation cut
+        pooled = float(sums[:, 1].sum() / counts.sum()) if counts.sum() > 0 else np.nan
         dropped = 0.0
         if drop:  # the relaxation cut: the leading batches of every replication
             head = [_replication_batches(p, mean_size) for p in per]
@@ -273,11 +276,6 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             dropped = float(left_out.sum())
         total_N, total_T = float(sums[:, 0].sum()), float(sums[:, 1].sum())
         total = float(counts.sum())
-        # mean sojourn on the record's own cut, the flows its interval (mean_fct_low/high)
-        # and the other flow metrics use; γ and flows_measured are after the relaxation cut
-        record_total = float(np.sum([p["flows_measured"] for p in per]))
-        record_T = float(np.sum([_replication_sums(p, mean_size)[1] for p in per]))
-        pooled = record_T / record_total if record_total > 0 else np.nan
         ratio = total_N / total_T if total > 0 and total_T > 0 else np.nan
         problems = [relax_problem] if relax_problem else []
         for r, p in enumerate(per):
