@@ -1,7 +1,8 @@
-"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate | plan | allocate``.
+"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate | flows | plan |
+allocate | list``.
 
-The CLI only wires: every verb is a function of :mod:`mrfq.pipeline` (or
-:func:`mrfq.simulate`, :mod:`mrfq.allocation`) plus argument parsing and printing. Every
+The CLI only wires: every verb is the function of the same name in :mod:`mrfq.api`
+(``list``: :func:`mrfq.api.available`) plus argument parsing and printing. Every
 user-fixable problem prints one line ``error: <file>: <field>: <problem>`` on stderr and
 exits with code 2; outputs are written atomically, so a failed run leaves no file.
 Exit codes: 0 success, 1 validation failed, 2 bad input (or an output that cannot be
@@ -10,20 +11,21 @@ written), 3 internal error (a bug: the traceback is printed), 130 interrupted.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import click
 
-from mrfq import pipeline
+from mrfq import api, pipeline
 from mrfq import policies as registry
-from mrfq.advisor import advice_text, advice_warnings, advise
-from mrfq.allocation import allocation_report
-from mrfq.console import Progress, _end_line, _fail, _log, user_errors
+from mrfq.advisor import advice_text, advice_warnings
+from mrfq.console import COUNT, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
 from mrfq.errors import InputError
 from mrfq.io import check_writable, write_csv
 from mrfq.scenario import FLUID_METHODS, VIRTUAL_TIMES, load_scenario
-from mrfq.simulation import simulate as run_points
+
+JOBS_HELP = "Local worker processes (default: all cores)."
 
 
 def _split_floats(text: str | None, field: str) -> list[float] | None:
@@ -83,8 +85,28 @@ def main() -> None:
     """mrfq — multi-resource fair queueing: fluid model and packet simulator.
 
     SCENARIO arguments are TOML files or the names of the packaged scenarios
-    (fig1_balanced, fig2_unbalanced, fig3_packet, fig3_quick, ...).
+    (`mrfq list` shows them, with the problems, policies and size laws).
     """
+
+
+@main.command("list")
+def list_() -> None:
+    """The packaged scenarios and allocation problems, the policies of every kind and the
+    flow-size laws."""
+    listing = api.available()
+    click.echo("scenarios (use the name as SCENARIO):")
+    for row in listing["scenarios"].itertuples():
+        click.echo(f"  {row.name:22s} {row.description}")
+    click.echo("problems (mrfq allocate PROBLEM):")
+    for row in listing["problems"].itertuples():
+        click.echo(f"  {row.name}")
+    for kind, rows in listing["policies"].groupby("kind", sort=False):
+        click.echo(f"{kind} policies:")
+        for row in rows.itertuples():
+            realises = f" (realises {row.realises})" if row.realises else ""
+            click.echo(f"  {row.name:22s} {row.summary}{realises}")
+    click.echo("size laws ([[classes]] size.distribution): "
+               + ", ".join(listing["size_laws"]["distribution"]))
 
 
 @main.command()
@@ -98,22 +120,22 @@ def main() -> None:
               help="Override the scenario's [fluid] method (default auto: the Markov "
               "solver when it is exact and within its state budget, else the flow-level "
               "simulator).")
-@click.option("--results", help="Results directory caching the points "
-              "(default: results/<scenario name>).")
-@click.option("--jobs", type=int, default=1, show_default=True, help="Worker processes.")
+@click.option("--results", help="Results directory caching the points (default: none, "
+              "a temporary directory).")
+@click.option("--jobs", type=int, help=JOBS_HELP)
 @user_errors
 def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
     """Fluid service rates γ_k of SCENARIO (BR §4.1) into a tidy CSV: the Markov solver
     or the flow-level simulator per point (column ``method``; ``ci_low``/``ci_high``
     equal γ for the exact method).
 
-    The points go through the cached sweep: a second call reuses them."""
+    With --results the points go through the cached sweep: a second call reuses them."""
 
     _check_jobs(jobs)
     check_writable(output)
-    table = pipeline.fluid(scenario, results, policies=_split_names(policies),
-                           loads=_split_floats(loads, "--loads"), tolerance=tolerance,
-                           method=method, jobs=jobs, progress=Progress("fluid"))
+    table = api.fluid(load_scenario(scenario), results, policies=_split_names(policies),
+                      loads=_split_floats(loads, "--loads"), tolerance=tolerance,
+                      method=method, jobs=jobs, progress=Progress("fluid"))
     write_csv(table, output)
     _show(table, ["policy", "load", "class", "method", "gamma", "ci_low", "ci_high",
                   "error_estimate"], 6)
@@ -123,16 +145,15 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 
 @main.command()
 @click.argument("scenario")
-@click.option("--policy", required=True,
-              type=click.Choice(registry.names(registry.PACKET), case_sensitive=False),
+@click.option("--policy", required=True, type=RegistryChoice(registry.PACKET),
               help="The packet policy.")
 @click.option("--load", "load", required=True, type=float, help="Value on the load axis.")
 @click.option("--seed", type=int, help="Override the scenario's seed.")
 @click.option("-o", "--output", help="CSV file for the per-class table.")
-@click.option("--flows", type=int, help="Flow arrivals per replication.")
+@click.option("--flows", type=COUNT, help="Flow arrivals per replication (e.g. 1e4).")
 @click.option("--mean-size", type=float, help="Mean flow size m in packets.")
-@click.option("--window", type=int, help="Window W in packets.")
-@click.option("--replications", type=int, help="Independent replications.")
+@click.option("--window", type=COUNT, help="Window W in packets.")
+@click.option("--replications", type=COUNT, help="Independent replications.")
 @click.option("--warmup", help="Warm-up: 'auto' (MSER-5) or a fraction of flow arrivals.")
 @click.option("--init", help="Start of a replication: 'empty' (default) or 'fluid' (flows "
               "in progress at t = 0 drawn from the fluid model's stationary law; not "
@@ -143,7 +164,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
               "ever started (started, BR's reading).")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class: replications are added until it is reached.")
-@click.option("--max-replications", type=int, help="Replication budget of a point with "
+@click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
               "--precision (default: the scenario's, 1000).")
 @click.option("--flows-out", help="CSV file for per-flow records.")
 @click.option("--size-bins-out", help="CSV file for flow completion time and slowdown by "
@@ -161,7 +182,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
                         (size_bins_out, "--size-bins-out")):
         if path:
             check_writable(path, field)
-    result = run_points(load_scenario(scenario), policy, load, seed, flows=flows,
+    result = api.simulate(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
                         warmup=warmup, delta=delta, virtual_time=virtual_time,
                         precision=precision,
@@ -198,15 +219,14 @@ def flows(scenario, results, policies, seed):
     flow, resource and interval) and the dominant share over time plot."""
 
     sc = load_scenario(scenario)  # validate before creating anything
-    for item in pipeline.flows(sc, results, policies=_split_names(policies), seed=seed):
+    for item in api.flows(sc, results, policies=_split_names(policies), seed=seed).files:
         click.echo(f"wrote {item}")
 
 
 @main.command()
 @click.argument("sources", nargs=-1)
 @click.option("-o", "--output", help="Output figure (PNG; a PDF is written beside it).")
-@click.option("--jobs", type=int, default=2, show_default=True,
-              help="Worker processes for the fluid curves (no SOURCES).")
+@click.option("--jobs", type=int, help=JOBS_HELP + " For the fluid curves (no SOURCES).")
 @user_errors
 def plot(sources, output, jobs):
     """Draw figures. With no SOURCES: BR Figures 1–2 (fluid) into plots/fig1.png, fig2.png
@@ -220,19 +240,17 @@ def plot(sources, output, jobs):
 
     _check_jobs(jobs)
     if not sources:
-        for path in pipeline.paper_fluid_figures(jobs=jobs, progress=Progress("fluid")):
-            click.echo(f"wrote {path}")
-        return
+        _log("no SOURCES: BR Figures 1-2, the fluid sweeps of "
+             + " and ".join(f"{name} (into results/{name}/, cached)"
+                            for name, _ in pipeline.PAPER_FLUID_FIGURES)
+             + ", drawn into plots/")
     for source in sources:
-        path = Path(source)
-        if path.is_dir():
-            written = pipeline.plot(path, output)
-        elif path.is_file():
-            written = pipeline.plot_fluid_table(path, output)
-        else:
+        if not Path(source).exists():
             raise InputError("no such file or directory", None, source)
-        for item in written:
-            click.echo(f"wrote {item}")
+    if output:
+        check_writable(output)
+    for item in api.plot(*sources, output=output, jobs=jobs, progress=Progress("fluid")):
+        click.echo(f"wrote {item}")
 
 
 def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str | None,
@@ -253,11 +271,11 @@ def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str 
 @click.argument("scenario")
 @click.option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
-@click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
+@click.option("--jobs", type=int, help=JOBS_HELP)
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class: replications are added until it is reached.")
-@click.option("--max-replications", type=int, help="Replication budget of a point with "
+@click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
               "--precision (default: the scenario's, 1000).")
 @user_errors
 def sweep(scenario, results, jobs, scheduler, precision, max_replications):
@@ -312,12 +330,12 @@ def validate(results, tolerance):
 @click.argument("scenario", required=False)
 @click.option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
-@click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
+@click.option("--jobs", type=int, help=JOBS_HELP)
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
 @click.option("--tolerance", type=float, default=0.05, show_default=True)
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class: replications are added until it is reached.")
-@click.option("--max-replications", type=int, help="Replication budget of a point with "
+@click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
               "--precision (default: the scenario's, 1000).")
 @user_errors
 def run(scenario, results, jobs, scheduler, tolerance, precision, max_replications):
@@ -326,6 +344,10 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
     packet point validates, 1 otherwise."""
 
     _check_jobs(jobs)
+    if scenario is None:
+        _log(f"no SCENARIO: the main job, the packaged {pipeline.DEFAULT_SCENARIO} (BR "
+             f"Figure 3 at reduced scale; about 2 minutes on 2 cores) into "
+             f"results/{pipeline.DEFAULT_SCENARIO}/")
     result = pipeline.run(scenario, results, jobs=jobs, scheduler=scheduler,
                           tolerance=tolerance, progress=Progress("sweep", always=True),
                           log=_log, precision=precision, max_replications=max_replications)
@@ -343,10 +365,10 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
 @click.argument("scenario")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class (default: the scenario's [packet] precision, else 0.02).")
-@click.option("--pilot-flows", type=int, help="Flows of each point's pilot run (default: "
+@click.option("--pilot-flows", type=COUNT, help="Flows of each point's pilot run (default: "
               "5000, at most the scenario's flows).")
-@click.option("--jobs", type=int, default=1, show_default=True,
-              help="Worker processes the sweep would use (for its wall time).")
+@click.option("--jobs", type=int, help="Worker processes the sweep would use, for its wall "
+              "time (default: all cores, as the sweep's).")
 @click.option("--policies", help="Packet policies, comma-separated (default: the "
               "scenario's).")
 @click.option("--loads", help="Load values, e.g. '0.5,0.9' (default: the scenario's).")
@@ -361,12 +383,12 @@ def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):
     _check_jobs(jobs)
     if output:
         check_writable(output)
-    table = advise(load_scenario(scenario), precision=precision, pilot_flows=pilot_flows,
-                   policy_names=_split_names(policies), loads=_split_floats(loads, "--loads"),
-                   seed=seed, progress=Progress("pilots"))
+    table = api.plan(load_scenario(scenario), precision=precision, pilot_flows=pilot_flows,
+                     policies=_split_names(policies), loads=_split_floats(loads, "--loads"),
+                     seed=seed, progress=Progress("pilots"))
     if output:
         write_csv(table, output)
-    click.echo(advice_text(table, jobs))
+    click.echo(advice_text(table, jobs or os.cpu_count() or 1))
     for line in advice_warnings(table):
         _log(f"warning: {line}")
     if output:
@@ -375,9 +397,8 @@ def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):
 
 @main.command()
 @click.argument("problem")
-@click.option("--policy", "policies", multiple=True,
-              help="Policy to run (repeatable; default: the file's list or all): "
-              + ", ".join(registry.names(registry.ALLOCATION)) + ".")
+@click.option("--policies", help="Policies to run, comma-separated (default: the file's "
+              "list or all): " + ", ".join(registry.names(registry.ALLOCATION)) + ".")
 @click.option("-o", "--output", help="CSV with one row per (policy, user).")
 @click.option("--no-properties", is_flag=True, help="Skip the property checks.")
 @user_errors
@@ -387,7 +408,8 @@ def allocate(problem, policies, output, no_properties):
 
     if output:
         check_writable(output)
-    report = allocation_report(problem, policies, properties=not no_properties)
+    report = api.allocate(problem, _split_names(policies) or (),
+                          properties=not no_properties)
     click.echo(report.text())
     if output:
         write_csv(report.table(), output)

@@ -1,25 +1,22 @@
 """Console plumbing of the command line (:mod:`mrfq.cli`): one-line errors with their exit
-codes, Ctrl-C, and the progress line on stderr."""
+codes, Ctrl-C, the progress line on stderr, and the option types (registry choices with
+a "did you mean", counts in a scenario file's notation)."""
 
 from __future__ import annotations
 
 import functools
 import sys
-import time
 import traceback
 
 import click
 
+from mrfq import policies as registry
 from mrfq.errors import InputError
+from mrfq.progress import Progress, end_line
 
-_open_line = False  # a progress line is on stderr without its newline
+__all__ = ["COUNT", "Progress", "RegistryChoice", "user_errors"]
 
-
-def _end_line() -> None:
-    global _open_line
-    if _open_line:
-        click.echo("", err=True)
-        _open_line = False
+_end_line = end_line
 
 
 def _fail(message: str) -> None:
@@ -58,26 +55,41 @@ def user_errors(func):
     return wrapper
 
 
-class Progress:
-    """A one-line progress display on stderr: done/total, elapsed time and ETA."""
-
-    def __init__(self, label: str, always: bool = False):
-        self.label = label
-        self.enabled = always or sys.stderr.isatty()
-        self.started = time.perf_counter()
-
-    def __call__(self, done: int, total: int) -> None:
-        global _open_line
-        if not self.enabled or total <= 0:
-            return
-        elapsed = time.perf_counter() - self.started
-        eta = f"{elapsed / done * (total - done):6.1f}s" if done else "     ?"
-        click.echo(f"\r{self.label}: {done}/{total} ({100 * done / total:5.1f}%) "
-                   f"elapsed {elapsed:6.1f}s eta {eta}", err=True, nl=False)
-        _open_line = True
-        if done >= total:
-            _end_line()
-
-
 def _log(message: str) -> None:
     click.echo(message, err=True)
+
+
+class RegistryChoice(click.Choice):
+    """A policy option: the registry's names of one kind (case-insensitive), and for a
+    misspelling the registry's own message with its "did you mean"."""
+
+    def __init__(self, kind: str):
+        super().__init__(registry.names(kind), case_sensitive=False)
+        self.kind = kind
+
+    def convert(self, value, param, ctx):
+        try:
+            return registry.get(self.kind, value, None).name
+        except InputError as exc:
+            self.fail(exc.message, param, ctx)
+
+
+class Count(click.ParamType):
+    """A whole number that may be written as a float, as in a scenario file (``1e4``,
+    ``20000.0``): the same values the TOML field accepts."""
+
+    name = "integer"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"'{value}' is not a whole number", param, ctx)
+        if not number.is_integer():
+            self.fail(f"'{value}' is not a whole number", param, ctx)
+        return int(number)
+
+
+COUNT = Count()

@@ -84,8 +84,12 @@ def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str,
             raise InputError(f"must be a list of {what}s, got {item!r}", field, source)
         name = item.lower() if lower else item
         if allowed and name not in allowed:
-            raise InputError(f"unknown {what} '{item}' (choose from {', '.join(allowed)})",
-                             field, source)
+            import difflib  # only on the error path
+
+            close = difflib.get_close_matches(name, allowed, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise InputError(f"unknown {what} '{item}' (choose from {', '.join(allowed)}"
+                             f"{hint})", field, source)
         if name not in out:
             out.append(name)
     return tuple(out)

@@ -26,7 +26,7 @@ from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
 from mrfq.io import write_csv
 from mrfq.packet.flows import run_flows
-from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario
+from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
 from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
 from mrfq.validation import fair_dominant_shares, known_limitations, validate_summary
 
@@ -35,10 +35,21 @@ VALIDATION_FILE = "validation.csv"
 Progress = Callable[[int, int], None]
 
 
-def _scenario(scenario: Scenario | str | Path | None) -> Scenario:
+def scenario_of(scenario: Scenario | dict | str | Path | None) -> Scenario:
+    """A scenario argument as a :class:`Scenario`: the object itself, a dict (a scenario
+    file's content, :func:`scenario_from_dict`), a TOML path or a packaged name; ``None``
+    is :data:`DEFAULT_SCENARIO`. InputError for anything else."""
     if isinstance(scenario, Scenario):
         return scenario
+    if isinstance(scenario, dict):
+        return scenario_from_dict(scenario)
+    if scenario is not None and not isinstance(scenario, (str, Path)):
+        raise InputError(f"must be a Scenario, a dict, a file or a packaged name, got "
+                         f"{type(scenario).__name__}", "scenario")
     return load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO)
+
+
+_scenario = scenario_of
 
 
 def _with_precision(scenario: Scenario, precision: float | None,
@@ -175,15 +186,26 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
 TIMELINE_FILE, FLOWS_FILE = "timeline.csv", "flows.csv"
 
 
+@dataclass
+class FlowsResult:
+    """What :func:`flows` produced: ``flows`` (one row per flow and policy), ``timeline``
+    (service and share per flow, resource and interval, with ``fair_share`` on the
+    ``dominant`` rows) and the ``files`` written."""
+
+    flows: pd.DataFrame
+    timeline: pd.DataFrame
+    files: list[Path] = field(default_factory=list)
+
+
 def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
-          policies: Iterable[str] | None = None, seed: int | None = None) -> list[Path]:
+          policies: Iterable[str] | None = None, seed: int | None = None) -> FlowsResult:
     """Run a scenario's explicit flows (``[[flows]]``) under each packet policy (default:
     the scenario's ``[packet] policies``) and write ``flows.csv`` (one row per flow and
     policy), ``timeline.csv`` (service and share per flow, resource and interval; on the
     ``dominant`` rows also ``fair_share``, the flow's dominant share in the fluid
     allocation the policy realises among the flows present mid-interval,
     :func:`mrfq.validation.fair_dominant_shares`) and the dominant share over time plot.
-    Returns the files written."""
+    Returns the tables and the files written (:class:`FlowsResult`)."""
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
     from mrfq.plots import dominant_share_over_time
 
@@ -205,12 +227,13 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
                                        np.searchsorted(times, dominant["time"].to_numpy())]
         run.timeline["fair_share"] = column
     timeline = pd.concat([r.timeline for r in runs], ignore_index=True)
-    write_csv(pd.concat([r.flows for r in runs], ignore_index=True), results / FLOWS_FILE)
+    per_flow = pd.concat([r.flows for r in runs], ignore_index=True)
+    write_csv(per_flow, results / FLOWS_FILE)
     write_csv(timeline, results / TIMELINE_FILE)
     written = [results / FLOWS_FILE, results / TIMELINE_FILE]
     written += dominant_share_over_time(timeline, results / f"{scenario.name}_dominant.png",
                                         scenario.description)
-    return written
+    return FlowsResult(per_flow, timeline, written)
 
 
 def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
@@ -270,18 +293,26 @@ def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
 def plot_fluid_table(csv: str | Path, output: str | Path | None = None) -> list[Path]:
     """The Figure 1/2 layout ("BMF v DRF", "BMF v PF") from a ``mrfq fluid`` CSV table
     (default output: the CSV's name with .png)."""
-    # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
-    from mrfq.plots import fluid_comparison
-
     path = Path(csv)
     try:
         table = pd.read_csv(path, dtype={"class": str, "policy": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputError(f"not a CSV table: {exc}", None, str(path)) from None
+    return plot_fluid_frame(table, Path(output) if output else path.with_suffix(".png"),
+                            str(path))
+
+
+def plot_fluid_frame(table: pd.DataFrame, output: str | Path,
+                     source: str = "<table>") -> list[Path]:
+    """The Figure 1/2 layout of a fluid table (:func:`fluid`'s columns policy, load,
+    class, gamma) into ``output``."""
+    # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
+    from mrfq.plots import fluid_comparison
+
     missing = {"policy", "load", "class", "gamma"} - set(table.columns)
     if missing:
-        raise InputError(f"missing columns {sorted(missing)}", None, str(path))
-    return fluid_comparison(table, Path(output) if output else path.with_suffix(".png"))
+        raise InputError(f"missing columns {sorted(missing)}", None, source)
+    return fluid_comparison(table, Path(output))
 
 
 #: the paper's fluid figures: (packaged scenario, figure file stem)

@@ -1,5 +1,5 @@
 """``simulate``: the packet simulation of one (policy, load) of a scenario, as a one-group
-sweep (:mod:`mrfq.plan` through :func:`mrfq.executor.execute`) that also returns the
+sweep (:mod:`mrfq.point_plan` through :func:`mrfq.executor.execute`) that also returns the
 per-flow records and per-replication estimates a sweep does not keep."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from mrfq.errors import InputError
 from mrfq.executor import execute
 from mrfq.kinds import Point, packet
 from mrfq.kinds.packet import combine_packet_records, run_point, size_bin_table
-from mrfq.plan import Plan
+from mrfq.point_plan import Plan
 from mrfq.scenario import Scenario, load_scenario
 
 

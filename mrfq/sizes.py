@@ -12,6 +12,8 @@ hyperexponential   ``scv`` ≥ 1                             two-phase H2, balan
 lognormal          ``sigma`` ≥ 0                           exp(N(−σ²/2, σ²)); SCV e^{σ²} − 1
 pareto             ``shape`` α > 1, optional ``max``       x_m U^{−1/α}, x_m = (α − 1)/α
 empirical          ``file``, optional ``rescale`` = true   uniform over the file's sizes
+cdf                ``points``, ``file`` or ``workload``;   a CDF table, linear between its
+                   optional ``rescale`` = true             points (:mod:`mrfq.workloads`)
 =================  =====================================  ==================================
 
 * **Hyperexponential, balanced means** (Whitt): with probability p_i the size is
@@ -29,6 +31,13 @@ empirical          ``file``, optional ``rescale`` = true   uniform over the file
   (default) divides the sizes by their mean (mean 1, i.e. the class's mean size m packets);
   ``rescale = false`` uses them as they are, in work units (1 = m packets), and the law's
   mean is then the file's mean (the flow-level simulator keeps ρ_k = λ_k · mean).
+
+* **CDF table** (:mod:`mrfq.workloads`): exactly one of ``points`` (inline pairs
+  ``[[size, cdf], …]``), ``file`` (a two-column CSV: size, cdf) or ``workload`` (a
+  bundled published distribution: ``websearch``, ``datamining``, ``fb_hadoop``). The law
+  is the table's, linear between points; ``rescale = true`` (default) divides the sizes by
+  the law's exact mean (so bytes become work units, mean 1 = m packets); ``rescale =
+  false`` takes the sizes as work units.
 
 **Packets.** :func:`packet_counts` turns a work x into N = 1 + ⌊x / θ⌋ packets, θ =
 −ln(1 − 1/m) (m > 1; N = 1 when m = 1). For x ~ Exp(1) this is exactly geometric on
@@ -50,7 +59,7 @@ from typing import Any
 import numpy as np
 from scipy.special import ndtr
 
-from mrfq import fields
+from mrfq import fields, workloads
 from mrfq.errors import InputError
 
 #: the law of a class that has no ``size`` table
@@ -63,6 +72,7 @@ _PARAMETERS = {
     "lognormal": {"sigma"},
     "pareto": {"shape", "max"},
     "empirical": {"file", "rescale"},
+    "cdf": {"points", "file", "workload", "rescale"},
 }
 _REQUIRED = {"hyperexponential": "scv", "lognormal": "sigma", "pareto": "shape",
              "empirical": "file"}
@@ -105,6 +115,8 @@ class SizeLaw:
             high = p["max"]
             scale = _bounded_pareto_moment(alpha, low, high, 1)
             return _bounded_pareto_moment(alpha, low, high, r) / scale ** r
+        if d == "cdf":
+            return workloads.raw_moment(self.values[0], self.values[1], r)
         return float(np.mean(self.values ** r))
 
     @property
@@ -146,6 +158,8 @@ class SizeLaw:
             scale = _bounded_pareto_moment(alpha, low, high, 1)
             y = np.clip(x * scale, low, high)
             return (1.0 - (low / y) ** alpha) / (1.0 - (low / high) ** alpha)
+        if d == "cdf":
+            return workloads.cdf(self.values[0], self.values[1], x)
         return np.searchsorted(np.sort(self.values), x, side="right") / self.values.size
 
     # --- sampling ------------------------------------------------------------------
@@ -179,6 +193,8 @@ class SizeLaw:
             v = 1.0 - u  # in [0, 1)
             x = low * (1.0 - v * (1.0 - (low / high) ** alpha)) ** (-1.0 / alpha)
             return x / _bounded_pareto_moment(alpha, low, high, 1)
+        if d == "cdf":
+            return workloads.quantile(self.values[0], self.values[1], rng.random(n))
         return self.values[rng.integers(0, self.values.size, n)]
 
     def key(self) -> dict:
@@ -302,7 +318,43 @@ def parse_size(spec: Any = None, field: str = "size", source: str | None = None,
         values = raw / raw.mean() if rescale else raw
         params["file"] = str(path)
         params["rescale"] = rescale
+    elif name == "cdf":
+        values, digest = _cdf_table(spec, field, source, base_dir, params)
     return SizeLaw(name, params, values, digest)
+
+
+def _cdf_table(spec: dict, field: str, source: str | None, base_dir: str | Path | None,
+               params: dict) -> tuple[np.ndarray, str]:
+    """The ``cdf`` law's table (sizes rescaled to mean 1 unless ``rescale = false``) as a
+    2 × n array (sizes, cdf) and the digest of the table as given; fills ``params``."""
+    given = [key for key in ("points", "file", "workload") if key in spec]
+    if len(given) != 1:
+        raise InputError("give exactly one of points, file, workload"
+                         + (f" (got {', '.join(given)})" if given else ""),
+                         f"{field}.points", source)
+    key = given[0]
+    where = f"{field}.{key}"
+    if key == "points":
+        x, f = workloads.check_points(spec["points"], where, source)
+    elif key == "file":
+        path = Path(fields.text(spec["file"], where, source))
+        if not path.is_absolute() and base_dir is not None:
+            path = Path(base_dir) / path
+        x, f = workloads.read_table(path, where, source)
+        params["file"] = str(path)
+    else:
+        name = fields.text(spec["workload"], where, source)
+        x, f = workloads.bundled(name, where, source)
+        params["workload"] = name
+    rescale = spec.get("rescale", True)
+    if not isinstance(rescale, bool):
+        raise InputError(f"must be true or false, got {rescale!r}", f"{field}.rescale",
+                         source)
+    params["rescale"] = rescale
+    digest = hashlib.sha256(np.vstack([x, f]).tobytes()).hexdigest()
+    if rescale:
+        x = x / workloads.raw_moment(x, f, 1)
+    return np.vstack([x, f]), digest
 
 
 def packet_counts(work: np.ndarray, mean_size: float) -> np.ndarray:

@@ -5,7 +5,7 @@ from them.
 
 What a point is, how it is computed, what its key is and how its records become summary
 rows is its kind's business (:mod:`mrfq.kinds`); how many replications a (policy, load)
-gets is the plan's (:mod:`mrfq.plan`). A point's file is named by a hash of exactly what
+gets is the plan's (:mod:`mrfq.point_plan`). A point's file is named by a hash of exactly what
 determines its numbers (:func:`mrfq.kinds.point_key`), so editing a scenario's name,
 description or list of loads leaves every finished point valid. Files are written
 atomically (temporary file + rename): an interrupted sweep — Ctrl-C or SIGKILL —
@@ -33,7 +33,7 @@ from mrfq.kinds import (  # noqa: F401 - Point, point_key, point_filename: the s
     point_filename,
     point_key,
 )
-from mrfq.plan import Group, Plan
+from mrfq.point_plan import Group, Plan
 from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
 
 POINTS_DIR = "points"

@@ -238,7 +238,7 @@ def test_allocate_cli_shows_unknown(monkeypatch, tmp_path):
     monkeypatch.setattr(properties, "linprog", _failing_linprog)
     out = tmp_path / "alloc.csv"
     result = CliRunner().invoke(main, ["allocate", str(PROBLEMS / "drfh_two_servers.toml"),
-                                       "--policy", "per-server-drf", "-o", str(out)])
+                                       "--policies", "per-server-drf", "-o", str(out)])
     assert result.exit_code == 0, result.output
     assert ("  pareto_optimal     unknown (LP failed (status 4): Numerical difficulties "
             "encountered.)") in result.stdout.splitlines()

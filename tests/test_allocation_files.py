@@ -103,7 +103,7 @@ def test_bad_problem_file_in_a_real_process(tmp_path):
 
 
 def test_unknown_policy_option_names_the_option(tmp_path):
-    _, out, result = _allocate(tmp_path, HEAD + SERVER + user(), "--policy", "dfr")
+    _, out, result = _allocate(tmp_path, HEAD + SERVER + user(), "--policies", "dfr")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         f"error: --policy: unknown policy 'dfr' (choose from {', '.join(POLICIES)})"]

@@ -173,3 +173,65 @@ def test_unwritable_output_is_one_line_error(tmp_path):
     result = _run("plot", str(bad_csv), cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.startswith(f"error: {bad_csv}: ")
     assert "Traceback" not in result.stderr
+
+
+# --- issue 26: one consistent command line ------------------------------------------------
+
+
+def test_list_shows_what_is_packaged():
+    result = _run("list")
+    assert result.returncode == 0, result.stderr
+    for name in ("fig3_quick", "isolation_rogue", "drf_slides", "drfq-dovetail", "mr3",
+                 "drfh-best-fit", "pareto"):
+        assert name in result.stdout, name
+
+
+@pytest.mark.parametrize("args, field, hint", [
+    (("simulate", "fig3_quik", "--policy", "bmf", "--load", "0.5"), "fig3_quik",
+     "did you mean 'fig3_quick'"),
+    (("simulate", "fig3_quick", "--policy", "drfg", "--load", "0.5"), "--policy",
+     "did you mean 'drfq'"),
+    (("simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows", "2.5"),
+     "--flows", "not a whole number"),
+    (("allocate", "drf_slides", "--policies", "drf,dfr"), "--policy", "did you mean 'drf'"),
+])
+def test_misspellings_get_one_line_with_a_suggestion(args, field, hint):
+    result = _run(*args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and field in lines[0], lines
+    assert hint in lines[0]
+
+
+def test_counts_accept_the_float_notation_of_scenario_files(tmp_path):
+    out = tmp_path / "s.csv"
+    result = _run("simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows",
+                  "4e2", "--mean-size", "20", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "flows_measured" in out.read_text()
+
+
+def test_fluid_without_results_leaves_no_directory(tmp_path):
+    result = _run("fluid", "fig1_balanced", "--loads", "0.3", "--policies", "drf", "-o",
+                  "f.csv", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.csv"]
+
+
+@pytest.mark.parametrize("verb, plan", [("run", "no SCENARIO: the main job"),
+                                        ("plot", "no SOURCES: BR Figures 1-2")])
+def test_verbs_without_arguments_print_their_plan_first(verb, plan, monkeypatch):
+    from click.testing import CliRunner
+
+    from mrfq import api, cli, pipeline
+    from mrfq.errors import InputError
+
+    def stop(*args, **kwargs):
+        raise InputError("stopped by the test", "here")
+
+    monkeypatch.setattr(pipeline, "run", stop)
+    monkeypatch.setattr(api, "plot", stop)
+    result = CliRunner().invoke(cli.main, [verb])
+    assert result.exit_code == 2
+    assert plan in result.output.splitlines()[0]
+    assert "stopped by the test" in result.output

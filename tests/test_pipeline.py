@@ -106,8 +106,8 @@ def test_python_api_run_sweep_validate_plot(tmp_path):
     table = mrfq.validate(summary)
     assert list(table["passed"]) == list(result.validation["passed"])
     assert all(p.exists() for p in result.figures)
-    assert {p.suffix for p in mrfq.plot(tmp_path / "api", tmp_path / "f.png")} == {".png",
-                                                                               ".pdf"}
+    written = mrfq.plot(tmp_path / "api", output=tmp_path / "f.png")
+    assert {p.suffix for p in written} == {".png", ".pdf"}
 
 
 def test_simulate_and_sweep_share_one_schema(tmp_path):
@@ -153,6 +153,10 @@ def test_wheel_ships_scenarios_and_problems(tmp_path):
         assert f"mrfq/scenarios/{scenario.name}" in names
     for problem in (ROOT / "mrfq" / "problems").glob("*.toml"):
         assert f"mrfq/problems/{problem.name}" in names
+    workloads = list((ROOT / "mrfq" / "workloads").glob("*.csv"))
+    assert workloads
+    for table in workloads:
+        assert f"mrfq/workloads/{table.name}" in names
 
 
 def test_readme_python_snippet_runs(tmp_path, monkeypatch):

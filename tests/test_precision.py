@@ -250,7 +250,7 @@ def test_precision_is_validated_and_stored():
 
 
 def test_precision_plan_schedules_the_first_replications_at_once(tmp_path):
-    from mrfq.plan import Plan
+    from mrfq.point_plan import Plan
     from mrfq.sweeps import sweep_groups
 
     scenario = _scenario(tmp_path, 0.06, loads=(0.6,))

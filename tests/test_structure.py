@@ -246,15 +246,16 @@ def test_the_import_comment_check():
 #: layer and the ones below. Fluid and packet are two realisations side by side: neither
 #: imports the other (what a packet point needs from the fluid model, the kinds pass in).
 LAYERS = (
-    ("mrfq.errors", "mrfq.policies", "mrfq.seeds", "mrfq.io", "mrfq.fields",
-     "mrfq.arrivals", "mrfq.sizes", "mrfq.explicit", "mrfq.intervals", "mrfq.executor"),
+    ("mrfq.errors", "mrfq.policies", "mrfq.seeds", "mrfq.io", "mrfq.fields", "mrfq.progress",
+     "mrfq.workloads", "mrfq.arrivals", "mrfq.sizes", "mrfq.explicit", "mrfq.intervals",
+     "mrfq.executor"),
     ("mrfq.scenario",),
     ("mrfq.fluid", "mrfq.packet"),
     ("mrfq.stats", "mrfq.allocation"),
     ("mrfq.kinds",),
-    ("mrfq.plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
+    ("mrfq.point_plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
     ("mrfq.validation", "mrfq.plots"),
-    ("mrfq.pipeline",),
+    ("mrfq.pipeline", "mrfq.api"),
     ("mrfq.cli", "mrfq.console", "mrfq.__main__", "mrfq"),
 )
 SIBLINGS = {"mrfq.fluid": "mrfq.packet", "mrfq.packet": "mrfq.fluid"}

@@ -1,5 +1,6 @@
 """Sweeps: resume after SIGKILL, worker-count independence, Dask, validate, plots."""
 
+import json
 import os
 import signal
 import subprocess
@@ -117,6 +118,16 @@ def test_dask_workers_in_another_directory_match_local(tmp_path, monkeypatch):
         monkeypatch.chdir(main)
         remote = run_sweep("tiny.toml", "dask", scheduler=cluster.scheduler_address)
     pd.testing.assert_frame_equal(local, remote, check_exact=True)
+    # byte for byte: the summary file; every point file but its wall-clock time
+    assert (main / "local" / "summary.csv").read_bytes() == (
+        main / "dask" / "summary.csv").read_bytes()
+    points = sorted(p.relative_to(main / "local") for p in (main / "local" / "points").iterdir())
+    assert points
+    for point in points:
+        here, there = (json.loads((main / side / point).read_text()) for side in ("local", "dask"))
+        here.pop("wall_s", None)
+        there.pop("wall_s", None)
+        assert here == there, point
 
 
 def test_validate_exit_codes_and_plots(tmp_path):

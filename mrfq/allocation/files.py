@@ -29,6 +29,11 @@ _USER_KEYS = {"name", "demand", "weight", "max_tasks", "servers"}
 PACKAGED_PROBLEMS = Path(__file__).resolve().parent.parent / "problems"
 
 
+def packaged_problems() -> list[str]:
+    """Names of the allocation problems shipped with mrfq."""
+    return sorted(p.stem for p in PACKAGED_PROBLEMS.glob("*.toml"))
+
+
 def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
     """Read and check a problem file (or a packaged example by name: ``drf_slides``,
     ``drfh_two_servers``); returns (problem, the policies it lists — all of

@@ -14,7 +14,7 @@ it is computed):
 =================================  ==========================================================
 
 Every kind module has the same face, which is all the sweep (:mod:`mrfq.sweeps`), the
-precision driver (:mod:`mrfq.plan`) and the summary use:
+precision driver (:mod:`mrfq.point_plan`) and the summary use:
 
 * ``NAME``, ``REALISATION``; ``REPLICATED`` (its points are replications ``-r<i>``) and
   ``PRIORITY`` (lower runs first: the expensive points, so parallel workers end together);

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mrfq import fields
+from mrfq.errors import InputError
 from mrfq.explicit import parse_flows
 from mrfq.io import read_toml
 from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, parse_packet
@@ -117,4 +118,17 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a TOML scenario file (or a packaged scenario by name, see
     :func:`scenario_path`); raise InputError on any problem."""
     path = scenario_path(path)
+    if not path.exists():
+        raise InputError(f"no such file, nor a packaged scenario ({unknown_name_hint(path)})",
+                         None, str(path))
     return scenario_from_dict(read_toml(path), str(path))
+
+
+def unknown_name_hint(path: Path) -> str:
+    """The packaged scenarios, and the closest one to a misspelt name."""
+    import difflib  # only on the error path
+
+    names = packaged_scenarios()
+    close = difflib.get_close_matches(path.stem, names, n=1)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"packaged: {', '.join(names)}{hint}"

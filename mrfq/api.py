@@ -1,0 +1,190 @@
+"""One Python function per command-line verb, with the same arguments and defaults.
+
+============================  =============================================================
+``mrfq fluid SCENARIO``       :func:`mrfq.fluid` → the fluid γ table (DataFrame)
+``mrfq simulate SCENARIO``    :func:`mrfq.simulate` → :class:`mrfq.SimulationResult`
+``mrfq flows SCENARIO``       :func:`mrfq.flows` → :class:`FlowsResult`
+``mrfq sweep SCENARIO``       :func:`mrfq.sweep` → the summary (DataFrame)
+``mrfq validate RESULTS``     :func:`mrfq.validate` → the validation table (DataFrame)
+``mrfq run [SCENARIO]``       :func:`mrfq.run` → :class:`mrfq.RunResult`
+``mrfq plot [SOURCES]``       :func:`mrfq.plot` → the files written
+``mrfq plan SCENARIO``        :func:`mrfq.plan` → the run-length table (DataFrame)
+``mrfq allocate PROBLEM``     :func:`mrfq.allocate` → :class:`AllocationReport`
+``mrfq list``                 :func:`mrfq.available` → DataFrames of what is packaged
+============================  =============================================================
+
+A SCENARIO is a :class:`mrfq.Scenario`, a dict (the TOML file's content), a path, or the
+name of a packaged scenario; a PROBLEM a path or a packaged name. ``progress=True`` draws
+the command line's progress line on an interactive stderr (nothing in a log or a CI job);
+a callable ``progress(done, total)`` gets the counts instead. Bad input raises
+:class:`mrfq.InputError`, whose message is the command line's one-line error.
+
+``list`` is a Python builtin, so its verb is :func:`available` here.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mrfq import pipeline
+from mrfq import policies as registry
+from mrfq.advisor import advise
+from mrfq.allocation import AllocationReport, allocation_report
+from mrfq.allocation.files import packaged_problems
+from mrfq.errors import InputError
+from mrfq.pipeline import FlowsResult, RunResult, scenario_of
+from mrfq.progress import ProgressArg, progress_callback
+from mrfq.scenario import Scenario, load_scenario, packaged_scenarios
+from mrfq.simulation import SimulationResult
+from mrfq.simulation import simulate as _simulate
+from mrfq.sizes import DISTRIBUTIONS
+
+__all__ = ["FlowsResult", "RunResult", "SimulationResult", "allocate", "available",
+           "fluid", "flows", "plan", "plot", "run", "simulate", "sweep", "validate"]
+
+ScenarioArg = Scenario | dict | str | Path
+
+
+def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
+          policies: Iterable[str] | None = None, loads: Iterable[float] | None = None,
+          tolerance: float | None = None, method: str | None = None,
+          jobs: int | None = None, scheduler: str | None = None,
+          progress: ProgressArg = False) -> pd.DataFrame:
+    """Fluid service rates γ_k (work per unit time, BR §4.1 eq. 5) of every (policy,
+    load) of ``scenario``: one row per (policy, load, class) with the method that solved
+    it and its interval (equal to γ for the exact Markov solution).
+
+    ``results_dir`` caches the points (a second call reuses them); without it they are
+    computed in a temporary directory that is removed, so nothing is left behind.
+    ``jobs``: worker processes (default: all cores)."""
+    scenario = scenario_of(scenario)
+    callback = progress_callback(progress, "fluid")
+    if results_dir is not None:
+        return pipeline.fluid(scenario, results_dir, policies=policies, loads=loads,
+                              tolerance=tolerance, method=method, jobs=jobs,
+                              scheduler=scheduler, progress=callback)
+    with tempfile.TemporaryDirectory(prefix="mrfq-fluid-") as scratch:
+        return pipeline.fluid(scenario, scratch, policies=policies, loads=loads,
+                              tolerance=tolerance, method=method, jobs=jobs,
+                              scheduler=scheduler, progress=callback)
+
+
+def simulate(scenario: ScenarioArg, policy: str, load: float, seed: int | None = None, *,
+             progress: ProgressArg = False, **overrides: Any) -> SimulationResult:
+    """Packet simulation of ``scenario`` at one value ``load`` of its load axis under
+    ``policy``: its replications combined as in a sweep (γ_k in work units per time
+    unit, comparable with :func:`fluid`). ``overrides``: the ``[packet]`` values of
+    :func:`mrfq.simulation.simulate` (flows, mean_size, window, replications, warmup,
+    init, delta, virtual_time, precision, max_replications, debug, confidence)."""
+    return _simulate(scenario_of(scenario), policy, load, seed,
+                     progress=progress_callback(progress, f"simulate {policy}"), **overrides)
+
+
+def flows(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
+          policies: Iterable[str] | None = None, seed: int | None = None) -> FlowsResult:
+    """The scenario's explicit flows (``[[flows]]``) under each packet policy: per-flow
+    records, the per-interval service timeline with each flow's fair dominant share, and
+    the files written into ``results_dir`` (default ``results/<name>``)."""
+    return pipeline.flows(scenario_of(scenario), results_dir, policies=policies, seed=seed)
+
+
+def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
+          jobs: int | None = None, scheduler: str | None = None,
+          precision: float | None = None, max_replications: int | None = None,
+          progress: ProgressArg = False) -> pd.DataFrame:
+    """Every missing point of ``scenario`` (fluid curves and packet replications) into
+    ``results_dir`` (default ``results/<name>``; resumable); returns the summary."""
+    scenario = scenario_of(scenario)
+    return pipeline.sweep(scenario, results_dir or pipeline.default_results_dir(scenario),
+                          jobs=jobs, scheduler=scheduler, precision=precision,
+                          max_replications=max_replications,
+                          progress=progress_callback(progress, "sweep"))
+
+
+def validate(results: pd.DataFrame | str | Path, tolerance: float = 0.05) -> pd.DataFrame:
+    """Every packet point of a results directory (or a summary table) against the fluid
+    model it realises: one row per (policy, load, class) with ``passed`` and ``verdict``."""
+    return pipeline.validate(results, tolerance)
+
+
+def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = None, *,
+        jobs: int | None = None, scheduler: str | None = None, tolerance: float = 0.05,
+        precision: float | None = None, max_replications: int | None = None,
+        progress: ProgressArg = False) -> RunResult:
+    """The main job: sweep, validation and figures of ``scenario`` (default: the packaged
+    ``fig3_quick``, BR Figure 3 at reduced scale) into ``results_dir``."""
+    return pipeline.run(None if scenario is None else scenario_of(scenario), results_dir,
+                        jobs=jobs, scheduler=scheduler, tolerance=tolerance,
+                        precision=precision, max_replications=max_replications,
+                        progress=progress_callback(progress, "sweep"))
+
+
+def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
+         jobs: int | None = None, progress: ProgressArg = False) -> list[Path]:
+    """Draw the figures of each source: a results directory of :func:`sweep`/:func:`run`
+    (Figure 3 layout and the fluid panels), a directory of :func:`flows` (dominant share
+    over time), a fluid table from :func:`fluid` as a CSV file or a DataFrame (Figure 1/2
+    layout; a DataFrame needs ``output``). With no source: BR Figures 1 and 2 into
+    ``plots/`` (their fluid curves are swept, cached, under ``results/``). Returns the
+    files written (PNG and PDF)."""
+    if not sources:
+        return pipeline.paper_fluid_figures(jobs=jobs,
+                                            progress=progress_callback(progress, "fluid"))
+    written: list[Path] = []
+    for source in sources:
+        if isinstance(source, pd.DataFrame):
+            if output is None:
+                raise InputError("a DataFrame source needs an output file", "output")
+            written += pipeline.plot_fluid_frame(source, output)
+            continue
+        path = Path(source)
+        if path.is_dir():
+            written += pipeline.plot(path, output)
+        elif path.is_file():
+            written += pipeline.plot_fluid_table(path, output)
+        else:
+            raise InputError("no such file or directory", None, str(source))
+    return written
+
+
+def plan(scenario: ScenarioArg, *, precision: float | None = None,
+         pilot_flows: int | None = None, policies: Sequence[str] | None = None,
+         loads: Sequence[float] | None = None, seed: int | None = None,
+         progress: ProgressArg = False) -> pd.DataFrame:
+    """Run-length advice before a sweep (:func:`mrfq.advisor.advise`): from a short pilot
+    per packet point, the flows (one run) or replications each point needs for the
+    target ``precision`` (relative 95% half-width of every class's γ)."""
+    return advise(scenario_of(scenario), precision=precision, pilot_flows=pilot_flows,
+                  policy_names=None if policies is None else list(policies),
+                  loads=None if loads is None else list(loads), seed=seed,
+                  progress=progress_callback(progress, "pilots"))
+
+
+def allocate(problem: str | Path, policies: Sequence[str] = (), *,
+             properties: bool = True) -> AllocationReport:
+    """Static allocations of a problem (a TOML file or a packaged name: resources,
+    servers, users) under the seed papers' policies (default: the file's list, else
+    all), with their property checks unless ``properties`` is False."""
+    if not isinstance(problem, (str, Path)):
+        raise InputError(f"must be a problem file or a packaged name, got "
+                         f"{type(problem).__name__}", "problem")
+    return allocation_report(problem, policies, properties=properties)
+
+
+def available() -> dict[str, pd.DataFrame]:
+    """What ``mrfq list`` prints: the packaged ``scenarios`` (name, description) and
+    allocation ``problems`` (name), the ``policies`` of every kind (kind, name,
+    description) and the flow-size ``size_laws`` (distribution)."""
+    scenarios = pd.DataFrame([{"name": name, "description": load_scenario(name).description}
+                              for name in packaged_scenarios()])
+    problems = pd.DataFrame({"name": packaged_problems()})
+    policies = pd.DataFrame([{"kind": p.kind, "name": p.name, "realises": p.realises or "",
+                              "summary": p.summary} for p in registry.REGISTRY.values()])
+    laws = pd.DataFrame({"distribution": list(DISTRIBUTIONS)})
+    return {"scenarios": scenarios, "problems": problems, "policies": policies,
+            "size_laws": laws}

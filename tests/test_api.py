@@ -1,0 +1,119 @@
+"""One Python function per CLI verb (mrfq.api): each takes a packaged name and an object
+(a Scenario, a dict, a Path) and returns the documented type; bad arguments raise
+InputError with the CLI's one-line message."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import mrfq
+from mrfq.allocation import AllocationReport
+from mrfq.scenario import scenario_path
+
+#: a small two-class scenario: every verb on it runs in about a second
+SMALL = {
+    "name": "small", "resources": ["cpu", "link"],
+    "classes": [{"name": "1", "requirements": [0.5, 1], "load_share": 1},
+                {"name": "2", "requirements": [1, 0.5], "load_share": 1}],
+    "load": {"values": [0.4]}, "fluid": {"policies": ["bmf"]},
+    "packet": {"policies": ["bmf"], "mean_size": 10, "window": 5, "flows": 600, "seed": 3}}
+
+
+def test_every_cli_verb_is_a_top_level_function():
+    from mrfq.cli import main
+
+    python_name = {"list": "available"}
+    for verb in main.commands:
+        assert callable(getattr(mrfq, python_name.get(verb, verb))), verb
+
+
+def test_fluid_by_name_and_by_object_leaves_nothing_behind(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    by_name = mrfq.fluid("fig1_balanced", loads=[0.3], policies=["drf"], jobs=1)
+    by_object = mrfq.fluid(mrfq.load_scenario("fig1_balanced"), loads=[0.3],
+                           policies=["drf"], jobs=1)
+    assert isinstance(by_name, pd.DataFrame) and len(by_name) == 3
+    pd.testing.assert_frame_equal(by_name, by_object)
+    assert list(tmp_path.iterdir()) == []  # no results/ in the current directory
+    # the subpackage is still the subpackage
+    import importlib
+
+    markov = importlib.import_module("mrfq.fluid.markov")
+    assert mrfq.fluid.markov is markov and callable(mrfq.fluid)
+
+
+def test_fluid_with_a_results_directory_caches(tmp_path):
+    first = mrfq.fluid(SMALL, tmp_path / "r", jobs=1)
+    assert any((tmp_path / "r").iterdir())
+    pd.testing.assert_frame_equal(first, mrfq.fluid(SMALL, tmp_path / "r", jobs=1))
+
+
+def test_simulate_by_name_dict_and_object():
+    raw = tomllib.loads(scenario_path("fig3_quick").read_text())
+    by_name = mrfq.simulate("fig3_quick", "bmf", 0.5, flows=400, mean_size=20)
+    by_dict = mrfq.simulate(raw, "bmf", 0.5, flows=400, mean_size=20)
+    assert isinstance(by_name, mrfq.SimulationResult)
+    assert by_name.classes["gamma"].tolist() == by_dict.classes["gamma"].tolist()
+
+
+def test_sweep_validate_run_plot_on_a_dict(tmp_path):
+    seen = []
+    result = mrfq.run(SMALL, tmp_path / "r", jobs=1,
+                      progress=lambda done, total: seen.append((done, total)))
+    assert isinstance(result, mrfq.RunResult)
+    assert seen and seen[-1][0] == seen[-1][1] > 0  # every point reported, the last done
+    summary = mrfq.sweep(SMALL, tmp_path / "r", jobs=1)
+    assert isinstance(summary, pd.DataFrame)
+    assert isinstance(mrfq.validate(tmp_path / "r"), pd.DataFrame)
+    fluid = mrfq.fluid("fig1_balanced", loads=[0.3], policies=["drf", "bmf"], jobs=1)
+    written = mrfq.plot(tmp_path / "r", fluid, output=tmp_path / "fig.png")
+    assert all(p.exists() for p in written) and len(written) >= 4
+    csv = tmp_path / "fluid.csv"
+    fluid.to_csv(csv, index=False)
+    assert mrfq.plot(csv)[0] == tmp_path / "fluid.png"  # a fluid CSV, as on the CLI
+
+
+def test_flows_returns_its_tables(tmp_path):
+    result = mrfq.flows("isolation_rogue", tmp_path / "iso", policies=["fifo"])
+    assert isinstance(result, mrfq.FlowsResult)
+    assert len(result.flows) == 4 and set(result.timeline["resource"]) == {
+        "cpu", "link", "dominant"}
+    assert all(Path(p).exists() for p in result.files)
+
+
+def test_plan_and_allocate_and_available():
+    table = mrfq.plan("fig3_quick", pilot_flows=800, precision=0.1, policies=["bmf"],
+                      loads=[0.5])
+    assert isinstance(table, pd.DataFrame) and {"flows_needed"} <= set(table.columns)
+    report = mrfq.allocate("drf_slides", ["drf"], properties=False)
+    assert isinstance(report, AllocationReport)
+    from mrfq.allocation.files import PACKAGED_PROBLEMS
+
+    again = mrfq.allocate(PACKAGED_PROBLEMS / "drf_slides.toml", ["drf"], properties=False)
+    pd.testing.assert_frame_equal(report.table(), again.table())
+    listing = mrfq.available()
+    assert "fig3_quick" in set(listing["scenarios"]["name"])
+    assert "drf_slides" in set(listing["problems"]["name"])
+    assert {"drfq", "bmf"} <= set(listing["policies"]["name"])
+    assert "pareto" in set(listing["size_laws"]["distribution"])
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: mrfq.simulate(42, "bmf", 0.5), "scenario"),
+    (lambda: mrfq.sweep(["fig3_quick"]), "scenario"),
+    (lambda: mrfq.allocate(3.0), "problem"),
+    (lambda: mrfq.simulate(SMALL, "bmf", 0.4, progress="yes"), "progress"),
+    (lambda: mrfq.plot(pd.DataFrame()), "output"),
+])
+def test_bad_arguments_raise_input_error(call, field):
+    with pytest.raises(mrfq.InputError, match=field):
+        call()
+
+
+def test_a_misspelt_scenario_names_the_packaged_ones():
+    with pytest.raises(mrfq.InputError, match="did you mean 'fig3_quick'"):
+        mrfq.simulate("fig3_quik", "bmf", 0.5)
