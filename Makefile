@@ -4,7 +4,7 @@ VENV ?= .venv
 PYTHON ?= python3
 BIN = $(VENV)/bin
 
-.PHONY: run test lint bench clean
+.PHONY: run test docs lint bench clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,9 +19,13 @@ test: $(BIN)/.installed
 	$(BIN)/ruff check mrfq tests benchmarks cli.py
 	$(BIN)/python -m pytest -q
 
+# the documentation site (Sphinx + MyST), warnings as errors as in CI
+docs: $(BIN)/.installed
+	$(BIN)/python -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/bench_fluid.py
 	$(BIN)/python benchmarks/bench_packet.py
 
 clean:
-	rm -rf $(VENV) results
+	rm -rf $(VENV) results docs/_build docs/_generated

@@ -159,10 +159,12 @@ def test_wheel_ships_scenarios_and_problems(tmp_path):
         assert f"mrfq/workloads/{table.name}" in names
 
 
-def test_readme_python_snippet_runs(tmp_path, monkeypatch):
-    text = (ROOT / "README.md").read_text()
+@pytest.mark.parametrize("page", ["README.md", "docs/guide/python.md",
+                                  "docs/getting-started.md"])
+def test_documented_python_snippets_run(page, tmp_path, monkeypatch):
+    text = (ROOT / page).read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert blocks, "the README has a Python example"
+    assert blocks, f"{page} has a Python example"
     monkeypatch.chdir(tmp_path)
     for block in blocks:
-        exec(compile(block, "README.md", "exec"), {})  # noqa: S102
+        exec(compile(block, page, "exec"), {})  # noqa: S102

@@ -1,0 +1,151 @@
+"""The scenario-file reference, built from what the validator accepts.
+
+:data:`SECTIONS` describes every table of a scenario file and every key in it; the keys of
+each table are the validator's own key sets (``_TOP_KEYS`` … ``_FLOW_KEYS``), and a test
+(``tests/test_docs.py``) fails when a key is accepted but not described or described but
+not accepted. Defaults of ``[fluid]`` and ``[packet]`` are read from their records
+(:class:`FluidConfig`, :class:`PacketConfig`), so the reference cannot drift from the code.
+:func:`reference_markdown` renders the page of the documentation site.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass, fields
+
+from mrfq import explicit
+from mrfq.scenario import checks
+from mrfq.scenario import files as scenario_files
+from mrfq.scenario.config import (
+    FLUID_METHODS,
+    PACKET_INITS,
+    VIRTUAL_TIMES,
+    FluidConfig,
+    PacketConfig,
+)
+from mrfq.sizes import DISTRIBUTIONS
+
+
+@dataclass(frozen=True)
+class Section:
+    """One table of a scenario file: its TOML name, the keys the validator accepts there,
+    the description of each key (type and meaning) and where defaults come from."""
+
+    table: str
+    about: str
+    accepted: frozenset[str]
+    keys: dict[str, str]
+    defaults: type | None = None
+
+
+SECTIONS = (
+    Section("(top level)", "The scenario's name and resources, and its tables.",
+            frozenset(scenario_files._TOP_KEYS), {
+                "name": "string. The scenario's name (results go to `results/<name>`).",
+                "description": "string. One line, used as the figures' title.",
+                "resources": "list of strings, required. The resources J, in the order "
+                             "packets visit them (a CPU, then a link, ...).",
+                "classes": "array of tables `[[classes]]`, required. The traffic classes.",
+                "load": "table `[load]`. The load axis and values.",
+                "fluid": "table `[fluid]`. The fluid model's settings.",
+                "packet": "table `[packet]`. The packet simulator's settings.",
+                "flows": "array of tables `[[flows]]`. Explicit flows (`mrfq flows`) "
+                         "instead of Poisson arrivals; needs `[timeline]`.",
+                "timeline": "table `[timeline]`. Duration and bin width of explicit flows.",
+            }),
+    Section("[[classes]]", "One class of flows (BR §2.1).",
+            frozenset(checks._CLASS_KEYS), {
+                "name": "string, required. The class's name in tables and plots.",
+                "requirements": "list of J numbers ≥ 0, not all 0, required. The fluid "
+                                "requirement vector a_k, normalised so max_j a_kj = 1 (time "
+                                "per packet at each resource, in dominant packet services).",
+                "load_share": "number > 0, required. Relative load ρ_k; the `[load]` values "
+                              "scale them (BR eq. 8).",
+                "weight": "number > 0, default 1. The class's weight in weighted DRF, PF "
+                          "and BMF and their schedulers.",
+                "rtt": "number ≥ 0, default 0. Round-trip time added to each packet's "
+                       "acknowledgement (time units).",
+                "packets": "array of tables `{requirements, probability}`. A per-packet "
+                           "mix instead of one requirement vector.",
+                "packet_order": "\"random\" (default) or \"cycle\". How packets of the mix "
+                                "are drawn.",
+                "size": "table. The flow-size law: `distribution` = "
+                        + ", ".join(f"`{d}`" for d in DISTRIBUTIONS)
+                        + " with its parameters (default exponential; Size laws).",
+            }),
+    Section("[load]", "The x-axis of every figure.", frozenset(scenario_files._LOAD_KEYS), {
+        "axis": "a resource name or \"max\" (the most loaded resource), default \"max\".",
+        "values": "list of numbers in (0, 1), distinct. The loads of that resource.",
+    }),
+    Section("[fluid]", "The fluid model (exact Markov solution or flow-level simulation).",
+            frozenset(checks._FLUID_KEYS), {
+                "policies": "list of fluid policy names (`mrfq list`).",
+                "tolerance": "number > 0. Relative truncation error of the Markov solver.",
+                "method": " | ".join(f"\"{m}\"" for m in FLUID_METHODS)
+                          + ". How a point is computed (auto: Markov where it applies).",
+                "flows": "integer. Flows per replication of the flow-level simulator.",
+                "replications": "integer. Replications of the flow-level simulator.",
+                "seed": "integer. Seed of the flow-level simulator.",
+            }, FluidConfig),
+    Section("[packet]", "The packet simulator (SPEC §3).", frozenset(checks._PACKET_KEYS), {
+        "policies": "list of packet policy names (`mrfq list`).",
+        "mean_size": "number ≥ 1. Mean packets per flow m.",
+        "window": "integer ≥ 1. Window W: packets of a flow in the router at most.",
+        "flows": "integer. Flow arrivals per replication (`1e4` allowed).",
+        "warmup": "\"auto\" or a fraction in [0, 1). Flows left out of γ at the start.",
+        "replications": "integer ≥ 1. Independent replications per point.",
+        "seed": "integer. The seed of every stream.",
+        "delta": "number ≥ 0. Dovetailing DRFQ's bound Δ (time units).",
+        "virtual_time": " | ".join(f"\"{v}\"" for v in VIRTUAL_TIMES)
+                        + ". DRFQ's virtual time rule.",
+        "batches": "integer ≥ 2. Batches per replication for the intervals.",
+        "precision": "number in (0, 1). Target relative 95% half-width of every class's "
+                     "γ: replications are added until it holds.",
+        "max_replications": "integer. The replication budget with `precision`.",
+        "fq_resource": "a resource name. Bottleneck FQ's scheduled resource (default the "
+                       "last).",
+        "init": " | ".join(f"\"{v}\"" for v in PACKET_INITS)
+                + ". How a replication starts (fluid: flows in progress drawn from the "
+                  "Markov model's stationary law).",
+    }, PacketConfig),
+    Section("[[flows]]", "An explicit flow (SPEC §3.1).", frozenset(explicit._FLOW_KEYS), {
+        "class": "string, required. The class whose requirements and weight it has.",
+        "name": "string. Its name in the timeline (default: class and index).",
+        "start": "number ≥ 0, default 0. When it starts.",
+        "stop": "number > start, default the timeline's duration. When it stops.",
+        "window": "integer ≥ 1. Its window (windowed flow) or buffer (open loop).",
+        "rate": "number ≥ 0, default 0. Packets offered per time unit (open loop); 0 for "
+                "a windowed, backlogged flow.",
+    }),
+    Section("[timeline]", "Explicit flows' clock.", frozenset(explicit._TIMELINE_KEYS), {
+        "duration": "number > 0, required. The run's length (time units).",
+        "interval": "number > 0, required. Width of the timeline's bins.",
+    }),
+)
+
+
+def _default(record: type | None, key: str) -> str:
+    if record is None:
+        return ""
+    for item in fields(record):
+        if item.name == key:
+            value = item.default if item.default is not MISSING else item.default_factory()
+            if isinstance(value, tuple):
+                value = list(value)
+            return "none" if value is None else f"`{value}`"
+    return ""
+
+
+def reference_markdown() -> str:
+    """The scenario-file reference as a Markdown page: one table per section."""
+    lines = ["# Scenario file reference", "",
+             "Generated from the validator's key sets (`mrfq/scenario/reference.py`): every "
+             "key listed here is accepted, and every accepted key is listed. Any other key is "
+             "an error (`error: <file>: <field>: unknown key`).", ""]
+    for section in SECTIONS:
+        lines += [f"## {section.table}", "", section.about, "",
+                  "| key | default | meaning |", "|---|---|---|"]
+        for key in sorted(section.keys):
+            lines.append(f"| `{key}` | {_default(section.defaults, key)} | "
+                         f"{section.keys[key]} |")
+        lines.append("")
+    return "\n".join(lines)
