@@ -26,8 +26,12 @@ if not _page.exists() or _page.read_text() != _text:  # unchanged: no rebuild of
 
 project = "mrfq"
 author = "the mrfq developers"
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx_click"]
-source_suffix = {".md": "markdown", ".rst": "restructuredtext"}
+# myst_nb is MyST plus executable notebooks: the tutorials run at every build, and a
+# tutorial that raises fails it (CI builds with -W)
+extensions = ["myst_nb", "sphinx.ext.autodoc", "sphinx_click"]
+nb_execution_mode = "force"
+nb_execution_raise_on_error = True
+nb_execution_timeout = 900
 exclude_patterns = ["_build", "_generated/*.md"]
 html_theme = "furo"
 html_title = "mrfq"
