@@ -37,6 +37,7 @@ from mrfq.advisor import advise
 from mrfq.allocation import AllocationReport, allocation_report
 from mrfq.allocation.files import packaged_problems
 from mrfq.errors import InputError
+from mrfq.io import check_figure_formats as check_formats
 from mrfq.pipeline import FlowsResult, RunResult, scenario_of
 from mrfq.progress import ProgressArg, progress_callback
 from mrfq.scenario import Scenario, load_scenario, packaged_scenarios
@@ -115,23 +116,28 @@ def validate(results: pd.DataFrame | str | Path, tolerance: float = 0.05) -> pd.
 def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = None, *,
         jobs: int | None = None, scheduler: str | None = None, tolerance: float = 0.05,
         precision: float | None = None, max_replications: int | None = None,
+        formats: Sequence[str] | str | None = None,
         progress: ProgressArg = False) -> RunResult:
     """The main job: sweep, validation and figures of ``scenario`` (default: the packaged
-    ``fig3_quick``, BR Figure 3 at reduced scale) into ``results_dir``."""
+    ``fig3_quick``, BR Figure 3 at reduced scale) into ``results_dir``; ``formats``: the
+    figures' file types (default PNG and PDF)."""
     return pipeline.run(None if scenario is None else scenario_of(scenario), results_dir,
                         jobs=jobs, scheduler=scheduler, tolerance=tolerance,
                         precision=precision, max_replications=max_replications,
-                        progress=progress_callback(progress, "sweep"))
+                        formats=formats, progress=progress_callback(progress, "sweep"))
 
 
 def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
-         jobs: int | None = None, progress: ProgressArg = False) -> list[Path]:
+         formats: Sequence[str] | str | None = None, jobs: int | None = None,
+         progress: ProgressArg = False) -> list[Path]:
     """Draw the figures of each source: a results directory of :func:`sweep`/:func:`run`
     (Figure 3 layout and the fluid panels), a directory of :func:`flows` (dominant share
     over time), a fluid table from :func:`fluid` as a CSV file or a DataFrame (Figure 1/2
     layout; a DataFrame needs ``output``). With no source: BR Figures 1 and 2 into
-    ``plots/`` (their fluid curves are swept, cached, under ``results/``). Returns the
-    files written (PNG and PDF)."""
+    ``plots/`` (their fluid curves are swept, cached, under ``results/``). ``formats``:
+    the file types (default: the suffix of ``output``, else PNG and PDF). Returns the
+    files written."""
+    chosen = check_formats(formats) if formats is not None else None
     if not sources:
         return pipeline.paper_fluid_figures(jobs=jobs,
                                             progress=progress_callback(progress, "fluid"))
@@ -140,13 +146,13 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
         if isinstance(source, pd.DataFrame):
             if output is None:
                 raise InputError("a DataFrame source needs an output file", "output")
-            written += pipeline.plot_fluid_frame(source, output)
+            written += pipeline.plot_fluid_frame(source, output, formats=chosen)
             continue
         path = Path(source)
         if path.is_dir():
-            written += pipeline.plot(path, output)
+            written += pipeline.plot(path, output, chosen)
         elif path.is_file():
-            written += pipeline.plot_fluid_table(path, output)
+            written += pipeline.plot_fluid_table(path, output, chosen)
         else:
             raise InputError("no such file or directory", None, str(source))
     return written

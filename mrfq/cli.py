@@ -22,7 +22,7 @@ from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import COUNT, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
 from mrfq.errors import InputError
-from mrfq.io import check_writable, write_csv
+from mrfq.io import check_figure_formats, check_writable, write_csv
 from mrfq.scenario import FLUID_METHODS, VIRTUAL_TIMES, load_scenario
 
 JOBS_HELP = "Local worker processes (default: all cores)."
@@ -225,10 +225,13 @@ def flows(scenario, results, policies, seed):
 
 @main.command()
 @click.argument("sources", nargs=-1)
-@click.option("-o", "--output", help="Output figure (PNG; a PDF is written beside it).")
+@click.option("-o", "--output", help="Output figure; its suffix sets the format (default: "
+              "<results>/<name>, as PNG and PDF).")
+@click.option("--format", "formats", help="Figure formats, comma-separated (default: the "
+              "suffix of -o, else png,pdf).")
 @click.option("--jobs", type=int, help=JOBS_HELP + " For the fluid curves (no SOURCES).")
 @user_errors
-def plot(sources, output, jobs):
+def plot(sources, output, formats, jobs):
     """Draw figures. With no SOURCES: BR Figures 1–2 (fluid) into plots/fig1.png, fig2.png
     (the curves are swept, cached, into results/fig1_balanced and results/fig2_unbalanced).
 
@@ -249,7 +252,8 @@ def plot(sources, output, jobs):
             raise InputError("no such file or directory", None, source)
     if output:
         check_writable(output)
-    for item in api.plot(*sources, output=output, jobs=jobs, progress=Progress("fluid")):
+    for item in api.plot(*sources, output=output, formats=formats, jobs=jobs,
+                         progress=Progress("fluid")):
         click.echo(f"wrote {item}")
 
 
@@ -337,20 +341,24 @@ def validate(results, tolerance):
               "gamma, every class: replications are added until it is reached.")
 @click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
               "--precision (default: the scenario's, 1000).")
+@click.option("--format", "formats", help="Figure formats, comma-separated (default: "
+              "png,pdf).")
 @user_errors
-def run(scenario, results, jobs, scheduler, tolerance, precision, max_replications):
+def run(scenario, results, jobs, scheduler, tolerance, precision, max_replications, formats):
     """The main job: fluid curves, packet sweep, validation and plots for SCENARIO
     (default: fig3_quick, the Figure 3 scenario at reduced scale). Exit 0 when every
     packet point validates, 1 otherwise."""
 
     _check_jobs(jobs)
+    check_figure_formats(formats)
     if scenario is None:
         _log(f"no SCENARIO: the main job, the packaged {pipeline.DEFAULT_SCENARIO} (BR "
              f"Figure 3 at reduced scale; about 2 minutes on 2 cores) into "
              f"results/{pipeline.DEFAULT_SCENARIO}/")
     result = pipeline.run(scenario, results, jobs=jobs, scheduler=scheduler,
                           tolerance=tolerance, progress=Progress("sweep", always=True),
-                          log=_log, precision=precision, max_replications=max_replications)
+                          log=_log, precision=precision, max_replications=max_replications,
+                          formats=formats)
     ok = _print_validation(result.validation, tolerance)
     for written in result.figures:
         click.echo(f"wrote {written}")

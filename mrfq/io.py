@@ -6,7 +6,7 @@ import contextlib
 import os
 import tempfile
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -78,3 +78,24 @@ def read_toml(path: str | Path) -> dict:
         raise InputError(f"TOML syntax error: {exc}", None, source) from None
     except UnicodeDecodeError:
         raise InputError("not a UTF-8 text file", None, source) from None
+
+
+#: the files a figure is written as, unless told otherwise (:mod:`mrfq.plots`)
+FIGURE_FORMATS = ("png", "pdf")
+
+
+def check_figure_formats(formats: Sequence[str] | str | None, field: str = "--format"
+                  ) -> tuple[str, ...]:
+    """Figure formats from a list or a comma-separated string; InputError for one
+    matplotlib cannot write."""
+    if formats is None:
+        return FIGURE_FORMATS
+    if isinstance(formats, str):
+        formats = [f for f in formats.replace(",", " ").split() if f]
+    known = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+    chosen = tuple(dict.fromkeys(f.lower().lstrip(".") for f in formats))
+    bad = [f for f in chosen if f not in known]
+    if bad or not chosen:
+        raise InputError(f"unknown figure format {bad[0] if bad else '(none)'!r} (choose "
+                         f"from {', '.join(known)})", field)
+    return chosen

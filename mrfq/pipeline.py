@@ -24,7 +24,7 @@ import pandas as pd
 from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
-from mrfq.io import write_csv
+from mrfq.io import check_figure_formats, write_csv
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
 from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
@@ -137,33 +137,49 @@ def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,
     return table
 
 
+def _axis_label(load_axis: str) -> str:
+    return ("load of the most loaded resource" if load_axis == "max"
+            else f"load of resource '{load_axis}'")
+
+
 def _xlabel(scenario: Scenario) -> str:
-    return ("load of the most loaded resource" if scenario.load_axis == "max"
-            else f"load of resource '{scenario.load_axis}'")
+    return _axis_label(scenario.load_axis)
 
 
-def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path]:
+def plot(results_dir: str | Path, output: str | Path | None = None,
+         formats: Iterable[str] | str | None = None) -> list[Path]:
     """Figure 3 layout (one panel per packet policy: fluid lines, packet points with their
-    intervals), the Figure 1/2 panels ("BMF v DRF", "BMF v PF") and, for packet points
-    with delay metrics, the per-packet delay against load (``<name>_delays.png``,
-    :func:`mrfq.plots.packet_delays`) of a results directory, from its summary. Returns
-    the files written (PNG and PDF)."""
+    intervals, failed validation points ringed when ``validation.csv`` is there), the
+    Figure 1/2 panels ("BMF v DRF", "BMF v PF", ``<name>_fluid``) and, for packet points
+    with delay metrics, the per-packet delay against load (``<name>_delays``,
+    :func:`mrfq.plots.packet_delays`) of a results directory, from its summary.
+    ``output`` names the first figure (the others take its stem); ``formats``: the file
+    types written (default: the suffix of ``output``, else PNG and PDF). Returns the
+    files written."""
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
     from mrfq.plots import (
+        check_formats,
         dominant_share_over_time,
         fluid_comparison,
         packet_delays,
         packet_vs_fluid,
     )
 
+    if formats is None and output is not None and Path(output).suffix:
+        formats = (Path(output).suffix,)
+    formats = check_formats(formats)
     results = Path(results_dir)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
         timeline = pd.read_csv(results / TIMELINE_FILE, dtype={"flow": str})
         return dominant_share_over_time(timeline, Path(output) if output else
-                                        results / "dominant_share.png")
+                                        results / "dominant_share", formats=formats)
     scenario = stored_scenario(results)
     summary = read_summary(results)
-    target = Path(output) if output else results / f"{scenario.name}.png"
+    target = (Path(output) if output else results / scenario.name).with_suffix("")
+    failed = None
+    if (results / VALIDATION_FILE).is_file():
+        checked = pd.read_csv(results / VALIDATION_FILE, dtype={"class": str, "policy": str})
+        failed = checked[~checked["passed"].astype(bool)]
     fluid = summary[summary["kind"] == registry.FLUID]
     packet = summary[summary["kind"] == registry.PACKET]
     order = {p: i for i, p in enumerate(scenario.packet.policies)}  # the paper's panel order
@@ -171,15 +187,15 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
     written = []
     if not packet.empty:
         written += packet_vs_fluid(fluid, packet, target, scenario.description,
-                                   _xlabel(scenario))
+                                   _xlabel(scenario), failed=failed, formats=formats)
     if "p99_sojourn" in packet and packet["p99_sojourn"].notna().any():
-        written += packet_delays(packet, target.with_name(target.stem + "_delays.png"),
-                                 scenario.description, _xlabel(scenario))
+        written += packet_delays(packet, target.with_name(target.name + "_delays"),
+                                 scenario.description, _xlabel(scenario), formats=formats)
     if registry.comparison_panels(fluid["policy"].unique()):
-        comparison = (target.with_name(target.stem + "_fluid.png") if not packet.empty
+        comparison = (target.with_name(target.name + "_fluid") if not packet.empty
                       else target)
         written += fluid_comparison(fluid, comparison, scenario.description,
-                                    _xlabel(scenario))
+                                    _xlabel(scenario), formats=formats)
     return written
 
 
@@ -231,7 +247,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     write_csv(per_flow, results / FLOWS_FILE)
     write_csv(timeline, results / TIMELINE_FILE)
     written = [results / FLOWS_FILE, results / TIMELINE_FILE]
-    written += dominant_share_over_time(timeline, results / f"{scenario.name}_dominant.png",
+    written += dominant_share_over_time(timeline, results / f"{scenario.name}_dominant",
                                         scenario.description)
     return FlowsResult(per_flow, timeline, written)
 
@@ -246,7 +262,8 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     ``method`` (auto, markov, simulation) replaces the scenario's ``[fluid] method``
     (:func:`mrfq.fluid.method.fluid_method`). Returns the tidy table of
     :func:`mrfq.fluid.fluid_table` (with each point's method and interval) for the
-    requested policies and loads."""
+    requested policies and loads, and the scenario's ``description`` and ``load_axis``
+    (so that a plot of the table keeps its title and axis)."""
     scenario = _scenario(scenario)
     chosen = tuple(dict.fromkeys(registry.get(registry.FLUID, p, "--policies").name
                                  for p in (policies or scenario.fluid.policies)))
@@ -266,7 +283,11 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
               kinds=(registry.FLUID,), progress=progress, record=False)
-    return fluid_table(scenario, load_records(scenario, results_dir, (registry.FLUID,)))
+    table = fluid_table(scenario, load_records(scenario, results_dir, (registry.FLUID,)))
+    # where the table came from, so that a plot of it keeps its title and axis
+    table["description"] = scenario.description or scenario.name
+    table["load_axis"] = scenario.load_axis
+    return table
 
 
 def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
@@ -290,7 +311,8 @@ def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
     return pd.concat(tables, ignore_index=True)
 
 
-def plot_fluid_table(csv: str | Path, output: str | Path | None = None) -> list[Path]:
+def plot_fluid_table(csv: str | Path, output: str | Path | None = None,
+                     formats: Iterable[str] | None = None) -> list[Path]:
     """The Figure 1/2 layout ("BMF v DRF", "BMF v PF") from a ``mrfq fluid`` CSV table
     (default output: the CSV's name with .png)."""
     path = Path(csv)
@@ -298,12 +320,12 @@ def plot_fluid_table(csv: str | Path, output: str | Path | None = None) -> list[
         table = pd.read_csv(path, dtype={"class": str, "policy": str})
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InputError(f"not a CSV table: {exc}", None, str(path)) from None
-    return plot_fluid_frame(table, Path(output) if output else path.with_suffix(".png"),
-                            str(path))
+    return plot_fluid_frame(table, Path(output) if output else path.with_suffix(""),
+                            str(path), formats)
 
 
-def plot_fluid_frame(table: pd.DataFrame, output: str | Path,
-                     source: str = "<table>") -> list[Path]:
+def plot_fluid_frame(table: pd.DataFrame, output: str | Path, source: str = "<table>",
+                     formats: Iterable[str] | None = None) -> list[Path]:
     """The Figure 1/2 layout of a fluid table (:func:`fluid`'s columns policy, load,
     class, gamma) into ``output``."""
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
@@ -312,7 +334,12 @@ def plot_fluid_frame(table: pd.DataFrame, output: str | Path,
     missing = {"policy", "load", "class", "gamma"} - set(table.columns)
     if missing:
         raise InputError(f"missing columns {sorted(missing)}", None, source)
-    return fluid_comparison(table, Path(output))
+    # the title and axis of the scenario the table came from (columns of :func:`fluid`)
+    title = str(table["description"].iloc[0]) if "description" in table and len(table) \
+        else ""
+    xlabel = (_axis_label(str(table["load_axis"].iloc[0])) if "load_axis" in table
+              and len(table) else "load")
+    return fluid_comparison(table, Path(output), title, xlabel, formats=formats)
 
 
 #: the paper's fluid figures: (packaged scenario, figure file stem)
@@ -335,7 +362,7 @@ def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Pa
         csv = Path(output_dir) / f"{stem}_fluid.csv"
         write_csv(table, csv)
         written.append(csv)
-        written += fluid_comparison(table, Path(output_dir) / f"{stem}.png",
+        written += fluid_comparison(table, Path(output_dir) / stem,
                                     scenario.description, _xlabel(scenario))
     return written
 
@@ -358,11 +385,13 @@ class RunResult:
 def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path | None = None,
         *, jobs: int | None = None, scheduler: str | None = None, tolerance: float = 0.05,
         progress: Progress | None = None, log: Callable[[str], None] | None = None,
-        precision: float | None = None, max_replications: int | None = None) -> RunResult:
+        precision: float | None = None, max_replications: int | None = None,
+        formats: Iterable[str] | str | None = None) -> RunResult:
     """The main job: sweep (fluid curves and packet points), validation and plots of a
     scenario (default: the packaged ``fig3_quick``, Figure 3 at reduced scale) into
     ``results_dir`` (default ``results/<name>``). ``precision``, ``max_replications``:
-    as in :func:`sweep`."""
+    as in :func:`sweep`; ``formats``: the figures' file types (default PNG and PDF)."""
+    formats = check_figure_formats(formats)  # before any work
     scenario = _with_precision(_scenario(scenario), precision, max_replications)
     if not tolerance >= 0:
         raise InputError("must be >= 0", "--tolerance")
@@ -370,5 +399,5 @@ def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path |
     summary = sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, progress=progress,
                     log=log)
     validation = validate(results_dir, tolerance, scenario)
-    figures = plot(results_dir)
+    figures = plot(results_dir, formats=formats)
     return RunResult(results_dir, summary, validation, figures)

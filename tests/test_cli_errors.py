@@ -194,6 +194,7 @@ def test_list_shows_what_is_packaged():
     (("simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows", "2.5"),
      "--flows", "not a whole number"),
     (("allocate", "drf_slides", "--policies", "drf,dfr"), "--policy", "did you mean 'drf'"),
+    (("run", "fig3_quick", "--format", "gif"), "--format", "unknown figure format 'gif'"),
 ])
 def test_misspellings_get_one_line_with_a_suggestion(args, field, hint):
     result = _run(*args)

@@ -321,5 +321,5 @@ def test_insensitivity_study_shares_exact_points_and_plots(tmp_path):
     # one file per distinct point: BF's exact law is computed once for both laws
     assert len(list((tmp_path / "points").iterdir())) == 3
     assert all(law.distribution == "pareto" for law in scenario.with_sizes(PARETO).size_laws)
-    written = plot(table, tmp_path / "ins.png", "t")
+    written = plot(table, tmp_path / "ins", "t")  # no suffix: PNG and PDF
     assert [p.suffix for p in written] == [".png", ".pdf"] and written[0].stat().st_size > 0

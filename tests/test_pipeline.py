@@ -107,7 +107,9 @@ def test_python_api_run_sweep_validate_plot(tmp_path):
     assert list(table["passed"]) == list(result.validation["passed"])
     assert all(p.exists() for p in result.figures)
     written = mrfq.plot(tmp_path / "api", output=tmp_path / "f.png")
-    assert {p.suffix for p in written} == {".png", ".pdf"}
+    assert {p.suffix for p in written} == {".png"}  # the suffix of -o picks the format
+    written = mrfq.plot(tmp_path / "api", formats="svg,pdf")
+    assert {p.suffix for p in written} == {".svg", ".pdf"}
 
 
 def test_simulate_and_sweep_share_one_schema(tmp_path):

@@ -198,7 +198,7 @@ def main() -> None:
         print(f"packet: {int(validation['passed'].sum())}/{len(validation)} pass "
               f"({int(validation['fluid_in_ci'].sum())} within the joint CI) in "
               f"{time.perf_counter() - started:.0f} s")
-    for path in plot_insensitivity(table, Path(args.plots) / "insensitivity.png",
+    for path in plot_insensitivity(table, Path(args.plots) / "insensitivity",
                                    study.description.split(":")[0] + ": Figure 2's classes",
                                    "load of resource 'link'", packet, PACKET_LAW):
         print(f"wrote {path}")

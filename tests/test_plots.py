@@ -1,0 +1,77 @@
+"""Figures a reader would put in a paper: one legend per figure, markers at the computed
+points, failed validation points marked, the title and axis kept from a fluid table, the
+formats asked for (and a one-line error for one matplotlib cannot write)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from mrfq import plots
+from mrfq.errors import InputError
+from mrfq.pipeline import plot_fluid_frame
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    figures = []
+
+    def keep(fig, path, formats=None):
+        figures.append(fig)
+        return [path]
+
+    monkeypatch.setattr(plots, "_save", keep)
+    return figures
+
+
+def _fluid(policies=("drf", "bmf", "pf")):
+    rows = [{"policy": p, "load": load, "class": c, "gamma": 1 - load}
+            for p in policies for load in (0.2, 0.5, 0.8) for c in ("1", "2")]
+    return pd.DataFrame(rows)
+
+
+def test_fluid_comparison_has_one_legend_and_markers_on_coinciding_curves(captured):
+    plots.fluid_comparison(_fluid(), "x")
+    fig = captured[0]
+    assert len(fig.legends) == 1 and all(ax.get_legend() is None for ax in fig.axes)
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert {"DRF", "BMF", "PF", "class 1", "class 2"} <= set(labels)
+    # DRF and BMF coincide here: their lines differ in marker and width
+    lines = fig.axes[0].get_lines()
+    assert len({line.get_marker() for line in lines}) == 2
+    assert len({line.get_linewidth() for line in lines}) == 2
+
+
+def test_a_fluid_table_keeps_its_title_and_axis(captured):
+    table = _fluid()
+    table["description"] = "BR Figure 2"
+    table["load_axis"] = "link"
+    plot_fluid_frame(table, "x")
+    fig = captured[0]
+    assert fig.get_suptitle() == "BR Figure 2"
+    assert fig.axes[0].get_xlabel() == "load of resource 'link'"
+
+
+def test_failed_points_are_ringed(captured):
+    fluid = _fluid(("bmf",))
+    packet = fluid.assign(policy="bmf", ci_low=fluid["gamma"] - 0.05,
+                          ci_high=fluid["gamma"] + 0.05)
+    failed = pd.DataFrame({"policy": ["bmf"], "load": [0.5], "class": ["2"]})
+    plots.packet_vs_fluid(fluid, packet, "x", failed=failed)
+    fig = captured[0]
+    rings = [line for ax in fig.axes for line in ax.get_lines()
+             if line.get_color() == "red" and len(line.get_xdata())]
+    assert [list(r.get_xdata()) for r in rings] == [[0.5]]
+    assert "fails validation" in [t.get_text() for t in fig.legends[0].get_texts()]
+    captured.clear()
+    plots.packet_vs_fluid(fluid, packet, "x")
+    assert "fails validation" not in [t.get_text() for t in captured[0].legends[0].get_texts()]
+
+
+def test_formats(tmp_path):
+    written = plots.fluid_comparison(_fluid(), tmp_path / "f", formats="svg,png")
+    assert [p.name for p in written] == ["f.svg", "f.png"]
+    assert all(p.stat().st_size > 0 for p in written)
+    assert [p.name for p in plots.fluid_comparison(_fluid(), tmp_path / "g.pdf")] == ["g.pdf"]
+    with pytest.raises(InputError, match="unknown figure format 'gif'"):
+        plots.fluid_comparison(_fluid(), tmp_path / "h", formats=["gif"])
