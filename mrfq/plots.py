@@ -29,6 +29,14 @@ CLASS_COLOURS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple",
 POLICY_MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
 
 
+def _title(fig, title: str) -> None:
+    """The figure's title, wrapped to its width (a scenario's description can be long)."""
+    if title:
+        import textwrap  # only where a title is drawn
+
+        fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * 10.5))))
+
+
 def _colour(index: int) -> str:
     return CLASS_COLOURS[index % len(CLASS_COLOURS)]
 
@@ -92,8 +100,7 @@ def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
     handles += [Line2D([], [], color=_colour(i), label=f"class {name}")
                 for i, name in enumerate(classes)]
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
-    if title:
-        fig.suptitle(title)
+    _title(fig, title)
     return _save(fig, path, formats)
 
 
@@ -141,8 +148,7 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
         handles.append(Line2D([], [], color="red", marker="o", fillstyle="none",
                               linestyle="none", label="fails validation"))
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
-    if title:
-        fig.suptitle(title)
+    _title(fig, title)
     return _save(fig, path, formats)
 
 
@@ -192,8 +198,7 @@ def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
                       marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], markersize=4,
                       label=label(policy)) for i, policy in enumerate(policies)]
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
-    if title:
-        fig.suptitle(title)
+    _title(fig, title)
     return _save(fig, path, formats)
 
 
@@ -245,8 +250,7 @@ def insensitivity(fluid: pd.DataFrame, path: str | Path, title: str = "",
                               label=f"packet, {packet_law} (95% CI)"))
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6),
                fontsize=7)
-    if title:
-        fig.suptitle(title)
+    _title(fig, title)
     return _save(fig, path, formats)
 
 
@@ -284,6 +288,5 @@ def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
     handles = [Line2D([], [], color=_colour(i), label=flow) for i, flow in enumerate(flows)]
     handles.append(Line2D([], [], color="grey", linestyle="--", label="fair share (fluid)"))
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
-    if title:
-        fig.suptitle(title)
+    _title(fig, title)
     return _save(fig, path, formats)
