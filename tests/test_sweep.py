@@ -150,7 +150,9 @@ def test_validate_exit_codes_and_plots(tmp_path):
     out = tmp_path / "fig.png"
     drawn = cli("plot", str(results), "-o", str(out))
     assert drawn.returncode == 0, drawn.stderr
-    assert out.stat().st_size > 10_000 and out.with_suffix(".pdf").exists()
+    assert out.stat().st_size > 10_000 and not out.with_suffix(".pdf").exists()  # -o: PNG
+    assert cli("plot", str(results), "-o", str(out), "--format", "png,pdf").returncode == 0
+    assert out.with_suffix(".pdf").stat().st_size > 0
     assert (tmp_path / "fig_fluid.png").exists()
     assert (tmp_path / "fig_delays.png").stat().st_size > 10_000
     # the sweep wrote the delay columns and the size-bin table
