@@ -250,7 +250,7 @@ LAYERS = (
      "mrfq.arrivals", "mrfq.sizes", "mrfq.explicit", "mrfq.intervals", "mrfq.executor"),
     ("mrfq.scenario",),
     ("mrfq.fluid", "mrfq.packet"),
-    ("mrfq.stats", "mrfq.allocation"),
+    ("mrfq.stats", "mrfq.allocation", "mrfq.cluster"),
     ("mrfq.kinds",),
     ("mrfq.plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
     ("mrfq.validation", "mrfq.plots"),
