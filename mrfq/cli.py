@@ -274,7 +274,7 @@ def _print_validation(table, tolerance: float) -> bool:
                              zip(table["ci_low"], table["ci_high"], strict=True)],
                          status=[("warn" if w else "pass") if p else "FAIL"
                                  for p, w in zip(table["passed"], warned, strict=True)])
-    _show(shown, ["policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
+    _show(shown, ["kind", "policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
                   "relative_difference", "status", "verdict"], 4)
     failed = int((~table["passed"]).sum())
     inside = int(table["fluid_in_ci"].sum())

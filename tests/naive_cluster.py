@@ -103,8 +103,9 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
             for r in range(R):
                 if neck[k][r]:
                     mine = job["running"] * demand[k][r] / total[r]
+                    ahead = mine + demand[k][r] / total[r] * (1.0 + 1e-9)
                     ranks.append(1 + sum(1 for o in live
-                                         if o["running"] * demand[o["k"]][r] / total[r] > mine))
+                                         if o["running"] * demand[o["k"]][r] / total[r] > ahead))
             return min(ranks) + 0.5 * (phi[k] - job["running"] * delta[k])
         if policy == NAME.FIFO:
             return -job["id"]

@@ -106,3 +106,25 @@ def test_a_task_larger_than_every_server_is_an_input_error():
     with pytest.raises(InputError, match="larger than every server"):
         ClusterModel(capacity=[[1.0, 1.0], [2.0, 0.5]], demand=[[1.5, 1.0]],
                      policy=NAME.DRF)
+
+
+@pytest.mark.parametrize("policy", [NAME.DRF, NAME.PF, NAME.BMF])
+@pytest.mark.parametrize("counts", [(4, 1, 1), (2, 1, 1), (1, 2, 1), (3, 1, 0)])
+def test_most_deprived_rules_hold_their_fluid_allocation_when_backlogged(policy, counts):
+    """BR Figure 2's classes on a pool of 20 tasks per resource, jobs that never run out
+    of tasks: every rule holds its class's fluid share φ_k n_k C to within one task per
+    job (BMF's ranks at task granularity: with strict ranks class 2 got 0 of 14.8 tasks
+    in state (4, 1, 1))."""
+    from mrfq.fluid import allocate as fluid_allocate
+
+    a = np.array(FIG2)
+    C = 20.0
+    classes = np.repeat(np.arange(3), counts)
+    model = ClusterModel(capacity=[[C, C]], demand=a, policy=policy, rates=[1.0] * 3,
+                         durations=[1.0] * 3)
+    samples = simulate_jobs(model, np.zeros(classes.size), classes,
+                            np.full(classes.size, 10**6), 1, sample_dt=0.5,
+                            n_samples=200)[3][20:]
+    target = fluid_allocate(policy, a, counts) * np.array(counts) * C
+    assert np.all(np.abs(samples - target) <= np.maximum(counts, 1) + 1e-9), (
+        target, samples.min(0), samples.max(0))

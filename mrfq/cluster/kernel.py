@@ -11,7 +11,10 @@ launches one task there. The scores, larger first (x_i: tasks job i runs, k its 
   dominant share — the fluid allocation φ of its class in the current state n (jobs per
   class in the system), :func:`mrfq.fluid.kernels.allocate_into` — and its current one;
 * ``BMF`` (BR §3.3): the job's status, its minimum rank over its bottleneck resources,
-  rank_ij = 1 + #{jobs with a larger share x D_kj / C_j of resource j}; the bottleneck
+  rank_ij = 1 + #{jobs whose share x D_kj / C_j of resource j exceeds job i's even after
+  job i launches one more task} (BR's rank at task granularity: jobs within one task of
+  each other tie, else an integer split of a bottleneck always ranks someone 2nd and
+  starves the jobs alone on theirs); the bottleneck
   resources of class k are those saturated by the fluid BMF allocation in which class k
   holds the largest share (BMF's definition), else all it uses. Equal statuses (ranks
   tie whenever shares do, e.g. from an empty cluster) are ordered by the gap to the
@@ -380,8 +383,11 @@ def _bmf_status(active, n_active, job_class, running, demand, total, bottleneck,
             j = active[i]
             if not bottleneck[job_class[j], r]:
                 continue
+            # ranks at task granularity: i' is ahead of j if it stays ahead after j
+            # launches one more task
+            ahead = share[j] + demand[job_class[j], r] / total[r] * (1.0 + 1e-9)
             rank = 1.0
             for i2 in range(n_active):
-                if share[active[i2]] > share[j]:
+                if share[active[i2]] > ahead:
                     rank += 1.0
             status[j] = min(status[j], rank)
