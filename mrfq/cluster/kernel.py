@@ -220,6 +220,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class
     next_sample = 0
     score = np.zeros(J)
     status = np.zeros(J)
+    class_server = np.zeros(K, dtype=np.int64)
     share = np.zeros(J)
     ideal = policy == DRF or policy == PF or policy == BMF
     nxt = 0
@@ -283,6 +284,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class
                 _bmf_status(active, n_active, job_class, running, demand, total,
                             bottleneck, share, status)
             pick, pick_server, top, top_s = -1, -1, -1, -np.inf
+            for k in range(K):
+                class_server[k] = -2  # not looked up yet in this round
             for i in range(n_active):
                 j = active[i]
                 k = job_class[j]
@@ -308,7 +311,10 @@ def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class
                     if s < score[pick] or (s == score[pick] and (
                             k > kp or (k == kp and j > pick))):
                         continue
-                srv = _server(policy, free, free_slots, task_slots, demand, total, k)
+                if class_server[k] == -2:  # the server depends on the class only
+                    class_server[k] = _server(policy, free, free_slots, task_slots, demand,
+                                              total, k)
+                srv = class_server[k]
                 if srv < 0:
                     continue
                 score[j] = s
