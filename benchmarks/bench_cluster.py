@@ -6,8 +6,8 @@ Usage: PYTHONPATH=. python benchmarks/bench_cluster.py [--repeats R] [--jobs N] 
 
 * pooled: BR Figure 2's classes (ρ_1 = 4ρ_2 = 4ρ_3, resource 2 at load 0.6) on one
   server of 100 units per resource, jobs of 1000 tasks (geometric), exponential task
-  durations; every scheduler of the registry (slots: 100 slots); median of ``repeats`` seeds after a warm-up
-  run (compilation not counted), CPU time (``time.process_time``) of the kernel call;
+  durations; every scheduler of the registry (slots: 100 slots); median of ``repeats``
+  seeds after a warm-up run (compilation not counted), CPU time of the kernel call;
 * twin: the plain-Python twin on the first 60 jobs of the same workload (DRF);
 * large: 2 000 servers drawn from DRFH's Table I, DRFH Fig. 4's three users as classes of
   Poisson jobs of 100 tasks (mean duration 10), 10 000 jobs ≈ 10^6 tasks, Best-Fit DRFH
