@@ -1,4 +1,5 @@
-"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate | plan | allocate``.
+"""Command line: ``mrfq run | sweep | validate | plot | fluid | simulate | plan | allocate |
+cluster``.
 
 The CLI only wires: every verb is a function of :mod:`mrfq.pipeline` (or
 :func:`mrfq.simulate`, :mod:`mrfq.allocation`) plus argument parsing and printing. Every
@@ -392,6 +393,30 @@ def allocate(problem, policies, output, no_properties):
     if output:
         write_csv(report.table(), output)
         click.echo(f"wrote {output}", err=True)
+
+
+@main.command()
+@click.argument("scenario")
+@click.option("-o", "--output", "results", help="Results directory "
+              "(default: results/<scenario name>).")
+@click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
+@click.option("--tolerance", type=float, default=0.05, show_default=True)
+@user_errors
+def cluster(scenario, results, jobs, tolerance):
+    """The cluster points of SCENARIO's [cluster] section (SPEC §6) and the fluid curves,
+    then cluster γ against fluid γ (validation.csv). Exit 0 when every point with a fluid
+    counterpart validates, 1 otherwise."""
+
+    _check_jobs(jobs)
+    sc = load_scenario(scenario)
+    if not sc.cluster.policies:
+        raise InputError("the scenario has no [cluster] section", "cluster", sc.source)
+    results = Path(results) if results else pipeline.default_results_dir(sc)
+    pipeline.sweep(sc, results, jobs=jobs, kinds=(registry.FLUID, registry.CLUSTER),
+                   progress=Progress("sweep", always=True), log=_log)
+    ok = _print_validation(pipeline.validate(results, tolerance, sc), tolerance)
+    click.echo(f"results in {results}/ (summary.csv, validation.csv)")
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

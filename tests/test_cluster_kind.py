@@ -88,3 +88,33 @@ def test_cluster_points_are_swept_summarised_and_validated(tmp_path):
     assert set(table["policy"]) == {NAME.DRF}
     assert len(table) == len(FIG3_CLASSES)
     assert table["fluid_gamma"].notna().all()
+
+
+def test_the_cluster_command_runs_fluid_and_cluster_points_only(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('resources = ["cpu", "link"]\n'
+                    '[[classes]]\nrequirements = [0.1, 1]\nload_share = 4\n'
+                    '[[classes]]\nrequirements = [1, 0.1]\nload_share = 1\n'
+                    '[load]\nvalues = [0.3]\n[fluid]\npolicies = ["drf"]\n'
+                    '[cluster]\npolicies = ["drf"]\njobs = 400\nmean_tasks = 20\n'
+                    'tasks_per_resource = 5\n')
+    out = tmp_path / "out"
+    result = subprocess.run([sys.executable, "-m", "mrfq.cli", "cluster", str(path), "-o",
+                             str(out), "--jobs", "1", "--tolerance", "1"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "2/2 points pass" in result.stdout
+    kinds = {name.split("-")[0] for name in (p.name for p in (out / "points").iterdir())}
+    assert kinds == {policies.FLUID, policies.CLUSTER}
+    assert (out / "validation.csv").is_file()
+
+
+def test_the_cluster_command_needs_a_cluster_section(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text('resources = ["cpu"]\n[[classes]]\nrequirements = [1]\n'
+                    'load_share = 1\n')
+    result = subprocess.run([sys.executable, "-m", "mrfq.cli", "cluster", str(path)],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.splitlines() == [
+        f"error: {path}: cluster: the scenario has no [cluster] section"]
