@@ -128,3 +128,18 @@ def test_most_deprived_rules_hold_their_fluid_allocation_when_backlogged(policy,
     target = fluid_allocate(policy, a, counts) * np.array(counts) * C
     assert np.all(np.abs(samples - target) <= np.maximum(counts, 1) + 1e-9), (
         target, samples.min(0), samples.max(0))
+
+
+def test_best_fit_places_by_eq9_and_first_fit_by_order():
+    """Servers (10, 7) and (8, 1); a (3, 1) task at t = 0 for 1 time unit, then a (10, 7)
+    task at t = 0.5 that fits only on an empty server 1. Eq. (9) puts the first task on
+    server 2 (0.469 < 0.825, see the allocation lab's test), so the second starts at once;
+    First-Fit puts it on server 1, so the second waits until t = 1."""
+    finish = {}
+    for policy in (NAME.DRFH_BEST_FIT, NAME.DRFH_FIRST_FIT):
+        model = ClusterModel(capacity=[[10.0, 7.0], [8.0, 1.0]],
+                             demand=[[3.0, 1.0], [10.0, 7.0]], policy=policy,
+                             rates=[1.0, 1.0], durations=[1.0, 1.0], duration_law="fixed")
+        finish[policy] = simulate_jobs(model, [0.0, 0.5], [0, 1], [1, 1])[0].tolist()
+    assert finish[NAME.DRFH_BEST_FIT] == [1.0, 1.5]
+    assert finish[NAME.DRFH_FIRST_FIT] == [1.0, 2.0]
