@@ -3,7 +3,8 @@
 
 Every command-line verb is a function here with the same arguments (:mod:`mrfq.api`):
 :func:`fluid`, :func:`simulate`, :func:`flows`, :func:`sweep`, :func:`validate`,
-:func:`run`, :func:`plot`, :func:`plan`, :func:`allocate` and :func:`available`
+:func:`run`, :func:`plot`, :func:`plan`, :func:`allocate`, :func:`cluster` and
+:func:`available`
 (``mrfq list``)::
 
     import mrfq
@@ -14,6 +15,7 @@ Every command-line verb is a function here with the same arguments (:mod:`mrfq.a
 
 import types as _types
 
+import mrfq.cluster as _cluster_package
 import mrfq.fluid as _fluid_package
 from mrfq.api import (
     FlowsResult,
@@ -29,27 +31,33 @@ from mrfq.api import (
     sweep,
     validate,
 )
+from mrfq.api import cluster as _cluster_verb
 from mrfq.api import fluid as _fluid_verb
 from mrfq.errors import InputError
 from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
 
 
-class _FluidPackage(_types.ModuleType):
-    """``mrfq.fluid`` is both the fluid-model subpackage (``mrfq.fluid.markov``, …) and the
-    ``fluid`` verb: calling the package runs :func:`mrfq.api.fluid`."""
+def _callable_package(package: _types.ModuleType, verb) -> _types.ModuleType:
+    """``mrfq.fluid`` and ``mrfq.cluster`` are both subpackages (``mrfq.fluid.markov``,
+    ``mrfq.cluster.kernel``, …) and verbs: calling the package runs the verb of
+    :mod:`mrfq.api`. Only the package's type gains ``__call__``: its attributes and
+    submodules stay as they are, so ``import mrfq.fluid.x`` and ``mrfq.fluid(...)`` both
+    work whatever the import order."""
 
-    def __call__(self, *args, **kwargs):
-        return _fluid_verb(*args, **kwargs)
+    def call(self, *args, **kwargs):
+        return verb(*args, **kwargs)
+
+    package.__class__ = type(f"_{verb.__name__.title()}Package", (_types.ModuleType,),
+                             {"__call__": call, "__doc__": verb.__doc__})
+    return package
 
 
-# the subpackage keeps its attributes and submodules; only its type gains __call__, so
-# `import mrfq.fluid.x` and `mrfq.fluid(...)` both work whatever the import order
-_fluid_package.__class__ = _FluidPackage
-_FluidPackage.__doc__ = _fluid_verb.__doc__
-fluid = _fluid_package
+fluid = _callable_package(_fluid_package, _fluid_verb)
+cluster = _callable_package(_cluster_package, _cluster_verb)
 
 __version__ = "0.2.0"
 
 __all__ = ["FlowsResult", "InputError", "RunResult", "Scenario", "SimulationResult",
-           "allocate", "available", "flows", "fluid", "load_scenario", "plan", "plot", "run",
-           "scenario_from_dict", "simulate", "sweep", "validate", "__version__"]
+           "allocate", "available", "cluster", "flows", "fluid", "load_scenario", "plan",
+           "plot", "run", "scenario_from_dict", "simulate", "sweep", "validate",
+           "__version__"]

@@ -10,11 +10,13 @@
 ``mrfq plot [SOURCES]``       :func:`mrfq.plot` → the files written
 ``mrfq plan SCENARIO``        :func:`mrfq.plan` → the run-length table (DataFrame)
 ``mrfq allocate PROBLEM``     :func:`mrfq.allocate` → :class:`AllocationReport`
+``mrfq cluster SCENARIO``     :func:`mrfq.cluster` → :class:`mrfq.RunResult`
 ``mrfq list``                 :func:`mrfq.available` → DataFrames of what is packaged
 ============================  =============================================================
 
 A SCENARIO is a :class:`mrfq.Scenario`, a dict (the TOML file's content), a path, or the
-name of a packaged scenario; a PROBLEM a path or a packaged name. ``progress=True`` draws
+name of a packaged scenario; a PROBLEM a :class:`mrfq.allocation.Problem`, a path or a
+packaged name. ``progress=True`` draws
 the command line's progress line on an interactive stderr (nothing in a log or a CI job);
 a callable ``progress(done, total)`` gets the counts instead. Bad input raises
 :class:`mrfq.InputError`, whose message is the command line's one-line error.
@@ -34,7 +36,7 @@ import pandas as pd
 from mrfq import pipeline
 from mrfq import policies as registry
 from mrfq.advisor import advise
-from mrfq.allocation import AllocationReport, allocation_report
+from mrfq.allocation import AllocationReport, Problem, allocation_report
 from mrfq.allocation.files import packaged_problems
 from mrfq.errors import InputError
 from mrfq.io import check_figure_formats as check_formats
@@ -46,7 +48,7 @@ from mrfq.simulation import simulate as _simulate
 from mrfq.sizes import DISTRIBUTIONS
 
 __all__ = ["FlowsResult", "RunResult", "SimulationResult", "allocate", "available",
-           "fluid", "flows", "plan", "plot", "run", "simulate", "sweep", "validate"]
+           "cluster", "fluid", "flows", "plan", "plot", "run", "simulate", "sweep", "validate"]
 
 ScenarioArg = Scenario | dict | str | Path
 
@@ -171,15 +173,34 @@ def plan(scenario: ScenarioArg, *, precision: float | None = None,
                   progress=progress_callback(progress, "pilots"))
 
 
-def allocate(problem: str | Path, policies: Sequence[str] = (), *,
+def allocate(problem: Problem | str | Path, policies: Sequence[str] = (), *,
              properties: bool = True) -> AllocationReport:
-    """Static allocations of a problem (a TOML file or a packaged name: resources,
-    servers, users) under the seed papers' policies (default: the file's list, else
-    all), with their property checks unless ``properties`` is False."""
-    if not isinstance(problem, (str, Path)):
-        raise InputError(f"must be a problem file or a packaged name, got "
+    """Static allocations of a problem (a :class:`mrfq.allocation.Problem`, a TOML file or
+    a packaged name: resources, servers, users) under the seed papers' policies (default:
+    the file's list, else all that apply), with their property checks unless
+    ``properties`` is False."""
+    if not isinstance(problem, (str, Path, Problem)):
+        raise InputError(f"must be a Problem, a problem file or a packaged name, got "
                          f"{type(problem).__name__}", "problem")
     return allocation_report(problem, policies, properties=properties)
+
+
+def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
+            jobs: int | None = None, tolerance: float = 0.05,
+            progress: ProgressArg = False) -> RunResult:
+    """The cluster points of the scenario's ``[cluster]`` section (SPEC §6: its classes as
+    jobs of tasks on a pooled cluster) and the fluid curves, swept into ``results_dir``
+    (default ``results/<name>``), then every cluster γ against the fluid γ of the policy
+    it realises. Returns the summary and the validation (no figures)."""
+    scenario = scenario_of(scenario)
+    if not scenario.cluster.policies:
+        raise InputError("the scenario has no [cluster] section", "cluster", scenario.source)
+    results = Path(results_dir) if results_dir else pipeline.default_results_dir(scenario)
+    summary = pipeline.sweep(scenario, results, jobs=jobs,
+                             kinds=(registry.FLUID, registry.CLUSTER),
+                             progress=progress_callback(progress, "sweep"))
+    validation = pipeline.validate(results, tolerance, scenario)
+    return RunResult(results, summary, validation, [])
 
 
 def available() -> dict[str, pd.DataFrame]:

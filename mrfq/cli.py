@@ -1,5 +1,5 @@
 """Command line: ``mrfq run | sweep | validate | plot | fluid | simulate | flows | plan |
-allocate | list``.
+allocate | cluster | list``.
 
 The CLI only wires: every verb is the function of the same name in :mod:`mrfq.api`
 (``list``: :func:`mrfq.api.available`) plus argument parsing and printing. Every
@@ -296,7 +296,7 @@ def _print_validation(table, tolerance: float) -> bool:
                              zip(table["ci_low"], table["ci_high"], strict=True)],
                          status=[("warn" if w else "pass") if p else "FAIL"
                                  for p, w in zip(table["passed"], warned, strict=True)])
-    _show(shown, ["policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
+    _show(shown, ["kind", "policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
                   "relative_difference", "status", "verdict"], 4)
     failed = int((~table["passed"]).sum())
     inside = int(table["fluid_in_ci"].sum())
@@ -422,6 +422,26 @@ def allocate(problem, policies, output, no_properties):
     if output:
         write_csv(report.table(), output)
         click.echo(f"wrote {output}", err=True)
+
+
+@main.command()
+@click.argument("scenario")
+@click.option("-o", "--output", "results", help="Results directory "
+              "(default: results/<scenario name>).")
+@click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
+@click.option("--tolerance", type=float, default=0.05, show_default=True)
+@user_errors
+def cluster(scenario, results, jobs, tolerance):
+    """The cluster points of SCENARIO's [cluster] section (SPEC §6) and the fluid curves,
+    then cluster γ against fluid γ (validation.csv). Exit 0 when every point with a fluid
+    counterpart validates, 1 otherwise."""
+
+    _check_jobs(jobs)
+    result = api.cluster(load_scenario(scenario), results, jobs=jobs, tolerance=tolerance,
+                         progress=Progress("sweep", always=True))
+    ok = _print_validation(result.validation, tolerance)
+    click.echo(f"results in {result.results_dir}/ (summary.csv, validation.csv)")
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,9 @@ A policy is one of three kinds:
   such as FIFO) and the scenario parameters its rule reads (``parameters``).
 * **allocation** — a rule of the static allocation lab (:mod:`mrfq.allocation`), with the
   fluid allocator it uses where it is one (``realises``).
+* **cluster** — a task scheduler of the cluster simulator (:mod:`mrfq.cluster`, SPEC §6):
+  jobs of tasks on servers, the fluid policy it realises (``realises``; ``None`` for a
+  baseline) and the scenario parameters its rule reads.
 
 ``code`` is the integer that the kernels of the kind dispatch on (the fluid allocators,
 the packet event loop): the kernels read it from here (:func:`codes`), never copy it.
@@ -33,8 +36,8 @@ from types import SimpleNamespace
 
 from mrfq.errors import InputError
 
-FLUID, PACKET, ALLOCATION = "fluid", "packet", "allocation"
-KINDS = (FLUID, PACKET, ALLOCATION)
+FLUID, PACKET, ALLOCATION, CLUSTER = "fluid", "packet", "allocation", "cluster"
+KINDS = (FLUID, PACKET, ALLOCATION, CLUSTER)
 
 #: how a fluid policy's stationary law is obtained
 MARKOV_LAW, EXPLICIT_LAW = "markov", "explicit"
@@ -54,6 +57,8 @@ LIMITATIONS = {
 
 #: per-policy parameters a packet policy may read from the scenario's ``[packet]`` table
 DELTA, FQ_RESOURCE, VIRTUAL_TIME = "delta", "fq_resource", "virtual_time"
+#: the parameter of the cluster's slot scheduler: slots per largest server
+SLOTS_PER_SERVER = "slots_per_server"
 
 
 @dataclass(frozen=True)
@@ -148,6 +153,23 @@ _ENTRIES = (
            "(Wang et al.)", default=True),
     Policy("ibaa", ALLOCATION, 11, "IBAA", "the IBAA paper's bottleneck-aware LP "
            "(two resources)", default=True),
+    # cluster task schedulers (SPEC §6), the event loop of mrfq.cluster.kernel
+    Policy("drf", CLUSTER, 0, "DRF", "most deprived job: largest gap between the fluid DRF "
+           "dominant share and the job's (BR §3.1)", default=True, realises="drf"),
+    Policy("pf", CLUSTER, 1, "PF", "most deprived job with respect to the fluid PF "
+           "allocation (BR §3.2)", default=True, realises="pf"),
+    Policy("bmf", CLUSTER, 2, "BMF", "largest minimum rank on a bottleneck resource "
+           "(BR §3.3)", default=True, realises="bmf"),
+    Policy("fifo", CLUSTER, 3, "FIFO", "first job first (backfilling jobs whose task "
+           "fits)"),
+    Policy("drf-online", CLUSTER, 4, "online DRF", "the job with the smallest dominant "
+           "share (DRF slides, Mesos)", realises="drf"),
+    Policy("drfh-first-fit", CLUSTER, 5, "DRFH First-Fit", "lowest global dominant share, "
+           "first server that fits (DRFH §V-B)"),
+    Policy("drfh-best-fit", CLUSTER, 6, "DRFH Best-Fit", "lowest global dominant share, "
+           "server minimising DRFH eq. (9)"),
+    Policy("slots", CLUSTER, 7, "slots", "Hadoop-style slots (largest server / k), fair "
+           "in slots held", parameters=(SLOTS_PER_SERVER,)),
 )
 
 REGISTRY: dict[tuple[str, str], Policy] = {(p.kind, p.name): p for p in _ENTRIES}

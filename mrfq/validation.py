@@ -1,6 +1,8 @@
-"""Packet against fluid: each packet point's γ_k with its confidence interval against the
-fluid γ_k of the policy it realises (the registry's ``realises``: drfq → drf, pf → pf,
-bmf → bmf; a packet policy without a fluid counterpart is not validated).
+"""Packet (and cluster) against fluid: each packet point's γ_k with its confidence interval
+against the fluid γ_k of the policy it realises (the registry's ``realises``: drfq → drf,
+pf → pf, bmf → bmf; a packet policy without a fluid counterpart is not validated). Cluster
+points (SPEC §6) are validated the same way (column ``kind``; their γ is in
+``packet_gamma``).
 
 A point passes when its interval could be computed and either contains the fluid value or
 the relative difference is within the tolerance. ``verdict`` says which: ``fluid in CI``,
@@ -44,7 +46,7 @@ from mrfq.fluid.allocators import allocate
 COLUMNS = ["policy", "load", "class", "fluid_policy", "fluid_gamma", "fluid_method",
            "fluid_ci_low", "fluid_ci_high", "packet_gamma", "ci_low", "ci_high",
            "relative_difference", "fluid_in_ci", "passed", "verdict", "known_limitation",
-           "ci_warning"]
+           "ci_warning", "kind"]
 #: how the verdict of a point with an unreliable interval ends (before its reason)
 UNRELIABLE = "; unreliable interval"
 #: how many classes :func:`known_limitations` checks every subset of (2^K − K − 1 DRF
@@ -151,8 +153,10 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
     limitations = limitations or {}
     fluid = _fluid_values(summary)
     rows = []
-    for _, row in summary[summary["kind"] == policies.PACKET].iterrows():
-        target_policy = policies.fluid_counterpart(row["policy"])
+    simulated_kinds = summary["kind"].isin([policies.PACKET, policies.CLUSTER])
+    for _, row in summary[simulated_kinds].iterrows():
+        # a packet or cluster policy against the fluid policy it realises
+        target_policy = policies.get(row["kind"], row["policy"]).realises
         if target_policy is None:
             continue
         key = (target_policy, row["load"], row["class"])
@@ -196,7 +200,8 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
                      "packet_gamma": row["gamma"], "ci_low": row["ci_low"],
                      "ci_high": row["ci_high"], "relative_difference": relative,
                      "fluid_in_ci": inside, "passed": passed, "verdict": verdict,
-                     "known_limitation": known, "ci_warning": warning})
+                     "known_limitation": known, "ci_warning": warning,
+                     "kind": row["kind"]})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -96,11 +96,31 @@ def test_plan_and_allocate_and_available():
 
     again = mrfq.allocate(PACKAGED_PROBLEMS / "drf_slides.toml", ["drf"], properties=False)
     pd.testing.assert_frame_equal(report.table(), again.table())
+    from mrfq.allocation import load_problem
+
+    problem, _ = load_problem("drf_slides")
+    as_object = mrfq.allocate(problem, ["drf"], properties=False)  # a Problem itself
+    pd.testing.assert_frame_equal(report.table(), as_object.table())
     listing = mrfq.available()
     assert "fig3_quick" in set(listing["scenarios"]["name"])
     assert "drf_slides" in set(listing["problems"]["name"])
     assert {"drfq", "bmf"} <= set(listing["policies"]["name"])
     assert "pareto" in set(listing["size_laws"]["distribution"])
+
+
+def test_cluster_by_dict(tmp_path):
+    raw = {**SMALL, "cluster": {"policies": ["drf"], "tasks_per_resource": 10,
+                                "mean_tasks": 50, "jobs": 600}}
+    result = mrfq.cluster(raw, tmp_path / "c", jobs=1)
+    assert isinstance(result, mrfq.RunResult)
+    assert set(result.summary["kind"]) == {"fluid", "cluster"}
+    assert len(result.validation) == 2  # drf, two classes
+    import importlib
+
+    kernel = importlib.import_module("mrfq.cluster.kernel")  # still the subpackage too
+    assert mrfq.cluster.kernel is kernel and callable(mrfq.cluster)
+    with pytest.raises(mrfq.InputError, match="no \\[cluster\\] section"):
+        mrfq.cluster(SMALL, tmp_path / "d")
 
 
 @pytest.mark.parametrize("call, field", [

@@ -42,6 +42,7 @@ from mrfq.validation import validate_summary
 FLUID = policies.entries(policies.FLUID)
 PACKET = policies.entries(policies.PACKET)
 ALLOCATION = policies.entries(policies.ALLOCATION)
+CLUSTER = policies.entries(policies.CLUSTER)
 MARKOV = [p for p in FLUID if p.law == policies.MARKOV_LAW]
 EXPLICIT = [p for p in FLUID if p.law == policies.EXPLICIT_LAW]
 FLUID_NAMES = {p.name for p in FLUID}
@@ -229,8 +230,8 @@ def test_packet_point_record_makes_its_summary_rows(entry):
 
 # --- fluid counterparts ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("entry", PACKET + ALLOCATION, ids=[
-    f"{p.kind}-{p.name}" for p in PACKET + ALLOCATION])
+@pytest.mark.parametrize("entry", PACKET + ALLOCATION + CLUSTER, ids=[
+    f"{p.kind}-{p.name}" for p in PACKET + ALLOCATION + CLUSTER])
 def test_realises_names_a_fluid_entry(entry):
     assert entry.realises is None or entry.realises in FLUID_NAMES
     if entry.kind == policies.PACKET:
@@ -276,13 +277,18 @@ def _kind_case(name):
     fluid = {"markov": {"policies": ["drf"]}, "explicit": {"policies": ["bf"]},
              "flowlevel": {"policies": ["drf"], "method": "simulation", "flows": 2000,
                            "replications": 2},
-             "packet": {}}[name]
+             "packet": {}, "cluster": {}}[name]
     raw = {"resources": ["cpu", "link"], "classes": FIG3_CLASSES,
            "load": {"values": [0.4]}, "fluid": fluid,
-           "packet": {"policies": ["bmf"], "flows": 200, "mean_size": 10, "window": 3}}
+           "packet": {"policies": ["bmf"], "flows": 200, "mean_size": 10, "window": 3},
+           "cluster": {"policies": ["pf"], "jobs": 400, "mean_tasks": 20,
+                       "tasks_per_resource": 5}}
     scenario = scenario_from_dict(raw)
-    realisation = policies.PACKET if name == "packet" else policies.FLUID
-    policy = scenario.packet.policies[0] if name == "packet" else fluid["policies"][0]
+    realisation = {"packet": policies.PACKET, "cluster": policies.CLUSTER}.get(
+        name, policies.FLUID)
+    policy = {"packet": scenario.packet.policies[0],
+              "cluster": scenario.cluster.policies[0]}.get(name, fluid.get("policies",
+                                                                             [None])[0])
     return scenario, Point(realisation, policy, 0.4)
 
 

@@ -251,7 +251,7 @@ LAYERS = (
      "mrfq.executor"),
     ("mrfq.scenario",),
     ("mrfq.fluid", "mrfq.packet"),
-    ("mrfq.stats", "mrfq.allocation"),
+    ("mrfq.stats", "mrfq.allocation", "mrfq.cluster"),
     ("mrfq.kinds",),
     ("mrfq.point_plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
     ("mrfq.validation", "mrfq.plots"),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mrfq import fields
-from mrfq.allocation.policies import POLICIES
+from mrfq.allocation.policies import POLICIES, not_applicable
 from mrfq.allocation.problem import Problem
 from mrfq.errors import InputError
 from mrfq.io import read_toml
@@ -37,7 +37,8 @@ def packaged_problems() -> list[str]:
 def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
     """Read and check a problem file (or a packaged example by name: ``drf_slides``,
     ``drfh_two_servers``); returns (problem, the policies it lists — all of
-    :data:`POLICIES` when it lists none). Any problem raises InputError naming the file
+    :data:`POLICIES` when it lists none, some of which may not apply to it; a listed
+    policy that does not apply is an error). Any problem raises InputError naming the file
     and the field."""
     path = Path(path)
     packaged = PACKAGED_PROBLEMS / path.with_suffix(".toml").name
@@ -126,4 +127,10 @@ def _parse(raw: Any, source: str | None) -> tuple[Problem, list[str]]:
                       weights=np.array(weights), max_tasks=np.array(max_tasks),
                       allowed=np.array(allowed), users=tuple(names),
                       servers=tuple(server_names), resources=resources)
+    if "policies" in raw:  # a policy the file asks for by name must apply to it
+        for name in chosen:
+            reason = not_applicable(name, problem)
+            if reason:
+                raise InputError(f"{reason} (the problem has {m}; policies lists '{name}')",
+                                 "resources", source)
     return problem, chosen

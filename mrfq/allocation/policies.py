@@ -231,9 +231,24 @@ def drfh_first_fit(problem: Problem) -> Allocation:
 
 
 def drfh_best_fit(problem: Problem) -> Allocation:
-    """Best-Fit DRFH: lowest global dominant share first, server minimising
-    H(i, l) = ‖D_i/‖D_i‖₁ − c̄_l/‖c̄_l‖₁‖₁ (demand and free capacity as pool shares)."""
+    """Best-Fit DRFH: lowest global dominant share first, on the server l minimising
+    DRFH eq. (9), H(i, l) = ‖D_i/D_i1 − c̄_l/c̄_l1‖₁, with D_i the task's demand and c̄_l
+    the server's free capacity, both as shares of the pool, each normalised by its first
+    resource (:func:`best_fit_score`; ties: the lowest server index)."""
     return _progressive_tasks(problem, "best", NAME.DRFH_BEST_FIT)
+
+
+def best_fit_score(demand_share: np.ndarray, free_share: np.ndarray) -> float:
+    """DRFH eq. (9): H = ‖D/D_1 − c̄/c̄_1‖₁ for a task's demand D and a server's free
+    capacity c̄ (both as shares of the pool). The first resource is the paper's
+    normaliser; when the task needs none of it, the first resource it needs takes its
+    place (the paper assumes positive demands). A server with nothing free of that
+    resource scores +inf (it cannot host the task)."""
+    first = int(np.flatnonzero(demand_share > 0)[0])
+    if free_share[first] <= 0:
+        return float("inf")
+    return float(np.abs(demand_share / demand_share[first]
+                        - free_share / free_share[first]).sum())
 
 
 def _progressive_tasks(problem: Problem, placement: str, name: str) -> Allocation:
@@ -261,8 +276,7 @@ def _progressive_tasks(problem: Problem, placement: str, name: str) -> Allocatio
             l = fits[0]
         else:
             avail = free / problem.total
-            d = share_demand[i] / share_demand[i].sum()
-            scores = [np.abs(d - avail[l] / max(avail[l].sum(), 1e-300)).sum() for l in fits]
+            scores = [best_fit_score(share_demand[i], avail[l]) for l in fits]
             l = fits[int(np.argmin(scores))]
         tasks[i, l] += 1
         free[l] -= problem.demand[i]
@@ -280,8 +294,9 @@ def ibaa(problem: Problem) -> Allocation:
     cap are fixed at it and the LP re-solved on the remaining capacity.
     """
     pooled = problem.pooled()
-    if pooled.demand.shape[1] != 2:
-        raise InputError("BAA/IBAA is defined for exactly two resources", "resources")
+    reason = not_applicable(NAME.IBAA, pooled)
+    if reason:
+        raise InputError(reason, "resources")
     C = pooled.total
     n = pooled.n_users
     d = pooled.demand
@@ -331,6 +346,15 @@ def ibaa(problem: Problem) -> Allocation:
 #: function fails here, at import
 POLICIES = {p.name: globals()[p.name.replace("-", "_")]
             for p in registry.entries(registry.ALLOCATION)}
+
+
+def not_applicable(policy: str, problem: Problem) -> str | None:
+    """Why ``policy`` cannot allocate ``problem`` (None: it can): IBAA needs exactly two
+    resources; every other rule takes any problem."""
+    if registry.get(registry.ALLOCATION, policy).name == NAME.IBAA \
+            and problem.demand.shape[1] != 2:
+        return "BAA/IBAA is defined for exactly two resources"
+    return None
 
 
 def allocate(problem: Problem, policy: str) -> Allocation:

@@ -83,7 +83,16 @@ class Problem:
         return replace(self, demand=new)
 
     def tasks_fitting(self, user: int, bundle: np.ndarray) -> float:
-        """Tasks user i can run with ``bundle[l, r]`` of resources (respecting placement)."""
+        """Tasks user i can run with ``bundle[l, r]`` of resources (respecting placement).
+
+        ``bundle`` has one row per server of *this* problem: a pooled allocation's bundle
+        (one row) must be measured on the pooled problem, never broadcast over the servers
+        of the original one (that counted the pool once per server)."""
+        bundle = np.asarray(bundle, dtype=float)
+        if bundle.shape != self.capacity.shape:
+            raise ValueError(f"bundle of shape {bundle.shape} for a problem of "
+                             f"{self.capacity.shape[0]} servers × {self.capacity.shape[1]} "
+                             "resources")
         d = self.demand[user]
         used = d > 0
         per_server = np.min(bundle[:, used] / d[used], axis=1)
@@ -106,6 +115,25 @@ class Problem:
                  else float(np.asarray(pools)[user]))
         return min(self.tasks_fitting(user, self.capacity * share),
                    float(self.max_tasks[user]))
+
+    def dedicated_cloud_tasks(self, user: int, fraction: float | None = None) -> float:
+        """Tasks user i runs alone on its dedicated cloud (DRFH §IV-D), the sharing-incentive
+        benchmark for several servers: a proportional subset of the servers — ``fraction``
+        (default w_i / Σw) of the servers of every configuration — where each whole server
+        runs whole tasks. For a subset drawn from the cluster's own configurations the
+        expected count is ``fraction · Σ_l allowed_il · ⌊min_r c_lr / d_ir⌋`` (placement
+        respected), capped by the user's max_tasks. On one server DRFH §IV-D's benchmark is
+        the even division of that server, so there it is ``fraction`` of the server's
+        resources with fractional tasks (DRF's share guarantee)."""
+        share = self.weights[user] / self.weights.sum() if fraction is None else fraction
+        d = self.demand[user]
+        used = d > 0
+        if self.capacity.shape[0] == 1:
+            tasks = share * float(np.min(self.capacity[0, used] / d[used]))
+        else:
+            whole = np.floor(np.min(self.capacity[:, used] / d[used], axis=1) + 1e-9)
+            tasks = share * float(np.sum(whole * self.allowed[user]))
+        return min(tasks, float(self.max_tasks[user]))
 
     def capacity_rows(self) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float | None]]]:
         """The capacity constraints of an LP over x[i, l] (tasks of user i on server l,

@@ -48,15 +48,20 @@ def dedicated_weights(problem: Problem, pools: np.ndarray | None = None) -> np.n
 
 def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
                       pools: np.ndarray | None = None):
-    """Every user runs at least as many tasks as in its dedicated pool (TSF's definition;
-    with one server and equal pools, DRF's "share guarantee"). ``reference``: the problem
-    whose servers define the pools (default: the allocation's own); ``pools[i]``: the
-    fraction of every server dedicated to user i (default w_i / Σw)."""
+    """Every user runs at least as many tasks as alone on its dedicated resources.
+
+    Without ``pools``, the benchmark is DRFH §IV-D's dedicated cloud: a proportional
+    subset of the servers (:meth:`Problem.dedicated_cloud_tasks`; on one server, DRF's
+    share guarantee). With ``pools[i]`` (TSF §3's *arbitrary* dedicated pools), user i's
+    pool is the fraction ``pools[i]`` of every server (:meth:`Problem.dedicated_tasks`).
+    ``reference``: the problem whose servers define the benchmark (default: the
+    allocation's own)."""
     problem = allocation.problem
     reference = reference or problem
     for i in range(problem.n_users):
         own = float(allocation.user_tasks[i])
-        alone = reference.dedicated_tasks(i, pools)
+        alone = (reference.dedicated_cloud_tasks(i) if pools is None
+                 else reference.dedicated_tasks(i, pools))
         if own < alone * (1 - TOL) - TOL:
             return Verdict(False, {"user": problem.users[i], "tasks": own,
                                    "dedicated_tasks": alone})
@@ -145,8 +150,11 @@ def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocat
     for i in range(problem.n_users):
         for lie in _misreports(problem.demand[i], rng, trials):
             lied = rule(problem.with_demand(i, lie))
-            bundle = lied.bundles()[i]
-            true_tasks = min(problem.tasks_fitting(i, bundle), float(problem.max_tasks[i]))
+            # the liar's bundle runs its true tasks on the servers the rule allocated on
+            # (the pool, for a pooled rule), not on the original problem's servers
+            truth = lied.problem.with_demand(i, problem.demand[i])
+            true_tasks = min(truth.tasks_fitting(i, lied.bundles()[i]),
+                             float(problem.max_tasks[i]))
             if true_tasks > truthful[i] * (1 + 1e-6) + 1e-9:
                 return Verdict(False, {"user": problem.users[i],
                                        "declared": lie.round(6).tolist(),

@@ -12,7 +12,7 @@ import pandas as pd
 
 from mrfq import fields
 from mrfq.allocation.files import load_problem
-from mrfq.allocation.policies import POLICIES
+from mrfq.allocation.policies import POLICIES, not_applicable
 from mrfq.allocation.problem import Allocation, Problem
 from mrfq.allocation.properties import Verdict, check_all
 from mrfq.errors import InputError
@@ -29,9 +29,11 @@ class PolicyResult:
 class AllocationReport:
     problem: Problem
     results: list[PolicyResult]
+    #: policy -> why it was not run (default policy lists only: one that does not apply)
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def text(self) -> str:
-        """The human-readable report, one block per policy."""
+        """The human-readable report, one block per policy, then the skipped ones."""
         p = self.problem
         lines = []
         for r in self.results:
@@ -43,6 +45,7 @@ class AllocationReport:
             lines.append("utilisation: " + ", ".join(
                 f"{name} {u:.1%}" for name, u in zip(p.resources, a.utilisation, strict=True)))
             lines.extend(f"  {key:18s} {verdict.text}" for key, verdict in r.checks.items())
+        lines.extend(f"skipped {name}: {why}" for name, why in self.skipped.items())
         return "\n".join(lines)
 
     def table(self) -> pd.DataFrame:
@@ -64,16 +67,25 @@ class AllocationReport:
         return pd.DataFrame(rows)
 
 
-def allocation_report(path: str | Path, policies: Sequence[str] = (), properties: bool = True,
-                      probe_trials: int = 30) -> AllocationReport:
-    """Run ``policies`` (default: the ones the file lists, else all) on the problem file at
-    ``path``, with the property checks unless ``properties`` is False. InputError (naming
-    the file or the option) on any bad input."""
-    problem, listed = load_problem(path)
+def allocation_report(path: str | Path | Problem, policies: Sequence[str] = (),
+                      properties: bool = True, probe_trials: int = 30) -> AllocationReport:
+    """Run ``policies`` (default: the ones the file lists, else all that apply to it — the
+    others are listed in ``skipped`` with the reason) on the problem file at ``path`` (or a
+    :class:`Problem` itself: every policy that applies), with the property checks unless
+    ``properties`` is False. InputError (naming the file or the option) on any bad input, a
+    policy asked for by name that does not apply included."""
+    if isinstance(path, Problem):
+        problem, listed, path = path, list(POLICIES), "<problem>"
+    else:
+        problem, listed = load_problem(path)
     chosen = list(listed)
+    skipped = {}
     if policies:
         chosen = list(fields.name_list(list(policies), "--policy", None,
                                        allowed=tuple(POLICIES), what="policy", lower=True))
+    else:  # the file's list (checked to apply) or all: leave out those that do not apply
+        skipped = {name: why for name in chosen if (why := not_applicable(name, problem))}
+        chosen = [name for name in chosen if name not in skipped]
     results = []
     for name in chosen:
         rule = POLICIES[name]
@@ -83,4 +95,4 @@ def allocation_report(path: str | Path, policies: Sequence[str] = (), properties
             raise exc.located(str(path)) from None
         checks = check_all(problem, rule, allocation, probe_trials) if properties else {}
         results.append(PolicyResult(name, allocation, checks))
-    return AllocationReport(problem, results)
+    return AllocationReport(problem, results, skipped)

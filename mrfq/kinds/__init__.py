@@ -1,6 +1,7 @@
 """Kinds of point: one module per way a point of a scenario is computed.
 
-A **point** is one unit of work of a sweep: a realisation (``fluid`` or ``packet``, the
+A **point** is one unit of work of a sweep: a realisation (``fluid``, ``packet`` or
+``cluster``, the
 scenario's table it is configured by and the prefix of its result file), a policy of that
 realisation, a value on the load axis and a replication index. Which *kind* computes it
 follows from the scenario, the policy and the load alone (so a point's key is known before
@@ -11,6 +12,7 @@ it is computed):
 :mod:`mrfq.kinds.explicit`         fluid γ by an explicit stationary law (balanced fairness)
 :mod:`mrfq.kinds.flowlevel`        fluid γ by the flow-level simulator (any size law)
 :mod:`mrfq.kinds.packet`           packet γ by a replication of the packet engine (SPEC §3)
+:mod:`mrfq.kinds.cluster`          cluster γ by a run of the cluster simulator (SPEC §6)
 =================================  ==========================================================
 
 Every kind module has the same face, which is all the sweep (:mod:`mrfq.sweeps`), the
@@ -44,13 +46,14 @@ from types import ModuleType
 
 from mrfq import policies
 from mrfq.fluid.method import fluid_method, record_method
-from mrfq.kinds import explicit, flowlevel, markov, packet
+from mrfq.kinds import cluster, explicit, flowlevel, markov, packet
 from mrfq.scenario import Scenario
 
 #: every kind module, by name
-KINDS: dict[str, ModuleType] = {m.NAME: m for m in (markov, explicit, flowlevel, packet)}
+KINDS: dict[str, ModuleType] = {m.NAME: m for m in (markov, explicit, flowlevel, packet,
+                                                   cluster)}
 #: the realisations, in the order their points are listed
-REALISATIONS = (policies.FLUID, policies.PACKET)
+REALISATIONS = (policies.FLUID, policies.PACKET, policies.CLUSTER)
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,8 @@ def kind_of(scenario: Scenario, realisation: str, policy: str, load: float) -> M
     scenario (module doc)."""
     if realisation == policies.PACKET:
         return packet
+    if realisation == policies.CLUSTER:
+        return cluster
     return fluid_kind(fluid_method(scenario, policy, load), policy)
 
 
@@ -88,6 +93,8 @@ def kind_of_record(record: dict) -> ModuleType:
     """The kind module a stored record came from."""
     if record["kind"] == policies.PACKET:
         return packet
+    if record["kind"] == policies.CLUSTER:
+        return cluster
     return fluid_kind(record_method(record), record["policy"])
 
 

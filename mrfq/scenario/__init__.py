@@ -4,6 +4,7 @@
   :class:`FluidConfig`, :class:`PacketConfig` (plain data with defaults);
 * :mod:`mrfq.scenario.checks` — validating one section into its record
   (:func:`check_init` and the field checks);
+* :mod:`mrfq.scenario.cluster` — the ``[cluster]`` section (:func:`parse_cluster`);
 * :mod:`mrfq.scenario.model` — :class:`Scenario`: requirements, weights, loads (BR eq. 8),
   the stored dict, validated copies;
 * :mod:`mrfq.scenario.files` — a whole scenario from a dict (:func:`scenario_from_dict`)
@@ -18,6 +19,7 @@ from mrfq.scenario.config import (
     FLUID_METHODS,
     PACKET_INITS,
     VIRTUAL_TIMES,
+    ClusterConfig,
     FluidConfig,
     PacketConfig,
     TrafficClass,
@@ -32,7 +34,8 @@ from mrfq.scenario.files import (
 from mrfq.scenario.model import Scenario, size_spec
 
 __all__ = [
-    "FLUID_METHODS", "PACKAGED_SCENARIOS", "PACKET_INITS", "VIRTUAL_TIMES", "FluidConfig",
+    "FLUID_METHODS", "PACKAGED_SCENARIOS", "PACKET_INITS", "VIRTUAL_TIMES", "ClusterConfig",
+    "FluidConfig",
     "PacketConfig",
     "Scenario", "TrafficClass", "check_init", "load_scenario", "packaged_scenarios",
     "scenario_from_dict", "scenario_path", "size_spec",

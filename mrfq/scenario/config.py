@@ -95,3 +95,31 @@ class PacketConfig:
     #: "empty" (no flow at t = 0) or "fluid" (flows in progress at t = 0 drawn from the
     #: Markov model's stationary law π of the policy's fluid counterpart; not measured)
     init: str = "empty"
+
+
+#: laws of a cluster job's number of tasks and of a task's duration (``[cluster]``)
+CLUSTER_TASK_LAWS = ("geometric", "fixed")
+CLUSTER_DURATION_LAWS = ("exponential", "fixed")
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """``[cluster]`` (SPEC §6): the scenario's classes as jobs of tasks on a pooled
+    cluster of ``tasks_per_resource`` units of every resource, a class-k task needing a_k
+    (so a dominant task holds 1/C of the pool). ``policies`` (default, when the section is
+    present: the registry's cluster defaults; no section: none), ``mean_tasks`` E[N]
+    (``tasks``: geometric or fixed), ``duration`` d (``duration_law``), ``jobs`` arrivals
+    per run, the ``warmup`` fraction not measured, ``batches`` for the intervals,
+    ``seed``, and the slot scheduler's ``slots_per_server``."""
+
+    policies: tuple[str, ...] = ()
+    tasks_per_resource: float = 100.0
+    mean_tasks: float = 1000.0
+    tasks: str = "geometric"
+    duration: float = 1.0
+    duration_law: str = "exponential"
+    jobs: int = 20000
+    warmup: float = 0.1
+    batches: int = 10
+    seed: int = 1
+    slots_per_server: int = 14

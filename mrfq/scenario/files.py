@@ -19,10 +19,11 @@ from mrfq.errors import InputError
 from mrfq.explicit import parse_flows
 from mrfq.io import read_toml
 from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, parse_packet
+from mrfq.scenario.cluster import parse_cluster
 from mrfq.scenario.model import Scenario
 
 _TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet",
-             "flows", "timeline"}
+             "flows", "timeline", "cluster"}
 _LOAD_KEYS = {"axis", "values"}
 
 
@@ -82,6 +83,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         load_values=values,
         fluid=fluid,
         packet=packet,
+        cluster=parse_cluster(raw.get("cluster"), source),
         source=source,
         flows=flows,
         timeline=timeline,

@@ -19,7 +19,7 @@ import numpy as np
 from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
 from mrfq.scenario.checks import check_init, parse_packet
-from mrfq.scenario.config import FluidConfig, PacketConfig, TrafficClass
+from mrfq.scenario.config import ClusterConfig, FluidConfig, PacketConfig, TrafficClass
 from mrfq.sizes import SizeLaw, parse_size
 
 
@@ -35,6 +35,7 @@ class Scenario:
     load_values: tuple[float, ...]
     fluid: FluidConfig
     packet: PacketConfig
+    cluster: ClusterConfig = ClusterConfig()  # no [cluster] section: no cluster points
     source: str = "<scenario>"
     flows: tuple[ExplicitFlow, ...] = ()  # explicit flows ([[flows]], mrfq.explicit)
     timeline: Timeline | None = None
@@ -125,6 +126,9 @@ class Scenario:
             "load": {"axis": self.load_axis, "values": list(self.load_values)},
             "fluid": {**self.fluid.__dict__, "policies": list(self.fluid.policies)},
             "packet": _packet_dict(self.packet),
+            # only with a [cluster] section, so older stored scenarios read the same
+            **({"cluster": {**self.cluster.__dict__, "policies": list(self.cluster.policies)}}
+               if self.cluster.policies else {}),
             **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,
                            "stop": f.stop, "window": f.window, "rate": f.rate}
                           for f in self.flows],

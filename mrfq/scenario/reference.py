@@ -14,11 +14,13 @@ from dataclasses import MISSING, dataclass, fields
 
 from mrfq import explicit
 from mrfq.scenario import checks
+from mrfq.scenario import cluster as cluster_section
 from mrfq.scenario import files as scenario_files
 from mrfq.scenario.config import (
     FLUID_METHODS,
     PACKET_INITS,
     VIRTUAL_TIMES,
+    ClusterConfig,
     FluidConfig,
     PacketConfig,
 )
@@ -50,6 +52,8 @@ SECTIONS = (
                 "packet": "table `[packet]`. The packet simulator's settings.",
                 "flows": "array of tables `[[flows]]`. Explicit flows (`mrfq flows`) "
                          "instead of Poisson arrivals; needs `[timeline]`.",
+                "cluster": "table `[cluster]`. The classes as jobs of tasks on a pooled "
+                           "cluster (`mrfq cluster`).",
                 "timeline": "table `[timeline]`. Duration and bin width of explicit flows.",
             }),
     Section("[[classes]]", "One class of flows (BR §2.1).",
@@ -107,6 +111,23 @@ SECTIONS = (
                 + ". How a replication starts (fluid: flows in progress drawn from the "
                   "Markov model's stationary law).",
     }, PacketConfig),
+    Section("[cluster]", "The cluster model (SPEC §6): jobs of tasks on a pooled cluster.",
+            frozenset(cluster_section._KEYS), {
+                "policies": "list of cluster scheduler names (`mrfq list`); default, when "
+                            "the section is present, the registry's cluster defaults.",
+                "tasks_per_resource": "number > 0. C: the pool holds C dominant tasks of "
+                                      "every resource.",
+                "mean_tasks": "number ≥ 1. E[N], tasks per job.",
+                "tasks": "\"geometric\" or \"fixed\". The law of N.",
+                "duration": "number > 0. d, a task's mean duration.",
+                "duration_law": "\"exponential\" or \"fixed\". The law of a task's "
+                                "duration.",
+                "jobs": "integer. Job arrivals per run.",
+                "warmup": "fraction in [0, 1). Jobs left out at the start.",
+                "batches": "integer ≥ 2. Batches for the intervals.",
+                "seed": "integer. The seed of the run.",
+                "slots_per_server": "integer ≥ 1. The slot scheduler's k.",
+            }, ClusterConfig),
     Section("[[flows]]", "An explicit flow (SPEC §3.1).", frozenset(explicit._FLOW_KEYS), {
         "class": "string, required. The class whose requirements and weight it has.",
         "name": "string. Its name in the timeline (default: class and index).",

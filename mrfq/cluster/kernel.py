@@ -1,0 +1,399 @@
+"""The cluster event loop (SPEC §6): jobs of tasks on servers, plain arrays in and out.
+
+Events are job arrivals (given, sorted) and task completions (a binary heap keyed by
+(time, launch number)); a completion at the same instant as an arrival comes first. At
+every event, while some pending task of some job fits on some server, the scheduler picks
+a job (the largest *score*, ties: lowest class, then earliest arrival) and a server, and
+launches one task there. The scores, larger first (x_i: tasks job i runs, k its class,
+δ_k = max_r D_kr / C_r its dominant share per task of the pool C, w_k its weight):
+
+* ``DRF``, ``PF`` (BR §3.1–3.2): φ_k(n) − x_i δ_k, the gap between the job's ideal
+  dominant share — the fluid allocation φ of its class in the current state n (jobs per
+  class in the system), :func:`mrfq.fluid.kernels.allocate_into` — and its current one;
+* ``BMF`` (BR §3.3): the job's status, its minimum rank over its bottleneck resources,
+  rank_ij = 1 + #{jobs whose share x D_kj / C_j of resource j exceeds job i's even after
+  job i launches one more task} (BR's rank at task granularity: jobs within one task of
+  each other tie, else an integer split of a bottleneck always ranks someone 2nd and
+  starves the jobs alone on theirs); the bottleneck
+  resources of class k are those saturated by the fluid BMF allocation in which class k
+  holds the largest share (BMF's definition), else all it uses. Equal statuses (ranks
+  tie whenever shares do, e.g. from an empty cluster) are ordered by the gap to the
+  ideal, as for PF: score = status + (φ_k − x_i δ_k) / 2;
+* ``FIFO``: −(job index), i.e. the earliest job whose task fits;
+* ``DRF_ONLINE``, ``DRFH_FIRST_FIT``, ``DRFH_BEST_FIT``: −x_i δ_k / w_k, the lowest
+  (global) dominant share;
+* ``SLOTS``: −(slots held) / w_k; every server l holds ⌊min_r c_lr / s_r⌋ slots of size
+  s = (componentwise largest server) / k, a task takes ⌈max_r D_kr / s_r⌉ slots of one
+  server.
+
+The rules with an ideal (``DRF``, ``PF``, ``BMF``) hold resources for the most deprived
+job: when the job of the largest score is below its ideal (φ_k > x_i δ_k) and its task
+fits nowhere, nothing is launched until it fits (otherwise the jobs of small tasks would
+take every freed crumb and starve a job of large tasks below its share). The others are
+work-conserving: the job of the largest score among those whose task fits.
+
+Server: the first that fits, except ``DRFH_BEST_FIT`` (least DRFH eq. 9 score, with free
+capacity and demand as pool shares normalised by the first resource the task needs; ties:
+lowest index) and ``SLOTS`` (the first with enough free slots).
+
+Task durations are a counter-based hash of (seed, job, task index): the same task lasts the
+same under every scheduler, and the slow twin (``tests/naive_cluster.py``) draws the same.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from mrfq import policies
+from mrfq.fluid.kernels import allocate_into
+
+_C = policies.codes(policies.CLUSTER)
+DRF, PF, BMF, FIFO = _C.DRF, _C.PF, _C.BMF, _C.FIFO
+DRF_ONLINE, DRFH_FIRST_FIT, DRFH_BEST_FIT, SLOTS = (
+    _C.DRF_ONLINE, _C.DRFH_FIRST_FIT, _C.DRFH_BEST_FIT, _C.SLOTS)
+#: slack on capacity comparisons (capacities and demands are user numbers)
+EPS = 1e-9
+
+
+@njit(cache=True)
+def uniform(seed, job, task):
+    """U(0, 1) of task ``task`` of job ``job``: splitmix64 of a counter (exact, portable)."""
+    z = (np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)
+         + np.uint64(job) * np.uint64(0xBF58476D1CE4E5B9)
+         + np.uint64(task) * np.uint64(0x94D049BB133111EB) + np.uint64(1))
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return (float(z >> np.uint64(11)) + 0.5) / 9007199254740992.0
+
+
+@njit(cache=True)
+def _push(h_time, h_seq, h_job, h_srv, size, t, seq, job, srv):
+    i = size
+    h_time[i], h_seq[i], h_job[i], h_srv[i] = t, seq, job, srv
+    while i > 0:
+        p = (i - 1) // 2
+        if h_time[p] < h_time[i] or (h_time[p] == h_time[i] and h_seq[p] < h_seq[i]):
+            break
+        h_time[p], h_time[i] = h_time[i], h_time[p]
+        h_seq[p], h_seq[i] = h_seq[i], h_seq[p]
+        h_job[p], h_job[i] = h_job[i], h_job[p]
+        h_srv[p], h_srv[i] = h_srv[i], h_srv[p]
+        i = p
+    return size + 1
+
+
+@njit(cache=True)
+def _pop(h_time, h_seq, h_job, h_srv, size):
+    size -= 1
+    h_time[0], h_seq[0], h_job[0], h_srv[0] = h_time[size], h_seq[size], h_job[size], h_srv[size]
+    i = 0
+    while True:
+        c = 2 * i + 1
+        if c >= size:
+            break
+        if c + 1 < size and (h_time[c + 1] < h_time[c] or (
+                h_time[c + 1] == h_time[c] and h_seq[c + 1] < h_seq[c])):
+            c += 1
+        if h_time[i] < h_time[c] or (h_time[i] == h_time[c] and h_seq[i] < h_seq[c]):
+            break
+        h_time[c], h_time[i] = h_time[i], h_time[c]
+        h_seq[c], h_seq[i] = h_seq[i], h_seq[c]
+        h_job[c], h_job[i] = h_job[i], h_job[c]
+        h_srv[c], h_srv[i] = h_srv[i], h_srv[c]
+        i = c
+    return size
+
+
+@njit(cache=True)
+def _fits(policy, free, free_slots, task_slots, demand, k, l):
+    if policy == SLOTS:
+        return free_slots[l] >= task_slots[k]
+    for r in range(free.shape[1]):
+        if demand[k, r] > free[l, r] + EPS:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _server(policy, free, free_slots, task_slots, demand, total, k):
+    """The server for a task of class k (module doc), -1 if it fits nowhere."""
+    L, R = free.shape
+    best, best_h = -1, np.inf
+    first = 0
+    while demand[k, first] <= 0.0:
+        first += 1
+    for l in range(L):
+        if not _fits(policy, free, free_slots, task_slots, demand, k, l):
+            continue
+        if policy != DRFH_BEST_FIT:
+            return l
+        c1 = free[l, first] / total[first]
+        if c1 <= 0.0:
+            continue
+        h = 0.0
+        for r in range(R):
+            h += abs((demand[k, r] / total[r]) / (demand[k, first] / total[first])
+                     - (free[l, r] / total[r]) / c1)
+        if h < best_h:
+            best, best_h = l, h
+    return best
+
+
+@njit(cache=True)
+def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class,
+             job_tasks, duration_mean, exponential, seed, slots_per_server, t_warm,
+             t_end, sample_dt, n_samples):
+    """Run the cluster from empty until every job has finished.
+
+    ``capacity`` (L×R), ``demand`` (K×R, per task), ``weights`` (K); jobs: ``arrival``
+    (sorted), ``job_class``, ``job_tasks`` (N ≥ 1); task durations of class k: mean
+    ``duration_mean[k]``, exponential or (``exponential`` False) deterministic.
+    ``fluid_policy``: the fluid code whose φ is the ideal (DRF, PF, BMF rules).
+
+    Returns ``finish`` (per job), ``jobs_area`` (K: ∫ jobs in system dt over
+    [t_warm, t_end]), ``busy`` (R: ∫ resources in use dt over the same window),
+    ``samples`` (n_samples × K tasks running per class at t = s·sample_dt), and the
+    number of task events (launches + completions).
+    """
+    L, R = capacity.shape
+    K = demand.shape[0]
+    J = arrival.size
+    total = np.zeros(R)
+    biggest = np.zeros(R)
+    for l in range(L):
+        for r in range(R):
+            total[r] += capacity[l, r]
+            biggest[r] = max(biggest[r], capacity[l, r])
+    delta = np.zeros(K)
+    a = np.zeros((K, R))
+    for k in range(K):
+        for r in range(R):
+            delta[k] = max(delta[k], demand[k, r] / total[r])
+        for r in range(R):
+            a[k, r] = demand[k, r] / total[r] / delta[k]
+    # slots: per server, and per task of each class
+    slot = biggest / max(slots_per_server, 1)
+    free_slots = np.zeros(L, dtype=np.int64)
+    task_slots = np.ones(K, dtype=np.int64)
+    if policy == SLOTS:
+        for l in range(L):
+            m = np.inf
+            for r in range(R):
+                m = min(m, capacity[l, r] / slot[r])
+            free_slots[l] = int(np.floor(m + EPS))
+        for k in range(K):
+            m = 0.0
+            for r in range(R):
+                m = max(m, demand[k, r] / slot[r])
+            task_slots[k] = max(1, int(np.ceil(m - EPS)))
+    # the heap holds one entry per running task: every task holds δ_k ≥ min δ of some
+    # resource's pool, so at most R / min δ run (slots: at most the slots)
+    most = 2 + L
+    if policy == SLOTS:
+        for l in range(L):
+            most += free_slots[l]
+    else:
+        most += int(R / delta.min())
+    h_time = np.empty(most)
+    h_seq = np.empty(most, dtype=np.int64)
+    h_job = np.empty(most, dtype=np.int64)
+    h_srv = np.empty(most, dtype=np.int64)
+    size = 0
+    free = capacity.copy()
+    launched = np.zeros(J, dtype=np.int64)
+    done = np.zeros(J, dtype=np.int64)
+    running = np.zeros(J, dtype=np.int64)
+    slots_held = np.zeros(J, dtype=np.int64)
+    finish = np.full(J, np.nan)
+    active = np.empty(J, dtype=np.int64)
+    n_active = 0
+    counts = np.zeros(K)
+    phi = np.zeros(K)
+    bottleneck = np.zeros((K, R), dtype=np.bool_)
+    class_running = np.zeros(K, dtype=np.int64)
+    in_use = np.zeros(R)  # Σ_l resources in use (kept by the launches and completions)
+    jobs_area = np.zeros(K)
+    busy = np.zeros(R)
+    samples = np.zeros((n_samples, K))
+    next_sample = 0
+    score = np.zeros(J)
+    status = np.zeros(J)
+    class_server = np.zeros(K, dtype=np.int64)
+    share = np.zeros(J)
+    ideal = policy == DRF or policy == PF or policy == BMF
+    nxt = 0
+    seq = 0
+    events = 0
+    now = 0.0
+    while nxt < J or size > 0:
+        if size > 0 and (nxt >= J or h_time[0] <= arrival[nxt]):
+            t = h_time[0]
+        else:
+            t = arrival[nxt]
+        while next_sample < n_samples and next_sample * sample_dt <= t:
+            for k in range(K):
+                samples[next_sample, k] = class_running[k]
+            next_sample += 1
+        lo, hi = max(now, t_warm), min(t, t_end)
+        if hi > lo:
+            for k in range(K):
+                jobs_area[k] += counts[k] * (hi - lo)
+            for r in range(R):
+                busy[r] += in_use[r] * (hi - lo)
+        now = t
+        changed = False
+        if size > 0 and (nxt >= J or h_time[0] <= arrival[nxt]):
+            j, l = h_job[0], h_srv[0]
+            size = _pop(h_time, h_seq, h_job, h_srv, size)
+            events += 1
+            k = job_class[j]
+            for r in range(R):
+                free[l, r] += demand[k, r]
+                in_use[r] -= demand[k, r]
+            free_slots[l] += task_slots[k]
+            slots_held[j] -= task_slots[k]
+            running[j] -= 1
+            class_running[k] -= 1
+            done[j] += 1
+            if done[j] == job_tasks[j]:
+                finish[j] = t
+                counts[k] -= 1
+                changed = True
+                w = 0
+                for i in range(n_active):
+                    if active[i] != j:
+                        active[w] = active[i]
+                        w += 1
+                n_active = w
+        else:
+            j = nxt
+            nxt += 1
+            active[n_active] = j
+            n_active += 1
+            counts[job_class[j]] += 1
+            changed = True
+        if changed and (policy == DRF or policy == PF or policy == BMF):
+            allocate_into(fluid_policy, a, counts, weights, phi)
+            if policy == BMF:
+                _bottlenecks(a, counts, phi, bottleneck)
+        # launch while some pending task fits somewhere
+        while True:
+            if policy == BMF:
+                _bmf_status(active, n_active, job_class, running, demand, total,
+                            bottleneck, share, status)
+            pick, pick_server, top, top_s = -1, -1, -1, -np.inf
+            for k in range(K):
+                class_server[k] = -2  # not looked up yet in this round
+            for i in range(n_active):
+                j = active[i]
+                k = job_class[j]
+                if launched[j] >= job_tasks[j]:
+                    continue
+                if policy == DRF or policy == PF:
+                    s = phi[k] - running[j] * delta[k]
+                elif policy == BMF:
+                    # status first; among equal statuses the larger gap to the ideal
+                    # (fluid BMF) dominant share (a gap is < 1, a status step is 1)
+                    s = status[j] + 0.5 * (phi[k] - running[j] * delta[k])
+                elif policy == FIFO:
+                    s = -float(j)
+                elif policy == SLOTS:
+                    s = -slots_held[j] / weights[k]
+                else:
+                    s = -running[j] * delta[k] / weights[k]
+                if top < 0 or s > top_s or (s == top_s and (
+                        k < job_class[top] or (k == job_class[top] and j < top))):
+                    top, top_s = j, s
+                if pick >= 0:
+                    kp = job_class[pick]
+                    if s < score[pick] or (s == score[pick] and (
+                            k > kp or (k == kp and j > pick))):
+                        continue
+                if class_server[k] == -2:  # the server depends on the class only
+                    class_server[k] = _server(policy, free, free_slots, task_slots, demand,
+                                              total, k)
+                srv = class_server[k]
+                if srv < 0:
+                    continue
+                score[j] = s
+                pick, pick_server = j, srv
+            if pick < 0:
+                break
+            if top != pick and ideal and phi[job_class[top]] > running[top] * delta[
+                    job_class[top]]:
+                break  # hold the freed resources for a job below its ideal share
+            k = job_class[pick]
+            for r in range(R):
+                free[pick_server, r] -= demand[k, r]
+                in_use[r] += demand[k, r]
+            free_slots[pick_server] -= task_slots[k]
+            slots_held[pick] += task_slots[k]
+            u = uniform(seed, pick, launched[pick])
+            d = -duration_mean[k] * np.log(u) if exponential else duration_mean[k]
+            size = _push(h_time, h_seq, h_job, h_srv, size, t + d, seq, pick, pick_server)
+            seq += 1
+            launched[pick] += 1
+            running[pick] += 1
+            class_running[k] += 1
+            events += 1
+    while next_sample < n_samples:
+        for k in range(K):
+            samples[next_sample, k] = class_running[k]
+        next_sample += 1
+    return finish, jobs_area, busy, samples, events
+
+
+@njit(cache=True)
+def _bottlenecks(a, counts, phi, out):
+    """out[k, j]: resource j is a bottleneck of class k under the fluid allocation φ —
+    saturated, and class k's share φ_k a_kj is the largest there (BMF); a class with no
+    such resource gets every resource it uses."""
+    K, R = a.shape
+    for k in range(K):
+        for j in range(R):
+            out[k, j] = False
+    for j in range(R):
+        used, top = 0.0, 0.0
+        for k in range(K):
+            used += counts[k] * phi[k] * a[k, j]
+            if counts[k] > 0:
+                top = max(top, phi[k] * a[k, j])
+        if used < 1.0 - 1e-9:
+            continue
+        for k in range(K):
+            if counts[k] > 0 and a[k, j] > 0 and phi[k] * a[k, j] >= top * (1 - 1e-9):
+                out[k, j] = True
+    for k in range(K):
+        some = False
+        for j in range(R):
+            some = some or out[k, j]
+        if not some:
+            for j in range(R):
+                out[k, j] = a[k, j] > 0
+
+
+@njit(cache=True)
+def _bmf_status(active, n_active, job_class, running, demand, total, bottleneck, share,
+                status):
+    """status[j] = min over job j's bottleneck resources of its rank there (BR §3.3)."""
+    R = demand.shape[1]
+    for i in range(n_active):
+        status[active[i]] = np.inf
+    for r in range(R):
+        for i in range(n_active):
+            j = active[i]
+            share[j] = running[j] * demand[job_class[j], r] / total[r]
+        for i in range(n_active):
+            j = active[i]
+            if not bottleneck[job_class[j], r]:
+                continue
+            # ranks at task granularity: i' is ahead of j if it stays ahead after j
+            # launches one more task
+            ahead = share[j] + demand[job_class[j], r] / total[r] * (1.0 + 1e-9)
+            rank = 1.0
+            for i2 in range(n_active):
+                if share[active[i2]] > ahead:
+                    rank += 1.0
+            status[j] = min(status[j], rank)

@@ -1,0 +1,209 @@
+"""The cluster model (SPEC §6) and one run of it.
+
+Units: time in the unit of the task durations; capacities and per-task demands in the
+servers' own units (``capacity[l, r]``, ``demand[k, r]``). With the pool C_r = Σ_l c_lr,
+a task of class k holds the dominant share δ_k = max_r D_kr / C_r, and its fluid
+requirement vector is a_kr = (D_kr / C_r) / δ_k (max 1). A class-k job brings N tasks
+(mean E[N_k]) of mean duration d_k, i.e. E[N_k] d_k δ_k units of fluid work (dominant
+resource × time), so its fluid load is ρ_k = λ_k E[N_k] d_k δ_k and its **service rate**
+
+    γ_k = E[N_k] d_k δ_k / E[T_k]          (T_k: the job's sojourn time)
+
+is the fluid γ_k of SPEC §2 (mean work / mean sojourn): a job alone, running 1/δ_k tasks
+at a time, completes at γ = 1 up to the granularity of its tasks (its last tasks finish
+one by one, SPEC §6 "Granularity effects").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from mrfq import policies
+from mrfq.cluster import kernel
+from mrfq.errors import InputError
+
+#: laws of the number of tasks of a job, and of a task's duration
+GEOMETRIC, FIXED, EXPONENTIAL = "geometric", "fixed", "exponential"
+
+
+@dataclass(frozen=True)
+class ClusterModel:
+    """Servers, job classes and a scheduler (module doc for the units).
+
+    ``rates[k]``: Poisson job arrivals per time unit; ``mean_tasks[k]``: E[N_k] (``tasks``
+    law: geometric on 1, 2, … or fixed); ``durations[k]``: mean task duration d_k
+    (``duration_law``: exponential or fixed); ``slots_per_server``: k of the slot
+    scheduler (the largest server is cut into k slots).
+    """
+
+    capacity: np.ndarray
+    demand: np.ndarray
+    policy: str
+    rates: np.ndarray = field(default=None)  # type: ignore[assignment]
+    mean_tasks: np.ndarray = field(default=None)  # type: ignore[assignment]
+    durations: np.ndarray = field(default=None)  # type: ignore[assignment]
+    weights: np.ndarray = field(default=None)  # type: ignore[assignment]
+    tasks: str = GEOMETRIC
+    duration_law: str = EXPONENTIAL
+    slots_per_server: int = 14
+
+    def __post_init__(self):
+        cap = np.atleast_2d(np.asarray(self.capacity, dtype=float))
+        dem = np.atleast_2d(np.asarray(self.demand, dtype=float))
+        K = dem.shape[0]
+        set_ = object.__setattr__
+        set_(self, "capacity", cap)
+        set_(self, "demand", dem)
+        set_(self, "policy", policies.get(policies.CLUSTER, self.policy).name)
+        for name, default in (("rates", 0.0), ("mean_tasks", 1.0), ("durations", 1.0),
+                              ("weights", 1.0)):
+            value = getattr(self, name)
+            value = np.full(K, default) if value is None else np.asarray(value, float)
+            if value.shape != (K,) or not np.all(np.isfinite(value)) or np.any(value < 0):
+                raise InputError(f"must be {K} non-negative numbers", name)
+            set_(self, name, value)
+        if cap.shape[1] != dem.shape[1]:
+            raise InputError(f"servers have {cap.shape[1]} resources, tasks "
+                             f"{dem.shape[1]}", "capacity")
+        if np.any(cap < 0) or np.any(cap.sum(axis=0) <= 0):
+            raise InputError("every resource needs some capacity", "capacity")
+        if np.any(dem < 0) or np.any(dem.max(axis=1) <= 0):
+            raise InputError("every task needs some resource", "demand")
+        for k in range(K):
+            if not np.any(np.all(dem[k] <= cap + kernel.EPS, axis=1)):
+                raise InputError(f"a task of class {k + 1} is larger than every server",
+                                 f"classes[{k}].demand")
+        if np.any(self.weights <= 0) or np.any(self.mean_tasks < 1):
+            raise InputError("weights must be positive and mean tasks at least 1",
+                             "classes")
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.capacity.sum(axis=0)
+
+    @property
+    def delta(self) -> np.ndarray:
+        """δ_k: a task's dominant share of the pool."""
+        return (self.demand / self.total).max(axis=1)
+
+    @property
+    def requirements(self) -> np.ndarray:
+        """The fluid requirement vectors a_kr (max 1)."""
+        return self.demand / self.total / self.delta[:, None]
+
+    @property
+    def work(self) -> np.ndarray:
+        """Mean fluid work of a job: E[N_k] d_k δ_k."""
+        return self.mean_tasks * self.durations * self.delta
+
+    @property
+    def loads(self) -> np.ndarray:
+        """ρ_k = λ_k E[N_k] d_k δ_k."""
+        return self.rates * self.work
+
+
+def pooled_model(requirements, loads, policy: str, tasks_per_resource: float = 100.0,
+                 mean_tasks: float = 1000.0, duration: float = 1.0, **options
+                 ) -> ClusterModel:
+    """A fluid scenario as a pooled cluster: one server of ``tasks_per_resource`` units of
+    every resource, class-k tasks needing a_k (so a dominant task holds 1/C of the pool),
+    and arrival rates giving the fluid loads ρ_k."""
+    a = np.atleast_2d(np.asarray(requirements, dtype=float))
+    a = a / a.max(axis=1, keepdims=True)
+    C = float(tasks_per_resource)
+    K = a.shape[0]
+    work = np.full(K, mean_tasks * duration / C)
+    return ClusterModel(capacity=np.full((1, a.shape[1]), C), demand=a, policy=policy,
+                        rates=np.asarray(loads, dtype=float) / work,
+                        mean_tasks=np.full(K, float(mean_tasks)),
+                        durations=np.full(K, float(duration)), **options)
+
+
+def workload(model: ClusterModel, jobs: int, seed: int) -> tuple[np.ndarray, ...]:
+    """``jobs`` Poisson arrivals of the model's classes: (arrival times, class, tasks)."""
+    rng = np.random.default_rng(seed)
+    rate = model.rates.sum()
+    if rate <= 0:
+        raise InputError("no class has a positive arrival rate", "classes")
+    times = np.cumsum(rng.exponential(1.0 / rate, jobs))
+    classes = rng.choice(model.rates.size, size=jobs, p=model.rates / rate)
+    m = model.mean_tasks[classes]
+    if model.tasks == GEOMETRIC:
+        tasks = rng.geometric(1.0 / m)
+    else:
+        tasks = np.maximum(np.rint(m), 1)
+    return times, classes.astype(np.int64), tasks.astype(np.int64)
+
+
+@dataclass
+class ClusterRun:
+    """One run: per job ``finish``; per class ``gamma`` (sojourn-based, jobs arriving
+    in the measurement window) with ``gamma_low``/``gamma_high`` (95%, batch means),
+    ``jobs_mean`` (time-average jobs in system in the window); ``utilisation[r]`` over the
+    window; ``samples[s, k]`` tasks running at s·sample_dt; ``events`` (task launches and
+    completions)."""
+
+    model: ClusterModel
+    arrival: np.ndarray
+    job_class: np.ndarray
+    job_tasks: np.ndarray
+    finish: np.ndarray
+    gamma: np.ndarray
+    gamma_low: np.ndarray
+    gamma_high: np.ndarray
+    jobs_mean: np.ndarray
+    utilisation: np.ndarray
+    samples: np.ndarray
+    events: int
+
+    @property
+    def sojourn(self) -> np.ndarray:
+        return self.finish - self.arrival
+
+
+def simulate_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
+                  window: tuple[float, float] = (0.0, np.inf), sample_dt: float = 1.0,
+                  n_samples: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                               np.ndarray, int]:
+    """The kernel on given jobs (sorted arrivals): (finish, jobs area, busy, samples,
+    events), see :func:`mrfq.cluster.kernel.simulate`."""
+    entry = policies.get(policies.CLUSTER, model.policy)
+    fluid = (policies.get(policies.FLUID, entry.realises).code
+             if entry.realises and entry.code in (kernel.DRF, kernel.PF, kernel.BMF) else -1)
+    return kernel.simulate(entry.code, fluid, model.capacity, model.demand, model.weights,
+                           np.asarray(arrival, float), np.asarray(job_class, np.int64),
+                           np.asarray(job_tasks, np.int64), model.durations,
+                           model.duration_law == EXPONENTIAL, int(seed),
+                           int(model.slots_per_server), float(window[0]), float(window[1]),
+                           float(sample_dt), int(n_samples))
+
+
+def run_cluster(model: ClusterModel, jobs: int, seed: int = 1, warmup: float = 0.1,
+                batches: int = 10, sample_dt: float = 1.0, n_samples: int = 0
+                ) -> ClusterRun:
+    """Simulate ``jobs`` Poisson job arrivals from an empty cluster; measure the jobs
+    arriving after the first ``warmup`` fraction (all of them run to completion)."""
+    arrival, classes, tasks = workload(model, jobs, seed)
+    t_warm = arrival[int(warmup * jobs)]
+    t_end = arrival[-1]
+    finish, area, busy, samples, events = simulate_jobs(
+        model, arrival, classes, tasks, seed, (t_warm, t_end), sample_dt, n_samples)
+    K = model.demand.shape[0]
+    gamma, low, high = np.full(K, np.nan), np.full(K, np.nan), np.full(K, np.nan)
+    measured = arrival >= t_warm
+    for k in range(K):
+        sojourn = (finish - arrival)[measured & (classes == k)]
+        if sojourn.size < 2 * batches:
+            continue
+        means = np.array([b.mean() for b in np.array_split(sojourn, batches)])
+        mean = sojourn.mean()
+        half = stats.t.ppf(0.975, batches - 1) * means.std(ddof=1) / np.sqrt(batches)
+        gamma[k] = model.work[k] / mean
+        low[k] = model.work[k] / (mean + half)
+        high[k] = model.work[k] / max(mean - half, 1e-300)
+    span = t_end - t_warm
+    return ClusterRun(model, arrival, classes, tasks, finish, gamma, low, high,
+                      area / span, busy / span / model.total, samples, int(events))

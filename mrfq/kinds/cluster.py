@@ -1,0 +1,115 @@
+"""Cluster points: one run of the cluster simulator (SPEC §6, :mod:`mrfq.cluster`) at one
+(policy, load) of a scenario with a ``[cluster]`` section — the scenario's classes as jobs
+of tasks on a pooled cluster — and its summary rows (γ_k comparable with the fluid γ_k).
+
+A record is ``{kind, policy, load, replication, classes, utilisation, events, wall_s}``
+with, per class (scenario order), γ_k = E[N] d δ_k / E[T_k], its 95% batch-means interval,
+the jobs measured and the time-average jobs in the system.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+
+from mrfq import policies
+from mrfq.cluster import pooled_model, run_cluster
+from mrfq.cluster.model import ClusterModel
+from mrfq.kinds.fluid_records import floats, model_key_parts
+from mrfq.kinds.replications import Stopping
+from mrfq.scenario import Scenario
+
+NAME = "cluster"
+REALISATION = policies.CLUSTER
+REPLICATED = False
+PRIORITY = 0  # the expensive points first
+#: bump when the kernel's rules change what a run computes
+KERNEL_VERSION = 1
+
+
+def model(scenario: Scenario, policy: str, load: float) -> ClusterModel:
+    """The pooled cluster of a scenario's point (``[cluster]``, :func:`pooled_model`)."""
+    cfg = scenario.cluster
+    return pooled_model(scenario.requirements, scenario.class_loads(load), policy,
+                        tasks_per_resource=cfg.tasks_per_resource,
+                        mean_tasks=cfg.mean_tasks, duration=cfg.duration,
+                        weights=scenario.weights, tasks=cfg.tasks,
+                        duration_law=cfg.duration_law,
+                        slots_per_server=cfg.slots_per_server)
+
+
+def check(scenario: Scenario, policy: str, load: float) -> None:
+    """InputError (naming the field) if the point's cluster cannot be built."""
+    model(scenario, policy, load)
+
+
+def key_parts(scenario: Scenario, point) -> dict:
+    """The fluid model of the point, the ``[cluster]`` section (policies aside) and the
+    kernel's version."""
+    cfg = {k: v for k, v in scenario.cluster.__dict__.items() if k != "policies"}
+    if not policies.get(policies.CLUSTER, point.policy).parameters:
+        cfg.pop("slots_per_server")  # only the slot scheduler reads it
+    return {**model_key_parts(scenario, point.load), "cluster": cfg,
+            "kernel": KERNEL_VERSION}
+
+
+def compute(scenario: Scenario, point) -> dict:
+    """The record of one cluster run (module doc)."""
+    cfg = scenario.cluster
+    start = time.perf_counter()
+    run = run_cluster(model(scenario, point.policy, point.load), cfg.jobs, cfg.seed,
+                      cfg.warmup, cfg.batches)
+    measured = run.arrival >= run.arrival[int(cfg.warmup * cfg.jobs)]
+    classes = [{"gamma": float(run.gamma[k]), "ci_low": float(run.gamma_low[k]),
+                "ci_high": float(run.gamma_high[k]),
+                "jobs_measured": int(np.sum(measured & (run.job_class == k))),
+                "mean_in_progress": float(run.jobs_mean[k])}
+               for k in range(len(scenario.classes))]
+    return {"kind": policies.CLUSTER, "policy": point.policy, "load": point.load,
+            "replication": 0, "classes": classes, "utilisation": floats(run.utilisation),
+            "events": run.events, "wall_s": time.perf_counter() - start}
+
+
+def first_replications(scenario: Scenario) -> int:
+    """A cluster point is one run (its intervals from batch means)."""
+    return 1
+
+
+def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
+             confidence: float = 0.95) -> Stopping:
+    """A cluster point uses its one run."""
+    return Stopping(1, 1)
+
+
+def max_replications(scenario: Scenario) -> int:
+    return 1
+
+
+def prepare(chosen_policies: set[str]) -> None:
+    """Compile the kernel once before the workers start (a tiny run)."""
+    tiny = pooled_model([[1.0, 0.5]], [0.3], policies.defaults(policies.CLUSTER)[0],
+                        tasks_per_resource=2, mean_tasks=2)
+    run_cluster(tiny, 40, 1, 0.1, 2)
+
+
+def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
+    """One row per class: γ and its interval, the jobs measured, E[n_k]."""
+    rows = []
+    for record in records:
+        for name, c in zip(scenario.class_names, record["classes"], strict=True):
+            half = (c["ci_high"] - c["ci_low"]) / 2
+            rows.append({"kind": policies.CLUSTER, "policy": record["policy"],
+                         "load": record["load"], "class": name, "gamma": c["gamma"],
+                         "ci_low": c["ci_low"], "ci_high": c["ci_high"],
+                         "replications": 1, "flows_measured": c["jobs_measured"],
+                         "mean_in_progress": c["mean_in_progress"],
+                         "error_estimate": half / c["gamma"] if c["gamma"] > 0 else np.nan,
+                         "method": NAME, "ci_warning": ""})
+    return rows
+
+
+def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
+    """Cluster points have no per-size table (yet)."""
+    return pd.DataFrame()

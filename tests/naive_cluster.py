@@ -1,0 +1,170 @@
+"""Slow, plain-Python twin of the cluster kernel (SPEC §6), written from the rules'
+definitions: jobs are dicts, events a heapq of (time, launch number), and at every event
+the scheduler sorts the jobs whose next task fits somewhere by (−score, class, arrival)
+and launches for the first. It shares nothing with :mod:`mrfq.cluster.kernel` but the
+duration hash (so that both draw the same task durations) and the public fluid
+allocator (the ideal allocation φ)."""
+
+import heapq
+import math
+
+from mrfq import policies
+from mrfq.fluid import allocate
+
+MASK = (1 << 64) - 1
+NAME = policies.named(policies.CLUSTER)
+
+
+def uniform(seed, job, task):
+    z = (seed * 0x9E3779B97F4A7C15 + job * 0xBF58476D1CE4E5B9
+         + task * 0x94D049BB133111EB + 1) & MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+    z ^= z >> 31
+    return ((z >> 11) + 0.5) / 9007199254740992.0
+
+
+def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tasks,
+                  duration_mean, exponential=True, seed=1, slots_per_server=14):
+    """Finish time of every job and the number of task events."""
+    capacity = [list(map(float, row)) for row in capacity]
+    demand = [list(map(float, row)) for row in demand]
+    L, R, K = len(capacity), len(capacity[0]), len(demand)
+    total = [0.0] * R
+    for row in capacity:
+        for r in range(R):
+            total[r] += row[r]
+    biggest = [max(row[r] for row in capacity) for r in range(R)]
+    delta = [0.0] * K
+    for k in range(K):
+        for r in range(R):
+            delta[k] = max(delta[k], demand[k][r] / total[r])
+    a = [[demand[k][r] / total[r] / delta[k] for r in range(R)] for k in range(K)]
+    realises = policies.get(policies.CLUSTER, policy).realises
+    ideal = policy in (NAME.DRF, NAME.PF, NAME.BMF)
+    # slots (kernel doc): slots per server and per task
+    slot = [b / max(slots_per_server, 1) for b in biggest]
+    free_slots = [math.floor(min(c[r] / slot[r] for r in range(R)) + 1e-9) for c in capacity]
+    task_slots = [max(1, math.ceil(max(d[r] / slot[r] for r in range(R)) - 1e-9))
+                  for d in demand]
+    free = [row[:] for row in capacity]
+    jobs = []
+    heap = []
+    seq = events = 0
+    counts = [0.0] * K
+    phi = [0.0] * K
+    nxt = 0
+
+    def fits(k, l):
+        if policy == NAME.SLOTS:
+            return free_slots[l] >= task_slots[k]
+        return all(demand[k][r] <= free[l][r] + 1e-9 for r in range(R))
+
+    def server(k):
+        ok = [l for l in range(L) if fits(k, l)]
+        if policy != NAME.DRFH_BEST_FIT or not ok:
+            return ok[0] if ok else -1
+        first = next(r for r in range(R) if demand[k][r] > 0)
+        best, best_h = -1, math.inf
+        for l in ok:  # DRFH eq. (9), shares of the pool
+            c1 = free[l][first] / total[first]
+            if c1 <= 0:
+                continue
+            h = sum(abs((demand[k][r] / total[r]) / (demand[k][first] / total[first])
+                        - (free[l][r] / total[r]) / c1) for r in range(R))
+            if h < best_h:
+                best, best_h = l, h
+        return best
+
+    def bottlenecks():
+        out = [[False] * R for _ in range(K)]
+        for r in range(R):
+            used = 0.0
+            for k in range(K):
+                used += counts[k] * phi[k] * a[k][r]
+            present = [phi[k] * a[k][r] for k in range(K) if counts[k] > 0]
+            top = max(present) if present else 0.0
+            if used < 1 - 1e-9:
+                continue
+            for k in range(K):
+                if counts[k] > 0 and a[k][r] > 0 and phi[k] * a[k][r] >= top * (1 - 1e-9):
+                    out[k][r] = True
+        for k in range(K):
+            if not any(out[k]):
+                out[k] = [a[k][r] > 0 for r in range(R)]
+        return out
+
+    def score(job, live, neck):
+        k = job["k"]
+        if policy in (NAME.DRF, NAME.PF):
+            return phi[k] - job["running"] * delta[k]
+        if policy == NAME.BMF:
+            ranks = []
+            for r in range(R):
+                if neck[k][r]:
+                    mine = job["running"] * demand[k][r] / total[r]
+                    ahead = mine + demand[k][r] / total[r] * (1.0 + 1e-9)
+                    ranks.append(1 + sum(1 for o in live
+                                         if o["running"] * demand[o["k"]][r] / total[r] > ahead))
+            return min(ranks) + 0.5 * (phi[k] - job["running"] * delta[k])
+        if policy == NAME.FIFO:
+            return -job["id"]
+        if policy == NAME.SLOTS:
+            return -job["slots"] / weights[k]
+        return -job["running"] * delta[k] / weights[k]
+
+    while nxt < len(arrival) or heap:
+        if heap and (nxt >= len(arrival) or heap[0][0] <= arrival[nxt]):
+            t, _, j, l = heapq.heappop(heap)
+            events += 1
+            job = jobs[j]
+            k = job["k"]
+            for r in range(R):
+                free[l][r] += demand[k][r]
+            free_slots[l] += task_slots[k]
+            job["slots"] -= task_slots[k]
+            job["running"] -= 1
+            job["done"] += 1
+            if job["done"] == job["tasks"]:
+                job["finish"] = t
+                counts[k] -= 1
+                if ideal:
+                    phi = list(allocate(realises, a, counts, weights))
+        else:
+            t = arrival[nxt]
+            jobs.append({"id": nxt, "k": int(job_class[nxt]), "tasks": int(job_tasks[nxt]),
+                         "launched": 0, "running": 0, "done": 0, "slots": 0,
+                         "finish": math.nan})
+            counts[int(job_class[nxt])] += 1
+            nxt += 1
+            if ideal:
+                phi = list(allocate(realises, a, counts, weights))
+        neck = bottlenecks() if policy == NAME.BMF else None
+        while True:
+            live = [job for job in jobs if job["done"] < job["tasks"]]
+            pending = [job for job in live if job["launched"] < job["tasks"]]
+            ready = [job for job in pending if server(job["k"]) >= 0]
+            if not ready:
+                break
+
+            def order(o, live=live, neck=neck):
+                return (-score(o, live, neck), o["k"], o["id"])
+
+            top = min(pending, key=order)
+            if ideal and server(top["k"]) < 0 and phi[top["k"]] > top["running"] * delta[
+                    top["k"]]:
+                break  # held for the most deprived job
+            job = min(ready, key=order)
+            k, l = job["k"], server(job["k"])
+            for r in range(R):
+                free[l][r] -= demand[k][r]
+            free_slots[l] -= task_slots[k]
+            job["slots"] += task_slots[k]
+            u = uniform(seed, job["id"], job["launched"])
+            d = -duration_mean[k] * math.log(u) if exponential else duration_mean[k]
+            heapq.heappush(heap, (t + d, seq, job["id"], l))
+            seq += 1
+            job["launched"] += 1
+            job["running"] += 1
+            events += 1
+    return [job["finish"] for job in jobs], events
