@@ -81,6 +81,9 @@ def key_parts(scenario: Scenario, point) -> dict:
         part = PARAMETER_KEYS[parameter](scenario)
         if part is not None:
             parts[parameter] = part
+    if scenario.network:  # routes and routers (SPEC §3.2); absent for the tandem
+        parts["network"] = {"routes": [list(r) for r in scenario.routes],
+                            "routers": [list(m) for _, m in scenario.routers]}
     if not scenario.exponential_sizes:
         parts["sizes"] = [law.key() for law in scenario.size_laws]
     if cfg.init != "empty":

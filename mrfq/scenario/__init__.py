@@ -4,6 +4,8 @@
   :class:`FluidConfig`, :class:`PacketConfig` (plain data with defaults);
 * :mod:`mrfq.scenario.checks` — validating one section into its record
   (:func:`check_init` and the field checks);
+* :mod:`mrfq.scenario.network` — ``[routers]`` and class routes (SPEC §3.2), validated
+  and normalised (the defaults are the tandem);
 * :mod:`mrfq.scenario.model` — :class:`Scenario`: requirements, weights, loads (BR eq. 8),
   the stored dict, validated copies;
 * :mod:`mrfq.scenario.files` — a whole scenario from a dict (:func:`scenario_from_dict`)

@@ -12,6 +12,7 @@ the scenarios shipped in ``mrfq/scenarios/``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from mrfq import fields
@@ -19,9 +20,10 @@ from mrfq.explicit import parse_flows
 from mrfq.io import read_toml
 from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, parse_packet
 from mrfq.scenario.model import Scenario
+from mrfq.scenario.network import parse_route, parse_routers
 
 _TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet",
-             "flows", "timeline"}
+             "flows", "timeline", "routers"}
 _LOAD_KEYS = {"axis", "values"}
 
 
@@ -41,6 +43,10 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         raise fail("must list at least one [[classes]] table", "classes", source)
     classes = tuple(parse_class(c, i, len(resources), source)
                     for i, c in enumerate(classes_raw))
+    classes = tuple(replace(c, route=parse_route(raw_c.get("route"), i, resources,
+                                                 c.requirements, source))
+                    for i, (c, raw_c) in enumerate(zip(classes, classes_raw, strict=True)))
+    routers = parse_routers(raw.get("routers"), resources, source)
     names = [c.name for c in classes]
     if len(set(names)) != len(names):
         raise fail("class names must be distinct", "classes", source)
@@ -77,6 +83,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         description=fields.text(raw.get("description", ""), "description", source),
         resources=resources,
         classes=classes,
+        routers=routers,
         load_axis=axis,
         load_values=values,
         fluid=fluid,

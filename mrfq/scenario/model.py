@@ -20,6 +20,7 @@ from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
 from mrfq.scenario.checks import check_init, parse_packet
 from mrfq.scenario.config import FluidConfig, PacketConfig, TrafficClass
+from mrfq.scenario.network import default_route, router_of
 from mrfq.sizes import SizeLaw, parse_size
 
 
@@ -38,11 +39,32 @@ class Scenario:
     source: str = "<scenario>"
     flows: tuple[ExplicitFlow, ...] = ()  # explicit flows ([[flows]], mrfq.explicit)
     timeline: Timeline | None = None
+    #: [routers] (SPEC §3.2): (name, resource indices) per router; () = one router
+    #: holding every resource (the tandem of SPEC §3)
+    routers: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def requirements(self) -> np.ndarray:
         """K×J matrix of normalised fluid requirement vectors."""
         return np.array([c.requirements for c in self.classes], dtype=np.float64)
+
+    @property
+    def routes(self) -> list[tuple[int, ...]]:
+        """Every class's route (resource indices in visiting order, SPEC §3.2): its
+        ``route``, or the resources with a nonzero requirement in the scenario's order."""
+        return [c.route if c.route is not None else default_route(c.requirements)
+                for c in self.classes]
+
+    @property
+    def router_index(self) -> np.ndarray:
+        """Router index of every resource (all 0 without ``[routers]``)."""
+        return router_of(self.routers, len(self.resources))
+
+    @property
+    def network(self) -> bool:
+        """Whether the scenario departs from the tandem of SPEC §3: several routers or
+        a class route other than the default (SPEC §3.2)."""
+        return bool(self.routers) or any(c.route is not None for c in self.classes)
 
     @property
     def weights(self) -> np.ndarray:
@@ -118,6 +140,8 @@ class Scenario:
                                                     c.packet_probabilities, strict=True)]
             if c.size.distribution != "exponential":  # absent = exponential
                 entry["size"] = size_spec(c.size)
+            if c.route is not None:  # absent = the default route
+                entry["route"] = [self.resources[j] for j in c.route]
             classes.append(entry)
         return {
             "name": self.name, "description": self.description,
@@ -125,6 +149,8 @@ class Scenario:
             "load": {"axis": self.load_axis, "values": list(self.load_values)},
             "fluid": {**self.fluid.__dict__, "policies": list(self.fluid.policies)},
             "packet": _packet_dict(self.packet),
+            **({"routers": {name: [self.resources[j] for j in members]
+                            for name, members in self.routers}} if self.routers else {}),
             **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,
                            "stop": f.stop, "window": f.window, "rate": f.rate}
                           for f in self.flows],
