@@ -42,6 +42,9 @@ BAD = {
         _class("a", "[1, 1, 0, 0]") + '[routers]\nedge = ["cpu1", "link1", "disk"]\n',
         "routers.edge[2]"),
     "empty router": (_class("a", "[1, 1, 0, 0]") + '[routers]\nedge = []\n', "routers.edge"),
+    "mr3 on several routers": (
+        _class("a", "[1, 1, 0, 0]") + GOOD_ROUTERS + '[packet]\npolicies = ["bmf", "mr3"]\n',
+        "packet.policies"),
 }
 
 

@@ -156,7 +156,7 @@ def run_point(scenario: Scenario, policy: str, load: float, replication: int,
                           seed_seq, flows=cfg.flows,
                           mean_size=cfg.mean_size, window=cfg.window, delta=cfg.delta,
                           virtual_time=cfg.virtual_time,
-                          fq_resource=scenario.fq_resource_index, debug=debug,
+                          fq_resource=scenario.fq_resources, debug=debug,
                           progress=progress, size_laws=scenario.size_laws, initial=initial)
     table = replication_table(
         run.arrival, run.completion, run.flow_class, run.size, scenario.class_names, rho,

@@ -108,6 +108,14 @@ class Scenario:
         name = self.packet.fq_resource
         return len(self.resources) - 1 if name is None else self.resources.index(name)
 
+    @property
+    def fq_resources(self) -> tuple[int, ...]:
+        """The resources bottleneck FQ schedules: ``[packet] fq_resource``, else the last
+        resource of every router (its output link; SPEC §3.1, §3.2)."""
+        if self.packet.fq_resource is not None or not self.routers:
+            return (self.fq_resource_index,)
+        return tuple(max(members) for _, members in self.routers)
+
     def resource_loads(self, load: float) -> np.ndarray:
         """Load Σ_k ρ_k a_kj of every resource j at a value on the load axis."""
         return self.class_loads(load) @ self.requirements
