@@ -141,6 +141,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
     from mrfq.plots import (
         dominant_share_over_time,
         fluid_comparison,
+        network_drawing,
         packet_delays,
         packet_vs_fluid,
     )
@@ -169,6 +170,11 @@ def plot(results_dir: str | Path, output: str | Path | None = None) -> list[Path
                       else target)
         written += fluid_comparison(fluid, comparison, scenario.description,
                                     _xlabel(scenario))
+    if scenario.network:  # what was simulated: routers, resources, routes
+        written += network_drawing(
+            list(scenario.resources), [(n, list(m)) for n, m in scenario.routers],
+            [list(r) for r in scenario.routes], scenario.class_names,
+            target.with_name(target.stem + "_network.png"), scenario.name)
     return written
 
 

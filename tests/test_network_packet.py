@@ -5,6 +5,8 @@ per-packet sojourn histograms and busy times, for every policy, on small network
 import numpy as np
 import pytest
 from conftest import make_scenario
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_packet_reference import _both
 
 from mrfq.errors import InputError
@@ -100,3 +102,34 @@ def test_routes_change_the_order_of_visits():
                             np.random.SeedSequence(3), flows=150, mean_size=20, window=5)
             for s in (routed, tandem)]
     assert not np.array_equal(runs[0].completion, runs[1].completion)
+
+
+@st.composite
+def _networks(draw):
+    """A small random network: 2–4 resources split into routers, 2–3 classes on random
+    routes (any subset, any order) with random requirements."""
+    J = draw(st.integers(2, 4))
+    names = [f"r{j}" for j in range(J)]
+    cut = sorted(set(draw(st.lists(st.integers(1, J - 1), max_size=J - 1))))
+    bounds = [0, *cut, J]
+    routers = {f"router{i}": names[a:b]
+               for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))}
+    classes = []
+    for k in range(draw(st.integers(2, 3))):
+        route = draw(st.permutations(range(J)))[:draw(st.integers(1, J))]
+        req = [0.0] * J
+        for j in route:
+            req[j] = draw(st.sampled_from([0.2, 0.5, 0.7, 1.0]))
+        classes.append({"name": f"c{k}", "requirements": req, "route": [names[j] for j in route],
+                        "load_share": draw(st.sampled_from([1, 2])),
+                        "weight": draw(st.sampled_from([1.0, 2.0]))})
+    return dict(classes=classes, resources=tuple(names), routers=routers,
+                load=draw(st.floats(0.3, 0.9)), window=draw(st.integers(1, 5)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=_networks(), policy=st.sampled_from(POLICIES), seed=st.integers(0, 2**32 - 1))
+def test_random_networks_match_reference(case, policy, seed):
+    scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"})
+    fast, slow = _both(case, policy, seed=seed, flows=60, fq_resource=scenario.fq_resources)
+    np.testing.assert_array_equal(fast.completion, slow)

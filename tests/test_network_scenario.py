@@ -123,3 +123,14 @@ def test_every_existing_packaged_scenario_is_a_tandem(name):
 def test_fig3_default_routes():
     s = scenario_from_dict({"resources": ["cpu", "link"], "classes": FIG3_CLASSES})
     assert s.routes == [(0, 1), (0, 1), (0, 1)]
+
+
+def test_network_drawing_writes_png_and_pdf(tmp_path):
+    from mrfq.plots import network_drawing  # matplotlib only for this test
+
+    s = load_scenario("nfv_chain")
+    written = network_drawing(list(s.resources), [(n, list(m)) for n, m in s.routers],
+                              [list(r) for r in s.routes], s.class_names,
+                              tmp_path / "net.png", s.name)
+    assert [p.suffix for p in written] == [".png", ".pdf"]
+    assert all(p.stat().st_size > 1000 for p in written)
