@@ -61,14 +61,12 @@ def router_charges(model: PacketModel) -> np.ndarray:
     return out.ravel()
 
 
-def needs_network_loop(code: int, routers: int, fq_mask: np.ndarray) -> bool:
-    """Whether a run needs the kernel's network loop: a router scheduler (DRFQ,
-    dovetailing DRFQ) with several routers, or bottleneck FQ on several resources. Other
-    runs, routes or not, use the tandem loops (a route is a next-resource table)."""
-    codes = policies.codes(policies.PACKET)
-    if code in (codes.DRFQ, codes.DRFQ_DOVETAIL):
-        return routers > 1
-    return code == codes.BOTTLENECK_FQ and int(fq_mask.sum()) > 1
+def needs_network_loop(routers: int, fq_mask: np.ndarray) -> bool:
+    """Whether a run uses the kernel's network loop: several routers (DRFQ per router,
+    and an event heap instead of scans over every resource), or bottleneck FQ on several
+    resources. A tandem, with routes or not, uses the tandem loops (a route is a
+    next-resource table, which they follow)."""
+    return routers > 1 or int(fq_mask.sum()) > 1
 
 
 def default_inflight(resources: int) -> int:
@@ -149,6 +147,8 @@ class _State:
         self.res_f[:J] = np.inf  # idle
         self.pend_head = np.zeros(K, dtype=np.int64)
         self.pend_len = np.zeros(K, dtype=np.int64)
+        self.ev_key = np.zeros(J)  # networks' completion heap (kernel.State)
+        self.ev_id = np.zeros(J, dtype=np.int64)
         self.capacity = 0
         self._allocate(capacity)
 
@@ -328,7 +328,7 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     fq_mask[list(fq)] = True
     router = (np.zeros(state.J, np.int64) if model.router is None
               else np.ascontiguousarray(model.router, np.int64))
-    network = needs_network_loop(code, model.n_routers, fq_mask)
+    network = needs_network_loop(model.n_routers, fq_mask)
     constants = kernel.Model(
         service=service, next_resource=next_resource, first_resource=model.first_resource,
         type_charge=type_charge, type_cdf=model.type_cdf, class_type0=model.type_start,
