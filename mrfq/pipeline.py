@@ -161,6 +161,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
         check_formats,
         dominant_share_over_time,
         fluid_comparison,
+        network_drawing,
         packet_delays,
         packet_vs_fluid,
     )
@@ -196,6 +197,11 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
                       else target)
         written += fluid_comparison(fluid, comparison, scenario.description,
                                     _xlabel(scenario), formats=formats)
+    if scenario.network:  # what was simulated: routers, resources, routes
+        written += network_drawing(
+            list(scenario.resources), [(n, list(m)) for n, m in scenario.routers],
+            [list(r) for r in scenario.routes], scenario.class_names,
+            target.with_name(target.name + "_network"), scenario.name, formats=formats)
     return written
 
 

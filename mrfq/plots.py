@@ -290,3 +290,42 @@ def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
     _title(fig, title)
     return _save(fig, path, formats)
+
+
+def network_drawing(resources: list[str], routers: list[tuple[str, list[int]]],
+                    routes: list[list[int]], class_names: list[str], path: str | Path,
+                    title: str = "", formats: Sequence[str] | None = None) -> list[Path]:
+    """A small drawing of a network (SPEC §3.2): the resources on a circle, grouped by
+    router (one shaded label per router), and every class's route as an arrowed path
+    drawn on a circle of its own inside (class colours as in the γ plots)."""
+    J = len(resources)
+    order = [j for _, members in routers for j in members] or list(range(J))
+    angle = {j: np.pi / 2 - 2 * np.pi * i / J for i, j in enumerate(order)}
+    fig = Figure(figsize=(5.2, 5.2), layout="constrained")
+    ax = fig.add_subplot(1, 1, 1)
+    for name, members in routers or [("router", list(range(J)))]:
+        mean = np.angle(np.mean([np.exp(1j * angle[j]) for j in members]))
+        ax.text(1.42 * np.cos(mean), 1.42 * np.sin(mean), name, ha="center", va="center",
+                fontsize=9, bbox={"boxstyle": "round", "fc": "0.9", "ec": "0.5"})
+        for j in members:
+            ax.plot(np.cos(angle[j]), np.sin(angle[j]), "o", ms=16, color="0.85", mec="0.3")
+            ax.text(1.18 * np.cos(angle[j]), 1.18 * np.sin(angle[j]), resources[j],
+                    ha="center", va="center", fontsize=8)
+    K = len(routes)
+    for k, route in enumerate(routes):
+        radius = 0.9 - 0.55 * k / max(K, 1)
+        points = [(radius * np.cos(angle[j]), radius * np.sin(angle[j])) for j in route]
+        ax.plot(*points[0], "s", color=_colour(k), ms=5)
+        for a, b in zip(points[:-1], points[1:], strict=True):
+            ax.annotate("", xy=b, xytext=a, arrowprops={"arrowstyle": "->",
+                                                        "color": _colour(k), "lw": 1.4})
+    ax.legend(handles=[Line2D([], [], color=_colour(k), label=name)
+                       for k, name in enumerate(class_names)], fontsize=7, loc="upper left",
+              bbox_to_anchor=(1.02, 1.0))
+    ax.set_xlim(-1.6, 1.6)
+    ax.set_ylim(-1.6, 1.6)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=8, wrap=True)
+    return _save(fig, path, formats)

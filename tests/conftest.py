@@ -10,7 +10,8 @@ FIG3_CLASSES = [
 ]
 
 
-def make_scenario(classes=None, resources=("cpu", "link"), axis="max", **packet):
+def make_scenario(classes=None, resources=("cpu", "link"), axis="max", routers=None,
+                  **packet):
     raw = {
         "name": "test",
         "resources": list(resources),
@@ -18,6 +19,8 @@ def make_scenario(classes=None, resources=("cpu", "link"), axis="max", **packet)
         "load": {"axis": axis, "values": [0.5]},
         "packet": {"flows": 200, "mean_size": 20, "window": 5, "warmup": 0.05, **packet},
     }
+    if routers is not None:
+        raw["routers"] = routers
     return scenario_from_dict(raw)
 
 

@@ -120,7 +120,19 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     until the last event (the service time it started, less what is left of the one in
     service)."""
     J = len(scenario.resources)
-    fq_resource %= J
+    # networks (SPEC §3.2): a class's route is its ``route`` or the resources where its
+    # requirement is nonzero, in index order; routers as listed (none: one router)
+    routes = [list(c.route) if c.route is not None
+              else [j for j in range(J) if c.requirements[j] > 0] for c in scenario.classes]
+    router = [0] * J
+    for r, (_, members) in enumerate(scenario.routers):
+        for j in members:
+            router[j] = r
+    R = max(router) + 1
+    if policy == "mr3" and R > 1:
+        raise NotImplementedError("MR3 with several routers")
+    fq_set = {j % J for j in (fq_resource if isinstance(fq_resource, tuple)
+                              else (fq_resource,))}
     inflight = 2 * J if inflight is None else inflight
     K = len(scenario.classes)
     windows = [window] * K if class_window is None else [int(x) for x in class_window]
@@ -168,14 +180,16 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     work = [0.0] * J
     waiting = [{} for _ in range(J)]  # per resource: flow index -> FIFO list of packets
     vtime = [0.0] * J
-    vglobal = 0.0  # the started rule's V
-    v_idle = 0.0  # the in-service rule's V while nothing is in service
+    vglobal = [0.0] * R  # the started rule's V, per router
+    v_idle = [0.0] * R  # the in-service rule's V while nothing is in service in the router
     in_service = virtual_time == "in-service"
 
-    def in_service_v():
-        """The largest tag among the packets in service; V's last value if none is."""
-        keys = [packet["key"] for packet in busy if packet is not None]
-        return max(keys) if keys else v_idle
+    def in_service_v(r):
+        """The largest tag among the packets in service in router r; V_r's last value if
+        none is."""
+        keys = [packet["key"] for j, packet in enumerate(busy)
+                if packet is not None and router[j] == r]
+        return max(keys) if keys else v_idle[r]
     seq = 0
     completion = {}
     outstanding = flows
@@ -202,8 +216,37 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             c += 1
         return c
 
-    def route(s):
-        return [j for j in range(J) if s[j] > 0]
+    def route(k, s):
+        return [j for j in routes[k] if s[j] > 0]
+
+    def enter_router(packet, r):
+        """DRFQ's tag when the packet enters router r (SPEC §3.2): memoryless, charged
+        the flow's previous packet's largest time over r's resources; dovetailing, tags on
+        r's resources only."""
+        flow, s = packet["flow"], packet["s"]
+        w = weights[flow["class"]]
+        mine = [j for j in range(J) if router[j] == r]
+        if policy == "drfq":
+            # S = max(V, S_prev + max_j s_prev_j / w): the previous packet's charge
+            v = in_service_v(r) if in_service else vglobal[r]
+            packet["key"] = max(v, flow["S"][r] + flow["cost"][r])
+            flow["S"][r] = packet["key"]
+            flow["cost"][r] = max(s[j] for j in mine) / w
+        elif policy == "drfq-dovetail":
+            vtags = packet["vtags"] or [None] * J
+            key = -math.inf
+            for j in packet["route"]:
+                if router[j] == r:
+                    begin = max(vtime[j], flow["F"][j])
+                    vtags[j] = begin
+                    flow["F"][j] = begin + s[j] / w
+                    key = max(key, begin)
+            if delta < math.inf:
+                top = max(flow["F"][j] for j in mine)
+                for j in mine:
+                    flow["F"][j] = max(flow["F"][j], top - delta)
+            packet["key"] = key
+            packet["vtags"] = vtags
 
     def hold(flow):
         """MR3: the window's next packet waits at the ingress."""
@@ -212,8 +255,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         flow["to_inject"] -= 1
         flow["in_system"] += 1
         s = types[flow["class"]][packet_type(flow, number)]
-        packet = {"flow": flow, "s": s, "route": route(s), "key": None, "vtags": None,
-                  "entry": clock[0]}
+        packet = {"flow": flow, "s": s, "route": route(flow["class"], s), "key": None,
+                  "vtags": None, "entry": clock[0]}
         if not flow["held"]:
             # a flow joining during a round is served from the next one
             flow["round"] = rr_round + (1 if rr_flows else 0)
@@ -250,34 +293,14 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                     max_sc["previous"], max_sc["current"] = max_sc["current"], 0.0
 
     def inject(flow):
-        nonlocal vglobal
         number = flow["sent"]
         flow["sent"] += 1
         flow["to_inject"] -= 1
         flow["in_system"] += 1
         s = types[flow["class"]][packet_type(flow, number)]
-        w = weights[flow["class"]]
-        packet = {"flow": flow, "s": s, "route": route(s), "key": None, "vtags": None,
-                  "entry": clock[0]}
-        if policy == "drfq":
-            # S = max(V, S_prev + max_j s_prev_j / w): the previous packet's charge
-            v = in_service_v() if in_service else vglobal
-            packet["key"] = max(v, flow["S"][0] + flow["cost"][0])
-            flow["S"][0] = packet["key"]
-            flow["cost"][0] = max(s) / w
-        elif policy == "drfq-dovetail":
-            vtags = [None] * J
-            key = -math.inf
-            for j in packet["route"]:
-                begin = max(vtime[j], flow["F"][j])
-                vtags[j] = begin
-                flow["F"][j] = begin + s[j] / w
-                key = max(key, begin)
-            if delta < math.inf:
-                top = max(flow["F"])
-                flow["F"] = [max(f, top - delta) for f in flow["F"]]
-            packet["key"] = key
-            packet["vtags"] = vtags
+        packet = {"flow": flow, "s": s, "route": route(flow["class"], s), "key": None,
+                  "vtags": None, "entry": clock[0]}
+        enter_router(packet, router[packet["route"][0]])
         return packet, packet["route"][0]
 
     def arrive(packet, j):
@@ -295,7 +318,7 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             packet["key"] = max(vtime[j], flow["S"][j] + flow["cost"][j] / flow["queue"][j])
             flow["S"][j] = packet["key"]
             flow["cost"][j] = cost_here
-        elif policy == "bottleneck-fq" and j == fq_resource:
+        elif policy == "bottleneck-fq" and j in fq_set:
             packet["key"] = max(vtime[j], flow["S"][j] + flow["cost"][j])
             flow["S"][j] = packet["key"]
             flow["cost"][j] = cost_here
@@ -313,7 +336,7 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                 key, _, uid = min(heads)
                 packet = waiting[j][uid].pop(0)
                 if policy == "drfq":
-                    vglobal = max(vglobal, key)
+                    vglobal[router[j]] = max(vglobal[router[j]], key)
                 elif policy == "drfq-dovetail":
                     tag = packet["vtags"][j]
                     vtime[j] = tag if in_service else max(vtime[j], tag)
@@ -333,16 +356,18 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         if kind == "done":
             j = payload
             packet = busy[j]
-            before = in_service_v()  # V just before this packet leaves service
+            before = in_service_v(router[j])  # V just before this packet leaves service
             busy[j] = None
-            if all(b is None for b in busy):
-                v_idle = before
+            if all(busy[i] is None for i in range(J) if router[i] == router[j]):
+                v_idle[router[j]] = before
             flow = packet["flow"]
             flow["queue"][j] -= 1
             if interval > 0 and int(t / interval) < bins:
                 timeline[flow["class"]][j][int(t / interval)] += packet["s"][j]
-            later = [r for r in packet["route"] if r > j]
+            later = packet["route"][packet["route"].index(j) + 1:]
             if later:
+                if router[later[0]] != router[j]:
+                    enter_router(packet, router[later[0]])
                 moves.append((packet, later[0]))
             else:
                 if flow["index"] < flows:

@@ -81,6 +81,9 @@ def key_parts(scenario: Scenario, point) -> dict:
         part = PARAMETER_KEYS[parameter](scenario)
         if part is not None:
             parts[parameter] = part
+    if scenario.network:  # routes and routers (SPEC §3.2); absent for the tandem
+        parts["network"] = {"routes": [list(r) for r in scenario.routes],
+                            "routers": [list(m) for _, m in scenario.routers]}
     if not scenario.exponential_sizes:
         parts["sizes"] = [law.key() for law in scenario.size_laws]
     if cfg.init != "empty":
@@ -153,7 +156,7 @@ def run_point(scenario: Scenario, policy: str, load: float, replication: int,
                           seed_seq, flows=cfg.flows,
                           mean_size=cfg.mean_size, window=cfg.window, delta=cfg.delta,
                           virtual_time=cfg.virtual_time,
-                          fq_resource=scenario.fq_resource_index, debug=debug,
+                          fq_resource=scenario.fq_resources, debug=debug,
                           progress=progress, size_laws=scenario.size_laws, initial=initial)
     table = replication_table(
         run.arrival, run.completion, run.flow_class, run.size, scenario.class_names, rho,

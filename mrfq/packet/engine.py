@@ -48,6 +48,27 @@ def _flat_model(model: PacketModel) -> tuple[np.ndarray, np.ndarray, np.ndarray]
             model.service.max(axis=1) / type_weight)
 
 
+def router_charges(model: PacketModel) -> np.ndarray:
+    """[p·R + r]: memoryless DRFQ's charge of packet type p in router r, max over r's
+    resources of service / w (SPEC §3.2; with one router, ``type_charge``)."""
+    type_weight = np.repeat(model.class_weight, model.type_count)
+    router = np.zeros(model.service.shape[1], np.int64) if model.router is None else (
+        model.router)
+    R = int(router.max()) + 1
+    out = np.zeros((model.service.shape[0], R))
+    for r in range(R):
+        out[:, r] = model.service[:, router == r].max(axis=1) / type_weight
+    return out.ravel()
+
+
+def needs_network_loop(routers: int, fq_mask: np.ndarray) -> bool:
+    """Whether a run uses the kernel's network loop: several routers (DRFQ per router,
+    and an event heap instead of scans over every resource), or bottleneck FQ on several
+    resources. A tandem, with routes or not, uses the tandem loops (a route is a
+    next-resource table, which they follow)."""
+    return routers > 1 or int(fq_mask.sum()) > 1
+
+
 def default_inflight(resources: int) -> int:
     """MR3's ingress bound L for J resources: 2J packets inside the tandem (one in service
     and one waiting at every resource; SPEC §3.1 leaves L open)."""
@@ -126,6 +147,8 @@ class _State:
         self.res_f[:J] = np.inf  # idle
         self.pend_head = np.zeros(K, dtype=np.int64)
         self.pend_len = np.zeros(K, dtype=np.int64)
+        self.ev_key = np.zeros(J)  # networks' completion heap (kernel.State)
+        self.ev_id = np.zeros(J, dtype=np.int64)
         self.capacity = 0
         self._allocate(capacity)
 
@@ -191,7 +214,7 @@ def _in_service(virtual_time: str) -> bool:
 def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
                     window: int, delta: float = 30.0, virtual_time: str = "in-service",
-                    fq_resource: int = -1,
+                    fq_resource: int | tuple[int, ...] = -1,
                     inflight: int | None = None, class_window=None, class_period=None,
                     class_stop=None, interval: float = 0.0, bins: int = 0,
                     debug: bool | None = None, lone_flow: bool = True,
@@ -205,7 +228,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     an explicit trace (no arrivals after it). ``size_laws``: the flow-size law of every
     class (``None``: all exponential, i.e. geometric in packets;
     :class:`~mrfq.packet.model.ArrivalStream`). ``fq_resource``: the resource bottleneck FQ
-    schedules (−1: the last one, the link). ``virtual_time``: DRFQ's virtual time,
+    schedules (−1: the last one, the link), or a tuple of them (one per router, SPEC
+    §3.2). Routes and routers come with ``model`` (SPEC §3.2; MR3 on several routers is
+    not implemented and raises InputError). ``virtual_time``: DRFQ's virtual time,
     "in-service" (the largest start tag among the packets in service, the DRFQ paper's
     rule) or "started" (the largest start tag of any packet that has begun service, BR's
     reading; SPEC §3). ``inflight``: MR3 releases packets at the
@@ -231,6 +256,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     ``initial_completion``, and the run also lasts until they have completed.
     """
     code = policies.get(policies.PACKET, policy).code
+    if model.n_routers > 1 and code == policies.codes(policies.PACKET).MR3:
+        raise InputError("mr3 with several routers (one ingress per router) is not "
+                         "implemented yet", "packet.policies")
     debug = debug_enabled() if debug is None else debug
     stream = ArrivalStream(seed_seq, class_loads, mean_size, size_laws)
     hash_key = np.uint64(seed_seq.generate_state(1, np.uint64)[0])
@@ -295,16 +323,23 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     bucket_time = np.full(buckets, np.nan)
     bucket_work = np.full(buckets * state.J, np.nan)
     service, next_resource, type_charge = _flat_model(model)
+    fq = tuple(int(j) % state.J for j in np.atleast_1d(fq_resource))
+    fq_mask = np.zeros(state.J, np.bool_)
+    fq_mask[list(fq)] = True
+    router = (np.zeros(state.J, np.int64) if model.router is None
+              else np.ascontiguousarray(model.router, np.int64))
+    network = needs_network_loop(model.n_routers, fq_mask)
     constants = kernel.Model(
         service=service, next_resource=next_resource, first_resource=model.first_resource,
         type_charge=type_charge, type_cdf=model.type_cdf, class_type0=model.type_start,
         class_ntypes=model.type_count, class_cycle=model.class_cycle,
         class_rtt=model.class_rtt, class_weight=model.class_weight, window=window,
         delta=float(delta), in_service=_in_service(virtual_time), hash_key=hash_key,
-        fq_resource=int(fq_resource) % state.J,
+        fq_resource=fq[0],
         inflight=default_inflight(state.J) if inflight is None else int(inflight),
         class_window=windows, class_period=periods, class_stop=stops,
-        interval=float(interval))
+        interval=float(interval), router=router, router_charge=router_charges(model),
+        fq_mask=fq_mask)
     state.istate[kernel.I_OUTSTANDING] = flows
     completion = np.full(flows, np.nan)
     started = time.perf_counter()
@@ -319,7 +354,7 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
             kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion,
                             timeline, dropped, sojourn_hist, sojourn_sum, bucket_time,
                             bucket_work, n_initial),
-            s.arrays(), lone_flow, special)
+            s.arrays(), lone_flow, special, network)
         if status == kernel.DONE:
             break
         if status == kernel.NEED_ARRIVALS:

@@ -136,7 +136,9 @@ I_NEXT_ARRIVAL, I_OUTSTANDING, I_SEQ, I_SERVICES, I_EVENTS, I_ACTIVE, I_FREE_TOP
 # flows with held packets (head, tail: slots, −1 = empty), the last flow of the current
 # round, and whether the head flow's turn has begun (1) or not (0)
 I_INSIDE, I_RR_HEAD, I_RR_TAIL, I_RR_END, I_RR_OPEN = range(8, 13)
-N_ISTATE = 13
+# networks: the number of busy resources in the completion heap (State.ev_key, ev_id)
+I_EV_N = 13
+N_ISTATE = 14
 # indices into the float64 scalar state; MR3: MaxSC of the previous and of the current
 # round, and what is left of the head flow's allowance (all in dominant time / weight)
 F_TIME, F_VGLOBAL, F_MAXSC_PREV, F_MAXSC_CUR, F_ALLOWANCE = range(5)
@@ -198,6 +200,11 @@ class Model(NamedTuple):
     class_period: np.ndarray    # [k]: > 0: open loop, one packet offered every period
     class_stop: np.ndarray      # [k]: no injection at a departure at or after this time
     interval: float             # > 0: service per class, resource and interval recorded
+    router: np.ndarray          # [j]: router of resource j (all 0: one router, the tandem)
+    router_charge: np.ndarray   # [p·R + r]: max over r's resources of service / w (DRFQ's
+                                # charge in router r, SPEC §3.2)
+    fq_mask: np.ndarray         # [j]: bottleneck FQ schedules j (networks; the tandem
+                                # loops read fq_resource)
 
 
 class Arrivals(NamedTuple):
@@ -239,6 +246,8 @@ class State(NamedTuple):
     pend_head: np.ndarray
     pend_len: np.ndarray
     in_use: np.ndarray
+    ev_key: np.ndarray          # networks: heap of the busy resources' completion times
+    ev_id: np.ndarray           # and their indices, ordered by (time, index)
 
 
 class Layout(NamedTuple):
@@ -470,7 +479,58 @@ def _virtual_time(res_f, J, vglobal, in_service, finish):
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal, in_service):
+def _router_tag(policy, flow_f, res_f, J, layout, model, bf, pk, ptype, r, in_service):
+    """Networks (SPEC §3.2): packet ``pk`` (type ``ptype``) of the flow with float record
+    bf enters router r, whose DRFQ gives it its tag there (the packet keeps it until it
+    enters another router).
+
+    Memoryless DRFQ: S = max(V_r, F_r), F_r = S + max_{j in r} s_j / w (the flow's state
+    per router at float r). V_r, in-service clock: the largest tag among the packets in
+    service at r's resources, and with none the tag of the packet whose departure
+    emptied r (the one served at r's resource that completed last; equal times: the
+    highest index, processed last); started clock: the largest tag ever started at r's
+    resources (res_f[J + j] holds each resource's, :func:`_begin_service`).
+    Dovetailing DRFQ: S_j = max(V_j, F_j), F_j = S_j + s_j / w for r's resources with
+    s_j > 0, key = max of those S_j, then F_j ← max(F_j, max_{i in r} F_i − Δ) over r."""
+    router = model.router
+    if policy == DRFQ:
+        v = -np.inf
+        for j in range(J):
+            if router[_U(j)] == r and (not in_service or res_f[_U(j)] < np.inf):
+                v = max(v, res_f[_U(J + j)])
+        if v == -np.inf:  # in-service clock, r empty: the last packet that left it
+            last = -1
+            for j in range(J):
+                if router[_U(j)] == r and (last < 0
+                                           or res_f[_U(4 * J + j)] >= res_f[_U(4 * J + last)]):
+                    last = j
+            v = res_f[_U(J + last)]
+        R = model.router_charge.shape[0] // model.type_charge.shape[0]
+        key = max(v, flow_f[bf + _U(r)])
+        flow_f[bf + _U(r)] = key + model.router_charge[_U(ptype * R + r)]
+    else:
+        key = -np.inf
+        top_finish = -np.inf
+        w = flow_f[bf + _U(layout.o_weight)]
+        for j in range(J):
+            if router[_U(j)] == r:
+                s = model.service[_U(ptype * J + j)]
+                if s > 0.0:
+                    begin = max(res_f[_U(J + j)], flow_f[bf + _U(j)])
+                    flow_f[bf + _U(layout.o_vtags + pk * J + j)] = begin
+                    flow_f[bf + _U(j)] = begin + s / w
+                    key = max(key, begin)
+                top_finish = max(top_finish, flow_f[bf + _U(j)])
+        if model.delta < np.inf:
+            for j in range(J):
+                if router[_U(j)] == r:
+                    flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - model.delta)
+    flow_f[bf + _U(layout.o_key + pk)] = key
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal, in_service,
+            network):
     """Inject the next packet of the flow whose records start at b / bf: draw its type,
     take a free packet number, give the DRFQ tags (the previous packet's charge; the flow
     state keeps F = S + charge). Returns (packet, first resource, its
@@ -502,7 +562,11 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal, in_
     else:  # a stack
         pk = flow_i[b + _U(o_free + n_free)]
     flow_i[b + _U(o_type + pk)] = ptype
-    if policy == DRFQ:
+    dest = model.first_resource[_U(ptype)]
+    if network and (policy == DRFQ or policy == DRFQ_DOVETAIL):  # its first router's tag
+        _router_tag(policy, flow_f, res_f, J, layout, model, bf, pk, ptype,
+                    model.router[_U(dest)], in_service)
+    elif policy == DRFQ:
         v = _virtual_time(res_f, J, vglobal, in_service, flow_f[bf])
         if in_service:  # the bound tightened to V (see _virtual_time)
             vglobal = v
@@ -525,27 +589,31 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal, in_
             for j in range(J):
                 flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - model.delta)
         flow_f[bf + _U(o_key + pk)] = key
-    dest = model.first_resource[_U(ptype)]
     return pk, dest, service[_U(ptype * J + dest)], vglobal
 
 
 @njit(cache=True, inline="always", _nrt=False)
 def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
                    next_resource, J, layout, j, t, slot, sb, sbf, pk, s, key, hid, vglobal,
-                   in_service):
+                   in_service, network, ev_key, ev_id):
     """Resource j (idle) starts packet ``pk`` of the flow in ``slot`` (records at sb / sbf)
     with tag ``key`` and heap id ``hid``: completion at t + s, the virtual time, and the
     packet's next resource with its service time there. Returns the global virtual time.
 
     Virtual time: V_j = key for PF/BMF (and for memoryless DRFQ with the in-service clock,
-    which reads it, :func:`_virtual_time`; its started clock: V = max(V, key));
+    which reads it, :func:`_virtual_time`; its started clock: V = max(V, key), and in a
+    network V_j = max(V_j, key), which :func:`_router_tag` reads per router);
     dovetailing DRFQ: V_j = S_ij in service (in-service clock), V_j = max(V_j, S_ij)
     (started clock)."""
     res_f[_U(j)] = t + s
+    if network:  # the completion joins the event heap, ordered (time, resource index)
+        n_ev = istate[I_EV_N]
+        _heap_push(ev_key, ev_id, n_ev, 1, 0, t + s, j)
+        istate[I_EV_N] = n_ev + 1
     res_i[_U(j)] = slot
     res_i[_U(J + j)] = pk
     if policy == DRFQ:
-        if in_service:
+        if in_service or (network and key > res_f[_U(J + j)]):
             res_f[_U(J + j)] = key
         if key > vglobal:
             vglobal = key
@@ -574,7 +642,7 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
 @njit(cache=True, inline="always", _nrt=False)
 def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, service,
             next_resource, J, W, layout, slot, b, bf, pk, dest, s, seq, t, vglobal, model_fq,
-            in_service):
+            in_service, network, fq_mask, ev_key, ev_id):
     """Packet ``pk`` (service time s there) of the flow in ``slot`` arrives at resource
     ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7; the flow is charged for
     its previous packet at dest), then either start it (dest idle, nothing waiting) or
@@ -594,7 +662,8 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
         flow_f[bf + _U(dest)] = key
         flow_f[charge_at] = s / flow_f[bf + _U(layout.o_weight)]
     elif policy == BOTTLENECK_FQ:
-        if dest == model_fq:  # the BMF tag at the scheduled resource, FIFO elsewhere
+        # the BMF tag at the scheduled resource(s), FIFO elsewhere
+        if (fq_mask[_U(dest)] if network else dest == model_fq):
             key = max(res_f[_U(J + dest)], flow_f[bf + _U(dest)])
             flow_f[bf + _U(dest)] = key + s / flow_f[bf + _U(layout.o_weight)]
         else:
@@ -609,7 +678,7 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
         res_f[_U(2 * J + dest)] += t - res_f[_U(4 * J + dest)]
         return _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
                               next_resource, J, layout, dest, t, slot, b, bf, pk, s, key,
-                              hid, vglobal, in_service)
+                              hid, vglobal, in_service, network, ev_key, ev_id)
     n = flow_i[at + _U(2)]
     pos = flow_i[at + _U(1)] + n
     if pos >= W:
@@ -1045,7 +1114,7 @@ def _lone_flow_bmf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_i
 # results to the scope (copied variables +30%; +7% for the small phases alone).
 @njit(inline="always", _nrt=False, error_model="numpy")
 def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, arrivals,
-                state):
+                state, network):
     """Advance the simulation by at most ``budget`` events; return a status code.
 
     One event, in sections marked ``# ==== phase``: 0, a lone flow runs its events in
@@ -1057,7 +1126,9 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
     resource); 2, every idle resource with waiting packets starts one; the debug checks.
 
     ``model``, ``arrivals``, ``state``: a :class:`Model`, :class:`Arrivals` and
-    :class:`State` (named tuples of plain arrays and scalars).
+    :class:`State` (named tuples of plain arrays and scalars). ``network``: routers
+    with their own DRFQ (:func:`_router_tag` when a packet enters one) and bottleneck FQ
+    on ``model.fq_mask`` (SPEC §3.2); False, the tandem code exactly as before.
     """
     # the rest of the model is used by _inject, which takes the whole tuple
     service, next_resource, class_type0, class_ntypes, class_rtt, class_weight, window = (
@@ -1068,7 +1139,7 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
     class_window, class_period, class_stop = (model.class_window, model.class_period,
                                               model.class_stop)
     (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
-     pend_slot, pend_head, pend_len, in_use) = state
+     pend_slot, pend_head, pend_len, in_use, ev_key, ev_id) = state
     J = res_i.shape[0] // 4
     K = class_rtt.shape[0]
     W = window
@@ -1152,12 +1223,18 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
         best_t = t_arrival
         kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
         which = 0
-        for j in range(J):
-            d = res_f[j]  # ∞ when idle
-            if d < best_t or (d == best_t and kind == 2):
-                best_t = d
+        if network:  # the earliest completion: the root of the event heap
+            if istate[I_EV_N] > 0 and ev_key[0] <= best_t:
+                best_t = ev_key[0]
                 kind = 0
-                which = j
+                which = ev_id[0]
+        else:
+            for j in range(J):
+                d = res_f[j]  # ∞ when idle
+                if d < best_t or (d == best_t and kind == 2):
+                    best_t = d
+                    kind = 0
+                    which = j
         if has_rtt:
             for k in range(K):
                 if pend_len[k] > 0:
@@ -1192,6 +1269,11 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
             s = res_f[_U(3 * J + done)]
             res_f[_U(done)] = np.inf
             res_f[_U(4 * J + done)] = t  # idle from now unless it starts another packet
+            if network:  # its completion leaves the event heap (it is the root)
+                n_ev = istate[I_EV_N] - 1
+                istate[I_EV_N] = n_ev
+                if n_ev > 0:
+                    _sift_down(ev_key, ev_id, n_ev, 1, 0, ev_key[_U(n_ev)], ev_id[_U(n_ev)])
             services += 1
             b = _U(slot * ni)
             bf = _U(slot * nf)
@@ -1203,10 +1285,15 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
                         service[_U(ptype * J + done)])
             flow_i[b + _U(FI_RES + 3 * done)] -= 1
             if target >= 0:  # on to the next resource
+                if (network and (policy == DRFQ or policy == DRFQ_DOVETAIL)
+                        and model.router[_U(target)] != model.router[_U(done)]):
+                    _router_tag(policy, flow_f, res_f, J, layout, model, bf, pk,
+                                flow_i[b + _U(layout.o_type) + _U(pk)],
+                                model.router[_U(target)], in_service)
                 vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                                   heap_id, istate, service, next_resource, J, W, layout,
                                   slot, b, bf, pk, target, s, seq, t, vglobal, fq,
-                                  in_service)
+                                  in_service, network, model.fq_mask, ev_key, ev_id)
                 seq += 1
             else:  # the packet leaves the router
                 k = flow_i[b + _U(FI_CLASS)]
@@ -1336,19 +1423,25 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
             else:
                 n_inject -= 1
             pk, dest, s, vglobal = _inject(policy, flow_i, flow_f, res_f, J, layout, model,
-                                           b, bf, vglobal, in_service)
+                                           b, bf, vglobal, in_service, network)
             if policy != MR3:  # (an MR3 packet's entry: when it joined the ingress, _hold)
                 flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
             vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                               heap_id, istate, service, next_resource, J, W, layout,
-                              slot, b, bf, pk, dest, s, seq, t, vglobal, fq, in_service)
+                              slot, b, bf, pk, dest, s, seq, t, vglobal, fq, in_service,
+                              network, model.fq_mask, ev_key, ev_id)
             seq += 1
             if policy == MR3:
                 charge = model.type_charge[_U(flow_i[b + _U(layout.o_type) + _U(pk)])]
                 _released(flow_i, flow_f, istate, fstate, layout, slot, b, bf, charge)
         # ==== phase 2: every idle resource with waiting packets starts the smallest
-        # (key, seq)
-        for j in range(J):
+        # (key, seq). Only a resource that has just completed can be idle with packets
+        # waiting (a packet arriving at an idle, empty resource starts at once), so a
+        # network's loop looks at that one only; the tandem loops scan all J as before.
+        lo, hi = 0, J
+        if network:
+            lo, hi = (which, which + 1) if kind == 0 else (0, 0)
+        for j in range(lo, hi):
             n_heap = res_i[_U(3 * J + j)]
             if res_f[_U(j)] < np.inf or n_heap == 0:
                 continue
@@ -1368,7 +1461,8 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
             s = flow_f[sbf + _U(o_fifo_s) + entry]
             vglobal = _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate,
                                      service, next_resource, J, layout, j, t, sl, sb, sbf, p,
-                                     s, key, top_id, vglobal, in_service)
+                                     s, key, top_id, vglobal, in_service, network,
+                                     ev_key, ev_id)
             head += 1
             if head == W:
                 head = 0
@@ -1413,54 +1507,56 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
 # (numba/numba#6093).
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_drfq(lone_flow, budget, model, arrivals, state):
-    return _event_loop(DRFQ, False, False, lone_flow, True, budget, model, arrivals, state)
+    return _event_loop(DRFQ, False, False, lone_flow, True, budget, model, arrivals, state,
+                       False)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_drfq_started(lone_flow, budget, model, arrivals, state):
-    return _event_loop(DRFQ, False, False, lone_flow, False, budget, model, arrivals, state)
+    return _event_loop(DRFQ, False, False, lone_flow, False, budget, model, arrivals, state,
+                       False)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_drfq_dovetail(lone_flow, budget, model, arrivals, state):
     return _event_loop(DRFQ_DOVETAIL, False, False, lone_flow, True, budget, model, arrivals,
-                       state)
+                       state, False)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_drfq_dovetail_started(lone_flow, budget, model, arrivals, state):
     return _event_loop(DRFQ_DOVETAIL, False, False, lone_flow, False, budget, model, arrivals,
-                       state)
+                       state, False)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_pf(lone_flow, budget, model, arrivals, state):
     return _event_loop(PF, False, False, lone_flow, False, budget, model, arrivals,
-                       state)
+                       state, False)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_bmf(lone_flow, budget, model, arrivals, state):
     return _event_loop(BMF, False, False, lone_flow, False, budget, model, arrivals,
-                       state)
+                       state, False)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_fifo(lone_flow, budget, model, arrivals, state):
     return _event_loop(FIFO, False, False, lone_flow, False, budget, model, arrivals,
-                       state)
+                       state, False)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_bottleneck_fq(lone_flow, budget, model, arrivals, state):
     return _event_loop(BOTTLENECK_FQ, False, False, lone_flow, False, budget, model, arrivals,
-                       state)
+                       state, False)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_mr3(lone_flow, budget, model, arrivals, state):
     return _event_loop(MR3, False, False, lone_flow, False, budget, model, arrivals,
-                       state)
+                       state, False)
 
 
 # Debug runs and explicit flows (open loop, stop times, timelines) use one loop for every
@@ -1470,7 +1566,20 @@ def _loop_mr3(lone_flow, budget, model, arrivals, state):
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_general(policy, debug, budget, model, arrivals, state):
     return _event_loop(policy, debug, True, False, model.in_service, budget, model, arrivals,
-                       state)
+                       state, (model.router_charge.shape[0] > model.type_charge.shape[0]
+                              or model.fq_mask.sum() > 1))
+
+
+# Networks (several routers: DRFQ and dovetailing DRFQ per router, bottleneck FQ on
+# several resources; the next completion from a heap and phase 2 at the resource that
+# completed, instead of scans over every resource, which with J = 12 cost a third of the
+# time): one loop, the policy and clock at run time, so a tandem run never compiles it
+# and the tandem loops above are unchanged. A tandem with routes runs the tandem loops:
+# a route is a next-resource table, which they already follow.
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _loop_network(policy, budget, model, arrivals, state):
+    return _event_loop(policy, False, False, False, model.in_service, budget, model, arrivals,
+                       state, True)
 
 
 _LOOPS = {DRFQ: _loop_drfq, DRFQ_DOVETAIL: _loop_drfq_dovetail, PF: _loop_pf, BMF: _loop_bmf,
@@ -1482,14 +1591,19 @@ _STARTED_LOOPS = {DRFQ: _loop_drfq_started, DRFQ_DOVETAIL: _loop_drfq_dovetail_s
 
 
 def run_kernel(policy: int, debug: bool, budget: int, model: tuple, arrivals: tuple,
-               state: tuple, lone_flow: bool = True, explicit: bool = False) -> int:
+               state: tuple, lone_flow: bool = True, explicit: bool = False,
+               network: bool = False) -> int:
     """Advance the simulation by at most ``budget`` events with the loop of ``policy``
     (arguments as :func:`_event_loop`); return a status code. ``lone_flow=False`` turns
     off the lone-flow loop (:func:`_lone_flow`; results are the same either way).
     ``explicit``: the run has open-loop flows, stop times or a timeline (only the general
-    loop handles them)."""
+    loop handles them). ``network``: the run needs :func:`_loop_network` (several
+    routers with DRFQ, dovetailing DRFQ or bottleneck FQ:
+    :func:`mrfq.packet.engine.needs_network_loop`)."""
     if debug or explicit:
         return _loop_general(policy, debug, budget, model, arrivals, state)
+    if network:
+        return _loop_network(policy, budget, model, arrivals, state)
     if not model.in_service and policy in _STARTED_LOOPS:
         return _STARTED_LOOPS[policy](lone_flow, budget, model, arrivals, state)
     return _LOOPS[policy](lone_flow, budget, model, arrivals, state)

@@ -34,6 +34,13 @@ class PacketModel:
     class_cycle: np.ndarray
     class_rtt: np.ndarray
     class_weight: np.ndarray
+    #: [j]: router of resource j (SPEC §3.2; all 0 for the tandem)
+    router: np.ndarray | None = None
+
+    @property
+    def n_routers(self) -> int:
+        """Number of routers (1: the tandem)."""
+        return 1 if self.router is None else int(self.router.max()) + 1
 
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> PacketModel:
@@ -47,8 +54,13 @@ class PacketModel:
         P, J = service.shape
         next_resource = np.full((P, J), -1, dtype=np.int64)
         first_resource = np.full(P, -1, dtype=np.int64)
+        # a packet visits its class's route (SPEC §3.2), skipping resources where its own
+        # processing time is 0 (a packet mix's type); the default route is the resources
+        # in index order, today's tandem
+        routes = scenario.routes
+        owner = np.repeat(np.arange(len(start)), count)
         for p in range(P):
-            used = np.flatnonzero(service[p] > 0)
+            used = [j for j in routes[owner[p]] if service[p, j] > 0]
             first_resource[p] = used[0]
             for a, b in zip(used[:-1], used[1:], strict=True):
                 next_resource[p, a] = b
@@ -62,6 +74,7 @@ class PacketModel:
             class_cycle=np.array([c.packet_order == "cycle" for c in scenario.classes]),
             class_rtt=np.array([c.rtt for c in scenario.classes], dtype=np.float64),
             class_weight=np.array([c.weight for c in scenario.classes], dtype=np.float64),
+            router=scenario.router_index,
         )
 
 

@@ -5,6 +5,8 @@
 * :mod:`mrfq.scenario.checks` — validating one section into its record
   (:func:`check_init` and the field checks);
 * :mod:`mrfq.scenario.cluster` — the ``[cluster]`` section (:func:`parse_cluster`);
+* :mod:`mrfq.scenario.network` — ``[routers]`` and class routes (SPEC §3.2), validated
+  and normalised (the defaults are the tandem);
 * :mod:`mrfq.scenario.model` — :class:`Scenario`: requirements, weights, loads (BR eq. 8),
   the stored dict, validated copies;
 * :mod:`mrfq.scenario.files` — a whole scenario from a dict (:func:`scenario_from_dict`)

@@ -28,7 +28,7 @@ from mrfq.scenario.config import (
 from mrfq.sizes import parse_size
 
 _CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order",
-               "size"}
+               "size", "route"}
 _MIX_KEYS = {"requirements", "probability"}
 _FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed"}
 _PACKET_KEYS = {
@@ -107,7 +107,8 @@ def _choice(value: Any, choices: tuple[str, ...], field_name: str, source: str |
 def parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
     """The ``index``-th ``[[classes]]`` table: requirement vector (or packet mix) over
     ``num_resources`` resources, normalised so the mean vector's largest entry is 1
-    (BR §2.1), relative load, weight, RTT and flow-size law."""
+    (BR §2.1), relative load, weight, RTT and flow-size law (its ``route`` is read by
+    :func:`mrfq.scenario.network.parse_route`)."""
     where = f"classes[{index}]"
     raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
     name = fields.text(raw.get("name", str(index + 1)), f"{where}.name", source)

@@ -42,6 +42,9 @@ class TrafficClass:
     packet_probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0))
     packet_order: str = "random"
     size: SizeLaw = field(default_factory=parse_size)
+    #: the resources its packets visit, in order (SPEC §3.2); None: the default, the
+    #: resources with a nonzero requirement in the scenario's order
+    route: tuple[int, ...] | None = None
 
 
 @dataclass(frozen=True)

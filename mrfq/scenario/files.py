@@ -12,18 +12,20 @@ the scenarios shipped in ``mrfq/scenarios/``.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
-from mrfq import fields
+from mrfq import fields, policies
 from mrfq.errors import InputError
 from mrfq.explicit import parse_flows
 from mrfq.io import read_toml
 from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, parse_packet
 from mrfq.scenario.cluster import parse_cluster
 from mrfq.scenario.model import Scenario
+from mrfq.scenario.network import parse_route, parse_routers
 
 _TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet",
-             "flows", "timeline", "cluster"}
+             "flows", "timeline", "cluster", "routers"}
 _LOAD_KEYS = {"axis", "values"}
 
 
@@ -43,6 +45,10 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         raise fail("must list at least one [[classes]] table", "classes", source)
     classes = tuple(parse_class(c, i, len(resources), source)
                     for i, c in enumerate(classes_raw))
+    classes = tuple(replace(c, route=parse_route(raw_c.get("route"), i, resources,
+                                                 c.requirements, source))
+                    for i, (c, raw_c) in enumerate(zip(classes, classes_raw, strict=True)))
+    routers = parse_routers(raw.get("routers"), resources, source)
     names = [c.name for c in classes]
     if len(set(names)) != len(names):
         raise fail("class names must be distinct", "classes", source)
@@ -70,6 +76,10 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
                    f"{', '.join(resources)})", "packet.fq_resource", source)
 
     check_init(packet, classes, "packet.init", source)
+    # MR3 has one ingress per router in SPEC §3.2: not implemented yet
+    if routers and policies.named(policies.PACKET).MR3 in packet.policies:
+        raise fail("mr3 on several routers (one ingress per router) is not implemented",
+                   "packet.policies", source)
 
     flows, timeline = parse_flows(raw.get("flows"), raw.get("timeline"), names,
                                   packet.window, source)
@@ -79,6 +89,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         description=fields.text(raw.get("description", ""), "description", source),
         resources=resources,
         classes=classes,
+        routers=routers,
         load_axis=axis,
         load_values=values,
         fluid=fluid,

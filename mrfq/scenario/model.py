@@ -20,6 +20,7 @@ from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
 from mrfq.scenario.checks import check_init, parse_packet
 from mrfq.scenario.config import ClusterConfig, FluidConfig, PacketConfig, TrafficClass
+from mrfq.scenario.network import default_route, router_of
 from mrfq.sizes import SizeLaw, parse_size
 
 
@@ -39,11 +40,32 @@ class Scenario:
     source: str = "<scenario>"
     flows: tuple[ExplicitFlow, ...] = ()  # explicit flows ([[flows]], mrfq.explicit)
     timeline: Timeline | None = None
+    #: [routers] (SPEC §3.2): (name, resource indices) per router; () = one router
+    #: holding every resource (the tandem of SPEC §3)
+    routers: tuple[tuple[str, tuple[int, ...]], ...] = ()
 
     @property
     def requirements(self) -> np.ndarray:
         """K×J matrix of normalised fluid requirement vectors."""
         return np.array([c.requirements for c in self.classes], dtype=np.float64)
+
+    @property
+    def routes(self) -> list[tuple[int, ...]]:
+        """Every class's route (resource indices in visiting order, SPEC §3.2): its
+        ``route``, or the resources with a nonzero requirement in the scenario's order."""
+        return [c.route if c.route is not None else default_route(c.requirements)
+                for c in self.classes]
+
+    @property
+    def router_index(self) -> np.ndarray:
+        """Router index of every resource (all 0 without ``[routers]``)."""
+        return router_of(self.routers, len(self.resources))
+
+    @property
+    def network(self) -> bool:
+        """Whether the scenario departs from the tandem of SPEC §3: several routers or
+        a class route other than the default (SPEC §3.2)."""
+        return bool(self.routers) or any(c.route is not None for c in self.classes)
 
     @property
     def weights(self) -> np.ndarray:
@@ -87,6 +109,14 @@ class Scenario:
         name = self.packet.fq_resource
         return len(self.resources) - 1 if name is None else self.resources.index(name)
 
+    @property
+    def fq_resources(self) -> tuple[int, ...]:
+        """The resources bottleneck FQ schedules: ``[packet] fq_resource``, else the last
+        resource of every router (its output link; SPEC §3.1, §3.2)."""
+        if self.packet.fq_resource is not None or not self.routers:
+            return (self.fq_resource_index,)
+        return tuple(max(members) for _, members in self.routers)
+
     def resource_loads(self, load: float) -> np.ndarray:
         """Load Σ_k ρ_k a_kj of every resource j at a value on the load axis."""
         return self.class_loads(load) @ self.requirements
@@ -119,6 +149,8 @@ class Scenario:
                                                     c.packet_probabilities, strict=True)]
             if c.size.distribution != "exponential":  # absent = exponential
                 entry["size"] = size_spec(c.size)
+            if c.route is not None:  # absent = the default route
+                entry["route"] = [self.resources[j] for j in c.route]
             classes.append(entry)
         return {
             "name": self.name, "description": self.description,
@@ -129,6 +161,8 @@ class Scenario:
             # only with a [cluster] section, so older stored scenarios read the same
             **({"cluster": {**self.cluster.__dict__, "policies": list(self.cluster.policies)}}
                if self.cluster.policies else {}),
+            **({"routers": {name: [self.resources[j] for j in members]
+                            for name, members in self.routers}} if self.routers else {}),
             **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,
                            "stop": f.stop, "window": f.window, "rate": f.rate}
                           for f in self.flows],

@@ -54,6 +54,9 @@ SECTIONS = (
                          "instead of Poisson arrivals; needs `[timeline]`.",
                 "cluster": "table `[cluster]`. The classes as jobs of tasks on a pooled "
                            "cluster (`mrfq cluster`).",
+                "routers": "table `[routers]`: router name = list of its resources. Every "
+                           "resource in exactly one router (default: one router holding "
+                           "all, the tandem; SPEC §3.2).",
                 "timeline": "table `[timeline]`. Duration and bin width of explicit flows.",
             }),
     Section("[[classes]]", "One class of flows (BR §2.1).",
@@ -72,6 +75,10 @@ SECTIONS = (
                            "mix instead of one requirement vector.",
                 "packet_order": "\"random\" (default) or \"cycle\". How packets of the mix "
                                 "are drawn.",
+                "route": "list of resource names, each at most once. The order in which "
+                         "its packets visit resources (default: the resources with a "
+                         "nonzero requirement, in `resources` order); exactly the "
+                         "resources where its requirement is nonzero.",
                 "size": "table. The flow-size law: `distribution` = "
                         + ", ".join(f"`{d}`" for d in DISTRIBUTIONS)
                         + " with its parameters (default exponential; Size laws).",

@@ -1,0 +1,135 @@
+"""Networks (SPEC §3.2) in the packet kernel against the reference simulator, which reads
+routes and routers from the scenario itself (tests/naive.py): identical completion times,
+per-packet sojourn histograms and busy times, for every policy, on small networks."""
+
+import numpy as np
+import pytest
+from conftest import make_scenario
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_packet_reference import _both
+
+from mrfq.errors import InputError
+from mrfq.packet.engine import run_replication
+from mrfq.packet.model import PacketModel
+
+ROUTER_POLICIES = ["drfq", "drfq-dovetail", "bottleneck-fq"]
+POLICIES = ["pf", "bmf", "fifo", *ROUTER_POLICIES]
+
+# two classes crossing the same two resources in opposite orders
+OPPOSITE = [{"name": "ab", "requirements": [1.0, 0.5], "load_share": 1, "route": ["a", "b"]},
+            {"name": "ba", "requirements": [0.4, 1.0], "load_share": 1, "route": ["b", "a"]}]
+
+NETWORKS = {
+    "opposite-one-router": dict(classes=OPPOSITE, resources=("a", "b"), load=0.8),
+    "opposite-two-routers": dict(classes=OPPOSITE, resources=("a", "b"), load=0.8,
+                                 routers={"ra": ["a"], "rb": ["b"]}),
+    # a line of three links, one router each: one long class, one class per link
+    "linear": dict(
+        classes=[{"name": "long", "requirements": [1, 0.5, 0.8], "load_share": 1},
+                 {"name": "l1", "requirements": [1, 0, 0], "load_share": 1},
+                 {"name": "l2", "requirements": [0, 1, 0], "load_share": 2},
+                 {"name": "l3", "requirements": [0, 0, 0.6], "load_share": 1}],
+        resources=("l1", "l2", "l3"), routers={"r1": ["l1"], "r2": ["l2"], "r3": ["l3"]},
+        load=0.85),
+    # two software routers in series (CPU + link each); a class that leaves after the
+    # first, one only in the second, one the other way round, one with a packet mix
+    "nfv": dict(
+        classes=[{"name": "through", "requirements": [0.5, 1, 0.3, 1], "load_share": 2},
+                 {"name": "edge", "requirements": [1, 0.4, 0, 0], "load_share": 1},
+                 {"name": "core", "requirements": [0, 0, 1, 0.2], "load_share": 1},
+                 {"name": "back", "requirements": [0.2, 1, 0.6, 0.5], "load_share": 1,
+                  "route": ["cpu2", "link2", "cpu1", "link1"], "weight": 2.0},
+                 {"name": "mix", "load_share": 1, "route": ["cpu2", "link2", "link1"],
+                  "packets": [{"requirements": [0, 1, 0.5, 0.2], "probability": 0.5},
+                              {"requirements": [0, 0.2, 1, 0], "probability": 0.5}]}],
+        resources=("cpu1", "link1", "cpu2", "link2"),
+        routers={"edge": ["cpu1", "link1"], "core": ["cpu2", "link2"]}, load=0.8),
+    # a route that leaves a router and comes back to it (a new entry, a new tag)
+    "re-entry": dict(
+        classes=[{"name": "zig", "requirements": [1, 0.5, 0.7], "load_share": 1,
+                  "route": ["x", "y", "z"]},
+                 {"name": "zag", "requirements": [0.3, 1, 0.4], "load_share": 1,
+                  "route": ["z", "y", "x"]}],
+        resources=("x", "y", "z"), routers={"outer": ["x", "z"], "inner": ["y"]},
+        load=0.8),
+}
+
+
+def _run_both(name, policy, **extra):
+    case = dict(NETWORKS[name])
+    scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"})
+    return _both(case, policy, fq_resource=scenario.fq_resources, **extra)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("name", list(NETWORKS))
+def test_network_kernel_matches_reference_exactly(name, policy):
+    fast, slow = _run_both(name, policy)
+    assert np.all(np.isfinite(fast.completion))
+    np.testing.assert_array_equal(fast.completion, slow)
+
+
+@pytest.mark.parametrize("policy", ["drfq", "drfq-dovetail"])
+@pytest.mark.parametrize("name", ["nfv", "re-entry"])
+def test_started_clock_and_finite_delta_match_reference(name, policy):
+    fast, slow = _run_both(name, policy, virtual_time="started", delta=2.0)
+    np.testing.assert_array_equal(fast.completion, slow)
+
+
+def test_mr3_on_one_router_with_routes_matches_reference():
+    fast, slow = _run_both("opposite-one-router", "mr3")
+    np.testing.assert_array_equal(fast.completion, slow)
+
+
+def test_mr3_on_several_routers_is_refused():
+    case = NETWORKS["nfv"]
+    scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"})
+    with pytest.raises(InputError, match="mr3"):
+        run_replication(PacketModel.from_scenario(scenario), "mr3",
+                        scenario.class_loads(0.5), np.random.SeedSequence(0), flows=5,
+                        mean_size=5, window=2)
+
+
+def test_routes_change_the_order_of_visits():
+    """The opposite-order case is not the tandem in disguise: reversing class ba's route
+    changes its completion times."""
+    case = NETWORKS["opposite-one-router"]
+    routed = make_scenario(classes=OPPOSITE, resources=("a", "b"))
+    tandem = make_scenario(classes=[{k: v for k, v in c.items() if k != "route"}
+                                    for c in OPPOSITE], resources=("a", "b"))
+    runs = [run_replication(PacketModel.from_scenario(s), "bmf", s.class_loads(case["load"]),
+                            np.random.SeedSequence(3), flows=150, mean_size=20, window=5)
+            for s in (routed, tandem)]
+    assert not np.array_equal(runs[0].completion, runs[1].completion)
+
+
+@st.composite
+def _networks(draw):
+    """A small random network: 2–4 resources split into routers, 2–3 classes on random
+    routes (any subset, any order) with random requirements."""
+    J = draw(st.integers(2, 4))
+    names = [f"r{j}" for j in range(J)]
+    cut = sorted(set(draw(st.lists(st.integers(1, J - 1), max_size=J - 1))))
+    bounds = [0, *cut, J]
+    routers = {f"router{i}": names[a:b]
+               for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:], strict=True))}
+    classes = []
+    for k in range(draw(st.integers(2, 3))):
+        route = draw(st.permutations(range(J)))[:draw(st.integers(1, J))]
+        req = [0.0] * J
+        for j in route:
+            req[j] = draw(st.sampled_from([0.2, 0.5, 0.7, 1.0]))
+        classes.append({"name": f"c{k}", "requirements": req, "route": [names[j] for j in route],
+                        "load_share": draw(st.sampled_from([1, 2])),
+                        "weight": draw(st.sampled_from([1.0, 2.0]))})
+    return dict(classes=classes, resources=tuple(names), routers=routers,
+                load=draw(st.floats(0.3, 0.9)), window=draw(st.integers(1, 5)))
+
+
+@settings(max_examples=30, deadline=None)
+@given(case=_networks(), policy=st.sampled_from(POLICIES), seed=st.integers(0, 2**32 - 1))
+def test_random_networks_match_reference(case, policy, seed):
+    scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"})
+    fast, slow = _both(case, policy, seed=seed, flows=60, fq_resource=scenario.fq_resources)
+    np.testing.assert_array_equal(fast.completion, slow)
