@@ -115,7 +115,7 @@ def list_() -> None:
 @click.option("--policies", help="Override the fluid policies, comma-separated ("
               + ", ".join(registry.names(registry.FLUID)) + ").")
 @click.option("--loads", help="Override the load values, e.g. '0.5,0.9'.")
-@click.option("--tolerance", type=float, help="Relative truncation error target.")
+@click.option("--tolerance", type=float, help="Markov solver's relative truncation error.")
 @click.option("--method", type=click.Choice(FLUID_METHODS),
               help="Override the scenario's [fluid] method (default auto: the Markov "
               "solver when it is exact and within its state budget, else the flow-level "
@@ -175,7 +175,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
              warmup, init, delta, virtual_time, precision, max_replications, flows_out,
              size_bins_out,
              debug):
-    """Packet simulation of SCENARIO at one load (SPEC §3): the sweep's packet point
+    """Packet simulation of SCENARIO at one load (docs: equations.md): the sweep's packet point
     function for every replication, combined as in a sweep."""
 
     for path, field in ((output, "--output"), (flows_out, "--flows-out"),
@@ -336,7 +336,8 @@ def validate(results, tolerance):
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help=JOBS_HELP)
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
-@click.option("--tolerance", type=float, default=0.05, show_default=True)
+@click.option("--tolerance", type=float, default=0.05, show_default=True,
+              help="Relative difference from the fluid γ that passes even outside the CI.")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class: replications are added until it is reached.")
 @click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
@@ -429,12 +430,13 @@ def allocate(problem, policies, output, no_properties):
 @click.option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
-@click.option("--tolerance", type=float, default=0.05, show_default=True)
+@click.option("--tolerance", type=float, default=0.05, show_default=True,
+              help="Relative difference from the fluid γ that passes even outside the CI.")
 @user_errors
 def cluster(scenario, results, jobs, tolerance):
-    """The cluster points of SCENARIO's [cluster] section (SPEC §6) and the fluid curves,
-    then cluster γ against fluid γ (validation.csv). Exit 0 when every point with a fluid
-    counterpart validates, 1 otherwise."""
+    """The cluster points of SCENARIO's [cluster] section (docs: guide/clusters.md) and
+    the fluid curves, then cluster γ against fluid γ (validation.csv). Exit 0 when every
+    point with a fluid counterpart validates, 1 otherwise."""
 
     _check_jobs(jobs)
     result = api.cluster(load_scenario(scenario), results, jobs=jobs, tolerance=tolerance,
