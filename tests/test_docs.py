@@ -51,3 +51,17 @@ def test_every_page_in_the_tables_of_contents_exists():
     assert len(pages) >= 10
     for page in pages:
         assert (ROOT / "docs" / f"{page}.md").exists(), page
+
+
+def test_every_cli_option_has_help_and_no_spec_reference():
+    import click
+
+    from mrfq.cli import main
+
+    missing = []
+    for name, command in main.commands.items():
+        assert command.help and "SPEC" not in command.help, name
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.help:
+                missing.append(f"{name} {param.opts[-1]}")
+    assert not missing, missing
