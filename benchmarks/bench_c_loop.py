@@ -61,14 +61,16 @@ def c_run_kernel(lib: ctypes.CDLL):
     """A drop-in for :func:`mrfq.packet.kernel.run_kernel` that runs the C loop."""
     loops = {kernel.BMF: lib.mrfq_loop_bmf, kernel.PF: lib.mrfq_loop_pf}
 
-    def run(policy, debug, budget, model, arrivals, state, lone_flow=True, explicit=False):
+    def run(policy, debug, budget, model, arrivals, state, lone_flow=True, explicit=False,
+            network=False):
         service, next_resource, first_resource = (model.service, model.next_resource,
                                                   model.first_resource)
         class_type0, class_ntypes, window = model.class_type0, model.class_ntypes, model.window
-        if (policy not in loops or debug or explicit or model.class_rtt.any()
+        if (policy not in loops or debug or explicit or network or model.class_rtt.any()
                 or (class_ntypes != 1).any() or (model.class_weight != 1).any()):
-            raise ValueError("the C loop covers PF and BMF without debug checks, round-trip "
-                             "times, class weights or several packet types per class")
+            raise ValueError("the C loop covers PF and BMF in one router without debug "
+                             "checks, round-trip times, class weights or several packet "
+                             "types per class")
         arr_time, arr_class, arr_size, n_arrivals, flows, completion, *_ = arrivals
         (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
          *_) = state

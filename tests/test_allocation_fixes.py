@@ -120,7 +120,7 @@ def test_allocate_runs_what_applies_and_says_what_it_skipped(tmp_path):
 def test_a_policy_asked_for_by_name_that_does_not_apply_is_an_error(tmp_path):
     path = tmp_path / "one.toml"
     path.write_text(ONE_RESOURCE)
-    result = CliRunner().invoke(main, ["allocate", str(path), "--policy", NAME.IBAA])
+    result = CliRunner().invoke(main, ["allocate", str(path), "--policies", NAME.IBAA])
     assert result.exit_code == 2
     assert len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith(f"error: {path}: resources: ")
