@@ -131,6 +131,6 @@ def test_network_drawing_writes_png_and_pdf(tmp_path):
     s = load_scenario("nfv_chain")
     written = network_drawing(list(s.resources), [(n, list(m)) for n, m in s.routers],
                               [list(r) for r in s.routes], s.class_names,
-                              tmp_path / "net.png", s.name)
+                              tmp_path / "net", s.name)  # no suffix: PNG and PDF
     assert [p.suffix for p in written] == [".png", ".pdf"]
     assert all(p.stat().st_size > 1000 for p in written)
