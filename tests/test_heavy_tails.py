@@ -120,7 +120,7 @@ def test_run_carries_the_warning_into_summary_validation_and_console(heavy_run):
         assert verdict not in ("fluid in CI", "within joint CI", "within tolerance")
     # the console: no point is shown as a plain pass, and the warning is printed
     lines = [line.split() for line in result.stdout.splitlines()]
-    rows = [line for line in lines if line[:1] == ["drfq"]]
+    rows = [line for line in lines if line[:2] == ["packet", "drfq"]]  # kind, policy
     assert len(rows) == 2
     assert all(("warn" in row or "FAIL" in row) and "pass" not in row for row in rows)
     assert "2 points have an unreliable interval" in result.stdout
