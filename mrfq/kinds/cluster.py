@@ -17,8 +17,13 @@ import pandas as pd
 from mrfq import policies
 from mrfq.cluster import pooled_model, run_cluster
 from mrfq.cluster.model import ClusterModel
-from mrfq.kinds.fluid_records import floats, model_key_parts
-from mrfq.kinds.replications import Stopping
+from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid points
+    first_replications,
+    floats,
+    max_replications,
+    model_key_parts,
+    stopping,
+)
 from mrfq.scenario import Scenario
 
 NAME = "cluster"
@@ -70,21 +75,6 @@ def compute(scenario: Scenario, point) -> dict:
     return {"kind": policies.CLUSTER, "policy": point.policy, "load": point.load,
             "replication": 0, "classes": classes, "utilisation": floats(run.utilisation),
             "events": run.events, "wall_s": time.perf_counter() - start}
-
-
-def first_replications(scenario: Scenario) -> int:
-    """A cluster point is one run (its intervals from batch means)."""
-    return 1
-
-
-def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
-             confidence: float = 0.95) -> Stopping:
-    """A cluster point uses its one run."""
-    return Stopping(1, 1)
-
-
-def max_replications(scenario: Scenario) -> int:
-    return 1
 
 
 def prepare(chosen_policies: set[str]) -> None:

@@ -32,13 +32,13 @@ def model_key_parts(scenario: Scenario, load: float) -> dict:
 
 
 def first_replications(scenario: Scenario) -> int:
-    """A fluid point is one computation."""
+    """A fluid (or cluster) point is one computation, one run."""
     return 1
 
 
 def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
              confidence: float = 0.95) -> Stopping:
-    """A fluid point uses its one record."""
+    """A fluid (or cluster) point uses its one record."""
     return Stopping(1, 1)
 
 
