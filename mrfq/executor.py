@@ -18,6 +18,7 @@ import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from mrfq.errors import InputError
@@ -86,6 +87,13 @@ def execute(function: Callable[..., Any], items: Iterable[Item], *,
                         for more in follow_up(item, result):
                             pending[pool.submit(function, *arguments, more)] = more
                     yield item, result
+        except BrokenProcessPool:
+            _abandon(pool)
+            raise InputError(
+                "a worker process died: killed (out of memory?) or, in a Python script, the "
+                "calls to mrfq are not under `if __name__ == \"__main__\":`, which worker "
+                "processes need (they are spawned and import the script); jobs=1 runs "
+                "everything in this process", "jobs") from None
         except BaseException:
             # interrupted (or the caller stopped iterating): do not wait for the points
             # in progress; what was yielded is kept, the rest is recomputed on resume

@@ -138,3 +138,25 @@ def test_bad_arguments_raise_input_error(call, field):
 def test_a_misspelt_scenario_names_the_packaged_ones():
     with pytest.raises(mrfq.InputError, match="did you mean 'fig3_quick'"):
         mrfq.simulate("fig3_quik", "bmf", 0.5)
+
+
+def test_a_script_without_a_main_guard_gets_told_why_its_workers_died(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text("import mrfq\n"
+                      "mrfq.fluid('fig1_balanced', loads=[0.2, 0.3], policies=['drf'],"
+                      " jobs=2)\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=300)
+    assert result.returncode != 0
+    assert "if __name__ == " in result.stderr and "jobs=1" in result.stderr
+    guarded = tmp_path / "guarded.py"
+    guarded.write_text("import mrfq\nif __name__ == '__main__':\n"
+                       "    print(len(mrfq.fluid('fig1_balanced', loads=[0.2, 0.3],"
+                       " policies=['drf'], jobs=2)))\n")
+    result = subprocess.run([sys.executable, str(guarded)], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "6"
