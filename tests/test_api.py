@@ -160,3 +160,26 @@ def test_a_script_without_a_main_guard_gets_told_why_its_workers_died(tmp_path):
                             cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "6"
+
+
+def test_every_verb_by_packaged_name_and_by_object(tmp_path, monkeypatch):
+    """The bar of issue 26: each verb called with a packaged name and with an object, and
+    the type of what it returns (the small packaged `quickstart` keeps this to seconds)."""
+    monkeypatch.chdir(tmp_path)
+    scenario = mrfq.load_scenario("quickstart")
+    for argument, where in (("quickstart", "by_name"), (scenario, "by_object")):
+        run = mrfq.run(argument, tmp_path / where, jobs=1)
+        assert isinstance(run, mrfq.RunResult) and run.passed
+        assert isinstance(mrfq.sweep(argument, tmp_path / where, jobs=1), pd.DataFrame)
+        assert isinstance(mrfq.validate(tmp_path / where), pd.DataFrame)
+        assert isinstance(mrfq.cluster(argument, tmp_path / where, jobs=1), mrfq.RunResult)
+        assert isinstance(mrfq.fluid(argument, loads=[0.3], jobs=1), pd.DataFrame)
+        assert isinstance(mrfq.simulate(argument, "bmf", 0.3), mrfq.SimulationResult)
+        assert isinstance(mrfq.plan(argument, pilot_flows=800, policies=["bmf"],
+                                    loads=[0.3]), pd.DataFrame)
+        assert all(isinstance(p, Path) for p in mrfq.plot(tmp_path / where))
+    pd.testing.assert_frame_equal(mrfq.sweep("quickstart", tmp_path / "by_name", jobs=1),
+                                  mrfq.sweep(scenario, tmp_path / "by_object", jobs=1))
+    rogue = mrfq.load_scenario("isolation_rogue")
+    assert isinstance(mrfq.flows(rogue, tmp_path / "iso", policies=["fifo"]),
+                      mrfq.FlowsResult)

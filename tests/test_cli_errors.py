@@ -236,3 +236,32 @@ def test_verbs_without_arguments_print_their_plan_first(verb, plan, monkeypatch)
     assert result.exit_code == 2
     assert plan in result.output.splitlines()[0]
     assert "stopped by the test" in result.output
+
+
+def test_help_and_choices_come_from_the_registry():
+    from mrfq import policies as registry
+
+    for flag in ("-h", "--help"):
+        result = _run("simulate", flag)
+        assert result.returncode == 0 and "Usage:" in result.stdout
+    shown = _run("simulate", "-h").stdout.replace("\n", " ").replace(" ", "")
+    for name in registry.names(registry.PACKET):
+        assert name in shown, name
+
+
+def test_a_bad_number_is_one_line():
+    result = _run("simulate", "fig3_quick", "--policy", "bmf", "--load", "abc")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --load: 'abc' is not a valid float."]
+
+
+def test_one_jobs_default_everywhere():
+    from mrfq.cli import main
+
+    for name, command in main.commands.items():
+        for param in command.params:
+            if "--jobs" in getattr(param, "opts", []):
+                # no number as default (None, or click's "unset"): all cores
+                assert not isinstance(param.default, int), name
+                assert "all cores" in param.help, name
