@@ -17,7 +17,9 @@ run: $(BIN)/.installed
 
 test: $(BIN)/.installed
 	$(BIN)/ruff check mrfq tests benchmarks cli.py
-	$(BIN)/python -m pytest -q
+	# compile the Numba kernels first, one process per kernel on every core, then the
+	# tests on every core (pytest-xdist): a fresh clone spends half its time compiling
+	$(BIN)/python -m pytest -q -n auto --warm-numba-cache
 
 # the documentation site (Sphinx + MyST), warnings as errors as in CI
 docs: $(BIN)/.installed

@@ -28,3 +28,25 @@ def make_scenario(classes=None, resources=("cpu", "link"), axis="max", routers=N
 def rng():
     return np.random.default_rng(0)
 
+
+
+def pytest_addoption(parser):
+    parser.addoption("--warm-numba-cache", action="store_true",
+                     help="compile every Numba kernel into its cache first, one process per "
+                     "specialisation on every core (make test; see tests/warm_cache.py)")
+
+
+def pytest_configure(config):
+    # the controller warms the cache once; xdist's workers (which have workerinput) and
+    # runs without the option start at once
+    if not config.getoption("--warm-numba-cache") or hasattr(config, "workerinput"):
+        return
+    import time
+
+    from warm_cache import warm
+
+    start = time.perf_counter()
+    failures = warm()
+    print(f"numba cache warmed in {time.perf_counter() - start:.0f} s")
+    for failure in failures:
+        print(f"warm-up (the tests will say more): {failure}")
