@@ -147,8 +147,11 @@ class _State:
         self.res_f[:J] = np.inf  # idle
         self.pend_head = np.zeros(K, dtype=np.int64)
         self.pend_len = np.zeros(K, dtype=np.int64)
-        self.ev_key = np.zeros(J)  # networks' completion heap (kernel.State)
-        self.ev_id = np.zeros(J, dtype=np.int64)
+        # networks' tournament tree of completion times (kernel.State, kernel._tree_set):
+        # 2P nodes for P ≥ J leaves, all idle (∞)
+        P = 1 << max(J - 1, 0).bit_length()
+        self.ev_key = np.full(2 * P, np.inf)
+        self.ev_id = np.zeros(2 * P, dtype=np.int64)
         self.capacity = 0
         self._allocate(capacity)
 
