@@ -102,6 +102,16 @@ def test_large_networks_take_the_fast_path():
         np.testing.assert_allclose(phi, fast_bmf(a, n), rtol=0, atol=0)
 
 
+def test_a_resource_leaving_saturation_is_a_change():
+    """Regression: a level going from finite to ∞ (the resource's demands now fit) is a
+    change, not convergence; stopping there gave an infeasible allocation (a resource
+    at 1.036) in this state of the random network."""
+    a = np.asarray(load_scenario("random_network").requirements, float)
+    n = np.array([0, 1, 0, 0, 1, 4, 1, 0, 0, 1, 0, 0, 1, 0, 0], float)
+    phi = allocate("bmf", a, n)
+    assert bmf_conditions(a, n, phi, tol=1e-9)["holds"]
+
+
 def test_small_problems_keep_the_enumeration():
     """At most ENUMERATION_LIMIT mappings: the enumeration, whose choice (largest PF
     objective) existing results were computed with."""

@@ -10,7 +10,7 @@ share units, a class's rate is the smallest of its limits, φ_k = min_j w_k L_j 
 and L_j is the max-min level of j given the rates the classes' other resources allow:
 Σ_k n_k w_k min(c_kj, L_j) = 1 with c_kj = a_kj min_{i ≠ j} L_i / a_ki (∞ when the demand
 fits). Gauss-Seidel sweeps over the resources, from the equal split L_j = 1 / Σ n_k w_k,
-until no level changes (in floating point).
+until no level changes by more than a relative 1e-13.
 
 Then the classes' bottlenecks (the resource attaining each φ_k's minimum) give a mapping,
 and :func:`mrfq.fluid.kernels.bmf_mapping_allocation` solves it exactly (BR §3.3's linear
@@ -24,6 +24,10 @@ most 58 sweeps and always passed (tests/test_bmf_levels.py).
 Which BMF, when it is not unique (J ≥ 3): the fixed point of the local schedulers, the
 allocation the per-resource FQ packet system is expected to approach, not necessarily
 the enumeration's choice (the largest PF objective, :func:`mrfq.fluid.kernels.bmf`).
+
+Numba's disk cache keys a function by its own file: after editing this module, delete
+the cached kernels.py and flowsim_kernel.py entries (``mrfq/fluid/__pycache__/kernels.*.nb*``,
+``flowsim_kernel.*.nb*``), which compiled it in.
 """
 
 from __future__ import annotations
@@ -98,9 +102,12 @@ def bmf_levels(requirements, counts, weights, levels):
             if m == 0:
                 continue
             level = _water_level(caps, mass, m)
-            if level != levels[j]:
+            # converged to a relative 1e-13 (the last bits can cycle in floating
+            # point; the exact solve of the mapping removes the rest)
+            if level != levels[j] and not (level < np.inf and levels[j] < np.inf
+                                           and abs(level - levels[j]) <= 1e-13 * level):
                 changed = True
-                levels[j] = level
+            levels[j] = level
         if not changed:
             return sweep + 1
     return -1
