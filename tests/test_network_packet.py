@@ -70,6 +70,24 @@ def test_network_kernel_matches_reference_exactly(name, policy):
     np.testing.assert_array_equal(fast.completion, slow)
 
 
+@pytest.mark.parametrize("name, names, expected", [
+    ("nfv", ["cpu1", "link2"], (0, 3)),        # the CPU of one router, the link of the other
+    ("linear", ["l3", "l1"], (2, 0)),          # two of three one-link routers
+    ("opposite-two-routers", ["a"], (0,)),     # a one-name list: one scheduled resource
+])
+def test_bottleneck_fq_on_a_list_of_resources_matches_reference(name, names, expected):
+    """``[packet] fq_resource`` as a list: the scenario's fq_resources, run by the kernel
+    and by the reference simulator, which schedule exactly those resources."""
+    case = NETWORKS[name]
+    scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"},
+                             fq_resource=names)
+    assert scenario.fq_resources == expected
+    fast, slow = _both(case, "bottleneck-fq", fq_resource=scenario.fq_resources)
+    np.testing.assert_array_equal(fast.completion, slow)
+    default, _ = _run_both(name, "bottleneck-fq")  # the last resource of every router
+    assert not np.array_equal(fast.completion, default.completion)
+
+
 @pytest.mark.parametrize("policy", ["drfq", "drfq-dovetail"])
 @pytest.mark.parametrize("name", ["nfv", "re-entry"])
 def test_started_clock_and_finite_delta_match_reference(name, policy):
