@@ -112,6 +112,18 @@ def test_a_resource_leaving_saturation_is_a_change():
     assert bmf_conditions(a, n, phi, tol=1e-9)["holds"]
 
 
+def test_cycling_sweeps_are_damped():
+    """Regression: in this random-network state the undamped sweeps cycle (no fixed
+    point reached in 2000 sweeps); damped by 1/2 they converge to a BMF allocation."""
+    a = np.asarray(load_scenario("random_network").requirements, float)
+    n = np.array([0, 3, 0, 3, 0, 3, 2, 2, 0, 0, 0, 0, 0, 0, 0], float)
+    levels = np.zeros(a.shape[1])
+    assert bmf_levels(a, n, np.ones(15), levels, 1.0) == -1
+    assert 0 < bmf_levels(a, n, np.ones(15), levels, 0.5) < 1000
+    phi = allocate("bmf", a, n)
+    assert bmf_conditions(a, n, phi, tol=1e-9)["holds"]
+
+
 def test_small_problems_keep_the_enumeration():
     """At most ENUMERATION_LIMIT mappings: the enumeration, whose choice (largest PF
     objective) existing results were computed with."""

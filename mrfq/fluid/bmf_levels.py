@@ -10,14 +10,15 @@ share units, a class's rate is the smallest of its limits, φ_k = min_j w_k L_j 
 and L_j is the max-min level of j given the rates the classes' other resources allow:
 Σ_k n_k w_k min(c_kj, L_j) = 1 with c_kj = a_kj min_{i ≠ j} L_i / a_ki (∞ when the demand
 fits). Gauss-Seidel sweeps over the resources, from the equal split L_j = 1 / Σ n_k w_k,
-until no level changes by more than a relative 1e-13.
+until no level changes by more than a relative 1e-13; undamped first, then damped
+(DAMPINGS) when the sweeps cycle.
 
 Then the classes' bottlenecks (the resource attaining each φ_k's minimum) give a mapping,
 and :func:`mrfq.fluid.kernels.bmf_mapping_allocation` solves it exactly (BR §3.3's linear
 system) and checks every BMF condition (capacity, saturation, maximal share). So the
 allocation returned is BMF whenever it is returned: the iteration's convergence is not
-proved (BRV prove it for 2 resources); when it does not converge or the check fails the
-caller falls back to the enumeration (or NaN). On 300 random problems (K ≤ 5, J ≤ 4) and
+proved (BRV prove it for 2 resources); when no damping converges to a mapping that passes
+the check, the caller returns NaN. On 300 random problems (K ≤ 5, J ≤ 4) and
 200 states of the packaged random network (15 classes, 12 resources) it converged in at
 most 58 sweeps and always passed (tests/test_bmf_levels.py).
 
@@ -35,8 +36,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: Gauss-Seidel sweeps before giving up
-MAX_SWEEPS = 10_000
+#: Gauss-Seidel sweeps before giving up (with one damping; the caller tries smaller ones)
+MAX_SWEEPS = 2_000
+#: the dampings tried in turn: L_j moves this fraction of the way to its new water level
+#: (undamped sweeps can cycle: a random-network state cycled for 10 000 sweeps, and
+#: converged in 272 at 1/2)
+DAMPINGS = (1.0, 0.5, 0.25)
 
 
 @njit(cache=True)
@@ -74,9 +79,11 @@ def _water_level(caps, mass, m):
 
 
 @njit(cache=True)
-def bmf_levels(requirements, counts, weights, levels):
+def bmf_levels(requirements, counts, weights, levels, damping=1.0):
     """Local fair queueing's fixed point (module docstring): fills ``levels`` (J, share
-    units, ∞ = unsaturated) and returns the number of sweeps, or −1 without convergence."""
+    units, ∞ = unsaturated) and returns the number of sweeps, or −1 without convergence.
+    ``damping`` in (0, 1]: a finite level moves that fraction of the way to its new value
+    (the fixed points are the same)."""
     K, J = requirements.shape
     caps = np.zeros(K)
     mass = np.zeros(K)
@@ -102,6 +109,8 @@ def bmf_levels(requirements, counts, weights, levels):
             if m == 0:
                 continue
             level = _water_level(caps, mass, m)
+            if level < np.inf and levels[j] < np.inf:
+                level = levels[j] + damping * (level - levels[j])
             # converged to a relative 1e-13 (the last bits can cycle in floating
             # point; the exact solve of the mapping removes the rest)
             if level != levels[j] and not (level < np.inf and levels[j] < np.inf

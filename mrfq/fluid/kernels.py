@@ -328,11 +328,14 @@ def bmf(requirements, counts, weights, phi):
         return
     levels = np.zeros(J)
     mapping = np.zeros(K, dtype=np.int64)
-    if not (bmf_levels.bmf_levels(requirements, counts, weights, levels) > 0
-            and bmf_levels.bottleneck_mapping(requirements, counts, weights, levels, mapping)
-            and bmf_mapping_allocation(requirements, counts, weights, mapping, phi)):
-        for k in range(K):
-            phi[k] = np.nan
+    for damping in bmf_levels.DAMPINGS:
+        if (bmf_levels.bmf_levels(requirements, counts, weights, levels, damping) > 0
+                and bmf_levels.bottleneck_mapping(requirements, counts, weights, levels,
+                                                  mapping)
+                and bmf_mapping_allocation(requirements, counts, weights, mapping, phi)):
+            return
+    for k in range(K):
+        phi[k] = np.nan
 
 
 @njit(cache=True)
