@@ -22,9 +22,12 @@ the check, the caller returns NaN. On 300 random problems (K ≤ 5, J ≤ 4) and
 200 states of the packaged random network (15 classes, 12 resources) it converged in at
 most 58 sweeps and always passed (tests/test_bmf_levels.py).
 
-Which BMF, when it is not unique (J ≥ 3): the fixed point of the local schedulers, the
-allocation the per-resource FQ packet system is expected to approach, not necessarily
-the enumeration's choice (the largest PF objective, :func:`mrfq.fluid.kernels.bmf`).
+Which BMF, when it is not unique (J ≥ 3): the fixed point these sweeps reach from the
+equal split, not necessarily the enumeration's choice (the largest PF objective,
+:func:`mrfq.fluid.kernels.bmf`) nor the packet system's. On BR §2.4's example both fluid
+choices are the end x = 1 of the continuum, (1/3, 4/9, 4/9), while packet ``bmf``
+(backlogged flows, one router or three) settles at the other end, (2/5, 2/5, 2/5)
+(reproduction/networks/bmf_nonunique.py).
 
 Numba's disk cache keys a function by its own file: after editing this module, delete
 the cached kernels.py and flowsim_kernel.py entries (``mrfq/fluid/__pycache__/kernels.*.nb*``,
