@@ -62,10 +62,10 @@ def router_charges(model: PacketModel) -> np.ndarray:
 
 
 def needs_network_loop(routers: int, fq_mask: np.ndarray) -> bool:
-    """Whether a run uses the kernel's network loop: several routers (DRFQ per router,
-    and an event heap instead of scans over every resource), or bottleneck FQ on several
-    resources. A tandem, with routes or not, uses the tandem loops (a route is a
-    next-resource table, which they follow)."""
+    """Whether a run uses the kernel's network loops: several routers (DRFQ per router,
+    and a tournament tree of completions instead of scans over every resource), or
+    bottleneck FQ on several resources. A tandem, with routes or not, uses the tandem
+    loops (a route is a next-resource table, which they follow)."""
     return routers > 1 or int(fq_mask.sum()) > 1
 
 

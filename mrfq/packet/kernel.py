@@ -1600,10 +1600,11 @@ def _loop_general(policy, debug, budget, model, arrivals, state):
 
 
 # Networks (several routers: DRFQ and dovetailing DRFQ per router, bottleneck FQ on
-# several resources; the next completion from a heap and phase 2 at the resource that
-# completed, instead of scans over every resource, which with J = 12 cost a third of the
-# time): one loop, the policy and clock at run time, so a tandem run never compiles it
-# and the tandem loops above are unchanged. A tandem with routes runs the tandem loops:
+# several resources; the next completion from a tournament tree (_tree_set) and phase 2
+# at the resource that completed, instead of scans over every resource, which with J = 12
+# cost a third of the time): this loop with the policy and clock at run time, and the
+# per-policy network loops below, so a tandem run never compiles them and the tandem
+# loops above are unchanged. A tandem with routes runs the tandem loops:
 # a route is a next-resource table, which they already follow.
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_network(policy, budget, model, arrivals, state):
