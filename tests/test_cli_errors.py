@@ -47,6 +47,12 @@ BAD = {
                            'class = "1"\nrate = -1\n', "flows[0].rate"),
     "unknown fq resource": ('[packet]\nfq_resource = "disk"\n', "packet.fq_resource"),
     "fq resource not a name": ('[packet]\nfq_resource = 1\n', "packet.fq_resource"),
+    "unknown fq resource in a list": ('[packet]\nfq_resource = ["cpu", "disk"]\n',
+                                      "packet.fq_resource"),
+    "fq resource twice": ('[packet]\nfq_resource = ["cpu", "cpu"]\n', "packet.fq_resource"),
+    "empty fq list": ('[packet]\nfq_resource = []\n', "packet.fq_resource"),
+    "fq list with a number": ('[packet]\nfq_resource = ["cpu", 2]\n',
+                              "packet.fq_resource[1]"),
 }
 
 

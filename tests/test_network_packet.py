@@ -2,14 +2,17 @@
 routes and routers from the scenario itself (tests/naive.py): identical completion times,
 per-packet sojourn histograms and busy times, for every policy, on small networks."""
 
+import naive
 import numpy as np
 import pytest
 from conftest import make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive import backlogged_rate
 from test_packet_reference import _both
 
 from mrfq.errors import InputError
+from mrfq.fluid import allocate, bmf_conditions
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import PacketModel
 
@@ -68,6 +71,24 @@ def test_network_kernel_matches_reference_exactly(name, policy):
     fast, slow = _run_both(name, policy)
     assert np.all(np.isfinite(fast.completion))
     np.testing.assert_array_equal(fast.completion, slow)
+
+
+@pytest.mark.parametrize("name, names, expected", [
+    ("nfv", ["cpu1", "link2"], (0, 3)),        # the CPU of one router, the link of the other
+    ("linear", ["l3", "l1"], (2, 0)),          # two of three one-link routers
+    ("opposite-two-routers", ["a"], (0,)),     # a one-name list: one scheduled resource
+])
+def test_bottleneck_fq_on_a_list_of_resources_matches_reference(name, names, expected):
+    """``[packet] fq_resource`` as a list: the scenario's fq_resources, run by the kernel
+    and by the reference simulator, which schedule exactly those resources."""
+    case = NETWORKS[name]
+    scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"},
+                             fq_resource=names)
+    assert scenario.fq_resources == expected
+    fast, slow = _both(case, "bottleneck-fq", fq_resource=scenario.fq_resources)
+    np.testing.assert_array_equal(fast.completion, slow)
+    default, _ = _run_both(name, "bottleneck-fq")  # the last resource of every router
+    assert not np.array_equal(fast.completion, default.completion)
 
 
 @pytest.mark.parametrize("policy", ["drfq", "drfq-dovetail"])
@@ -133,3 +154,26 @@ def test_random_networks_match_reference(case, policy, seed):
     scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"})
     fast, slow = _both(case, policy, seed=seed, flows=60, fq_resource=scenario.fq_resources)
     np.testing.assert_array_equal(fast.completion, slow)
+
+
+def test_packet_bmf_picks_another_bmf_than_the_fluid_when_not_unique():
+    """BR §2.4: for (1, 1, 1), (1, 1/2, 3/4), (1/2, 1, 3/4) every φ(x) = (2/5 − x/15,
+    2/5 + 2x/45, 2/5 + 2x/45), 0 ≤ x ≤ 1, is BMF. Three one-resource routers, one
+    backlogged flow each: per-resource FQ settles at x = 0, (2/5, 2/5, 2/5), while mrfq's
+    fluid BMF is x = 1, (1/3, 4/9, 4/9) (reproduction/networks/bmf_nonunique.py)."""
+    a = np.array([[1.0, 1.0, 1.0], [1.0, 0.5, 0.75], [0.5, 1.0, 0.75]])
+    classes = [{"name": f"c{k}", "requirements": list(a[k]), "load_share": 1}
+               for k in range(3)]
+    original = naive.make_scenario
+    naive.make_scenario = lambda **kw: original(
+        **kw, routers={"R1": ["r1"], "R2": ["r2"], "R3": ["r3"]})
+    try:
+        phi = np.array([backlogged_rate(classes, k, "bmf", window=5,
+                                        resources=("r1", "r2", "r3")) for k in range(3)])
+    finally:
+        naive.make_scenario = original
+    np.testing.assert_allclose(phi, [0.4, 0.4, 0.4], rtol=0.005)
+    fluid = allocate("bmf", a, np.ones(3))
+    np.testing.assert_allclose(fluid, [1 / 3, 4 / 9, 4 / 9], rtol=1e-9)
+    for x in (phi, fluid):
+        assert bmf_conditions(a, np.ones(3), x, tol=0.005)["holds"]

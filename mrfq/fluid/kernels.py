@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit
 
 from mrfq import policies
+from mrfq.fluid import bmf_levels
 
 #: kernel codes of the fluid policies with a kernel here (the registry's, bound at import:
 #: the compiled dispatch of :func:`allocate_into` keeps them as constants)
@@ -297,8 +298,48 @@ def bmf_mapping_allocation(requirements, counts, weights, mapping, phi):
     return True
 
 
+#: above this many class → bottleneck mappings (Π_k of the resources class k uses, over
+#: all classes), :func:`bmf` takes the fixed point of local fair queueing
+#: (:mod:`mrfq.fluid.bmf_levels`) instead of enumerating; every packaged scenario but
+#: random_network (5.4e9) has at most 64. An enumeration costs up to this many linear
+#: solves per state, which the flow-level simulator pays at every new state.
+ENUMERATION_LIMIT = 4096
+
+
 @njit(cache=True)
 def bmf(requirements, counts, weights, phi):
+    """Bottleneck max fairness (BR §2.4): by enumeration (:func:`bmf_enumerate`) when the
+    classes have at most ENUMERATION_LIMIT class → bottleneck mappings, else the
+    fixed point of per-resource fair queueing (:func:`mrfq.fluid.bmf_levels.bmf_levels`)
+    whose bottleneck mapping is solved exactly and checked against every BMF condition
+    (:func:`bmf_mapping_allocation`); ``phi`` is NaN if that fails."""
+    K, J = requirements.shape
+    # counted over every class, active or not, so that all the states of one scenario
+    # take the same path (one rule for choosing among BMF allocations)
+    mappings = 1.0
+    for k in range(K):
+        usable = 0
+        for j in range(J):
+            if requirements[k, j] > 0.0:
+                usable += 1
+        mappings *= usable
+    if mappings <= ENUMERATION_LIMIT:
+        bmf_enumerate(requirements, counts, weights, phi)
+        return
+    levels = np.zeros(J)
+    mapping = np.zeros(K, dtype=np.int64)
+    for damping in bmf_levels.DAMPINGS:
+        if (bmf_levels.bmf_levels(requirements, counts, weights, levels, damping) > 0
+                and bmf_levels.bottleneck_mapping(requirements, counts, weights, levels,
+                                                  mapping)
+                and bmf_mapping_allocation(requirements, counts, weights, mapping, phi)):
+            return
+    for k in range(K):
+        phi[k] = np.nan
+
+
+@njit(cache=True)
+def bmf_enumerate(requirements, counts, weights, phi):
     """Bottleneck max fairness by enumerating class → bottleneck mappings (BR §3.3).
 
     For J = 2 the BMF allocation is unique. For J ≥ 3 several may exist; we return, among

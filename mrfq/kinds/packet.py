@@ -54,7 +54,10 @@ PRIORITY = 0  # the expensive points first
 #: ``parameters``): only the points of the policies that read it depend on it
 PARAMETER_KEYS: dict[str, Callable[[Scenario], object]] = {
     policies.DELTA: lambda scenario: repr(scenario.packet.delta),
-    policies.FQ_RESOURCE: lambda scenario: scenario.fq_resource_index,
+    # one scheduled resource: its index (as every key before lists); several: the list
+    policies.FQ_RESOURCE: lambda scenario: (
+        scenario.fq_resource_index if len(scenario.fq_resources) == 1
+        else list(scenario.fq_resources)),
     # absent for BR's rule, which every point computed before the option used
     policies.VIRTUAL_TIME: lambda scenario: (None if scenario.packet.virtual_time == "started"
                                              else scenario.packet.virtual_time),

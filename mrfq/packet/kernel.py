@@ -136,8 +136,7 @@ I_NEXT_ARRIVAL, I_OUTSTANDING, I_SEQ, I_SERVICES, I_EVENTS, I_ACTIVE, I_FREE_TOP
 # flows with held packets (head, tail: slots, −1 = empty), the last flow of the current
 # round, and whether the head flow's turn has begun (1) or not (0)
 I_INSIDE, I_RR_HEAD, I_RR_TAIL, I_RR_END, I_RR_OPEN = range(8, 13)
-# networks: the number of busy resources in the completion heap (State.ev_key, ev_id)
-I_EV_N = 13
+# (13: unused; the number of busy resources while the network's completions were a heap)
 N_ISTATE = 14
 # indices into the float64 scalar state; MR3: MaxSC of the previous and of the current
 # round, and what is left of the head flow's allowance (all in dominant time / weight)
@@ -246,8 +245,8 @@ class State(NamedTuple):
     pend_head: np.ndarray
     pend_len: np.ndarray
     in_use: np.ndarray
-    ev_key: np.ndarray          # networks: heap of the busy resources' completion times
-    ev_id: np.ndarray           # and their indices, ordered by (time, index)
+    ev_key: np.ndarray          # networks: tournament tree of the resources' completion
+    ev_id: np.ndarray           # times (∞ idle) and their indices (:func:`_tree_set`)
 
 
 class Layout(NamedTuple):
@@ -448,6 +447,35 @@ def _sift_down(heap_key, heap_id, n, J, j, key, hid):
 
 
 @njit(cache=True, inline="always", _nrt=False)
+def _tree_set(ev_key, ev_id, j, key):
+    """Networks' next completion: a tournament tree over the resources (P = a power of
+    two ≥ J leaves, leaf j at P + j holding res_f[j], node i the smaller of nodes 2i and
+    2i + 1 by (time, index), the root at 1; ev_key / ev_id hold each node's time and
+    resource). Set leaf j to ``key`` and replay its path to the root: log2 P comparisons
+    with no data-dependent branch (a heap's sift-down mispredicts about every other
+    comparison, a fifth of the loop's time at J = 12). Equal times: the left child, the
+    smaller index, as the tandem loops' scan in index order."""
+    P = ev_key.shape[0] >> 1
+    i = P + j
+    ev_key[_U(i)] = key
+    ev_id[_U(i)] = j
+    # the winner so far is carried in registers, and each level loads only the sibling
+    # (its address is known in advance): no chain through memory
+    win = j
+    while i > 1:
+        other = _U(i ^ 1)
+        k_other = ev_key[other]
+        id_other = ev_id[other]
+        # the sibling wins if smaller, or equal and on the left (a smaller index)
+        takes = k_other < key if (i & 1) == 0 else k_other <= key
+        key = k_other if takes else key
+        win = id_other if takes else win
+        i >>= 1
+        ev_key[_U(i)] = key
+        ev_id[_U(i)] = win
+
+
+@njit(cache=True, inline="always", _nrt=False)
 def _virtual_time(res_f, J, vglobal, in_service, finish):
     """Memoryless DRFQ's virtual time V at an injection by a flow whose previous packet
     finishes at tag ``finish`` (SPEC §3); only max(V, finish) matters.
@@ -606,10 +634,8 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
     dovetailing DRFQ: V_j = S_ij in service (in-service clock), V_j = max(V_j, S_ij)
     (started clock)."""
     res_f[_U(j)] = t + s
-    if network:  # the completion joins the event heap, ordered (time, resource index)
-        n_ev = istate[I_EV_N]
-        _heap_push(ev_key, ev_id, n_ev, 1, 0, t + s, j)
-        istate[I_EV_N] = n_ev + 1
+    if network:  # the completion joins the event tree
+        _tree_set(ev_key, ev_id, j, t + s)
     res_i[_U(j)] = slot
     res_i[_U(J + j)] = pk
     if policy == DRFQ:
@@ -1223,11 +1249,11 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
         best_t = t_arrival
         kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
         which = 0
-        if network:  # the earliest completion: the root of the event heap
-            if istate[I_EV_N] > 0 and ev_key[0] <= best_t:
-                best_t = ev_key[0]
+        if network:  # the earliest completion: the root of the event tree
+            if ev_key[1] < np.inf and ev_key[1] <= best_t:
+                best_t = ev_key[1]
                 kind = 0
-                which = ev_id[0]
+                which = ev_id[1]
         else:
             for j in range(J):
                 d = res_f[j]  # ∞ when idle
@@ -1269,11 +1295,8 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
             s = res_f[_U(3 * J + done)]
             res_f[_U(done)] = np.inf
             res_f[_U(4 * J + done)] = t  # idle from now unless it starts another packet
-            if network:  # its completion leaves the event heap (it is the root)
-                n_ev = istate[I_EV_N] - 1
-                istate[I_EV_N] = n_ev
-                if n_ev > 0:
-                    _sift_down(ev_key, ev_id, n_ev, 1, 0, ev_key[_U(n_ev)], ev_id[_U(n_ev)])
+            # (networks: its leaf in the event tree is set at the end of phase 2, once,
+            # whether it starts another packet or stays idle)
             services += 1
             b = _U(slot * ni)
             bf = _U(slot * nf)
@@ -1480,6 +1503,12 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
                 if n_heap > 0:
                     last = _U(n_heap * J + j)
                     _sift_down(heap_key, heap_id, n_heap, J, j, heap_key[last], heap_id[last])
+        if network and kind == 0 and res_f[_U(which)] == np.inf:
+            # the completed resource stays idle: its leaf leaves the event tree (had it
+            # started a packet, _begin_service set it). Until now the tree's nodes above
+            # it were stale, which only the nodes on its path could be: an update of
+            # another leaf meanwhile left wrong only nodes on that path, replayed here.
+            _tree_set(ev_key, ev_id, which, np.inf)
         # ==== debug: the invariants after every event
         if debug:
             code = _check_invariants(t, W, ni, free_top, flow_i, res_i, res_f, free_slots,
@@ -1571,16 +1600,45 @@ def _loop_general(policy, debug, budget, model, arrivals, state):
 
 
 # Networks (several routers: DRFQ and dovetailing DRFQ per router, bottleneck FQ on
-# several resources; the next completion from a heap and phase 2 at the resource that
-# completed, instead of scans over every resource, which with J = 12 cost a third of the
-# time): one loop, the policy and clock at run time, so a tandem run never compiles it
-# and the tandem loops above are unchanged. A tandem with routes runs the tandem loops:
+# several resources; the next completion from a tournament tree (_tree_set) and phase 2
+# at the resource that completed, instead of scans over every resource, which with J = 12
+# cost a third of the time): this loop with the policy and clock at run time, and the
+# per-policy network loops below, so a tandem run never compiles them and the tandem
+# loops above are unchanged. A tandem with routes runs the tandem loops:
 # a route is a next-resource table, which they already follow.
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _loop_network(policy, budget, model, arrivals, state):
     return _event_loop(policy, False, False, False, model.in_service, budget, model, arrivals,
                        state, True)
 
+
+# The network loops of the per-resource policies and of DRFQ (in-service clock, the
+# default), the policy a compile-time constant as in the tandem loops above (measured on
+# the random network: BENCHMARKS.md); the other policies and clocks run _loop_network.
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _loop_network_bmf(budget, model, arrivals, state):
+    return _event_loop(BMF, False, False, False, False, budget, model, arrivals, state, True)
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _loop_network_pf(budget, model, arrivals, state):
+    return _event_loop(PF, False, False, False, False, budget, model, arrivals, state, True)
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _loop_network_drfq(budget, model, arrivals, state):
+    return _event_loop(DRFQ, False, False, False, True, budget, model, arrivals, state, True)
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _loop_network_drfq_dovetail(budget, model, arrivals, state):
+    return _event_loop(DRFQ_DOVETAIL, False, False, False, True, budget, model, arrivals,
+                       state, True)
+
+
+_NETWORK_LOOPS = {BMF: _loop_network_bmf, PF: _loop_network_pf}
+_NETWORK_IN_SERVICE_LOOPS = {DRFQ: _loop_network_drfq,
+                             DRFQ_DOVETAIL: _loop_network_drfq_dovetail}
 
 _LOOPS = {DRFQ: _loop_drfq, DRFQ_DOVETAIL: _loop_drfq_dovetail, PF: _loop_pf, BMF: _loop_bmf,
           FIFO: _loop_fifo, BOTTLENECK_FQ: _loop_bottleneck_fq, MR3: _loop_mr3}
@@ -1603,6 +1661,10 @@ def run_kernel(policy: int, debug: bool, budget: int, model: tuple, arrivals: tu
     if debug or explicit:
         return _loop_general(policy, debug, budget, model, arrivals, state)
     if network:
+        if policy in _NETWORK_LOOPS:
+            return _NETWORK_LOOPS[policy](budget, model, arrivals, state)
+        if model.in_service and policy in _NETWORK_IN_SERVICE_LOOPS:
+            return _NETWORK_IN_SERVICE_LOOPS[policy](budget, model, arrivals, state)
         return _loop_network(policy, budget, model, arrivals, state)
     if not model.in_service and policy in _STARTED_LOOPS:
         return _STARTED_LOOPS[policy](lone_flow, budget, model, arrivals, state)

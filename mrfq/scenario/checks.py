@@ -173,6 +173,21 @@ def _field(where: str, key: str) -> str:
     return f"--{key.replace('_', '-')}" if where == "option" else f"{where}.{key}"
 
 
+def _fq_resource(value, field: str, source: str | None) -> str | tuple[str, ...] | None:
+    """``fq_resource``: one resource name, or a non-empty list of distinct names (the
+    resources bottleneck FQ schedules, e.g. one per router); names are checked against
+    ``resources`` by the scenario loader."""
+    if value is None or isinstance(value, str):
+        return None if value is None else fields.text(value, field, source)
+    if not isinstance(value, list) or not value:
+        raise InputError(f"must be a resource name or a non-empty list of them, got "
+                         f"{value!r}", field, source)
+    names = tuple(fields.text(v, f"{field}[{i}]", source) for i, v in enumerate(value))
+    if len(set(names)) != len(names):
+        raise InputError("names a resource twice", field, source)
+    return names
+
+
 def parse_packet(raw: dict, source: str | None, where: str = "packet") -> PacketConfig:
     """``[packet]`` with its defaults filled in; ``where = "option"`` for command-line
     overrides (errors then name the option, ``--mean-size``, and no file)."""
@@ -201,8 +216,7 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
         batches=integer("batches", 2),
         precision=_precision(value("precision"), _field(where, "precision"), source),
         max_replications=integer("max_replications", 1),
-        fq_resource=(None if value("fq_resource") is None else
-                     fields.text(value("fq_resource"), _field(where, "fq_resource"), source)),
+        fq_resource=_fq_resource(value("fq_resource"), _field(where, "fq_resource"), source),
         init=_choice(value("init"), PACKET_INITS, _field(where, "init"), source),
         virtual_time=_choice(value("virtual_time"), VIRTUAL_TIMES,
                              _field(where, "virtual_time"), source),

@@ -94,7 +94,9 @@ class PacketConfig:
     #: replications); replications are added until it is reached or ``max_replications``
     precision: float | None = None
     max_replications: int = 1000
-    fq_resource: str | None = None  # bottleneck FQ's resource (None: the last, the link)
+    # bottleneck FQ's resource, or resources (None: the last one, the link; in a network
+    # the last of every router)
+    fq_resource: str | tuple[str, ...] | None = None
     #: "empty" (no flow at t = 0) or "fluid" (flows in progress at t = 0 drawn from the
     #: Markov model's stationary law π of the policy's fluid counterpart; not measured)
     init: str = "empty"

@@ -71,9 +71,12 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
 
     fluid = parse_fluid(raw.get("fluid", {}), source, classes)
     packet = parse_packet(raw.get("packet", {}), source)
-    if packet.fq_resource is not None and packet.fq_resource not in resources:
-        raise fail(f"unknown resource '{packet.fq_resource}' (choose from "
-                   f"{', '.join(resources)})", "packet.fq_resource", source)
+    fq_names = ((packet.fq_resource,) if isinstance(packet.fq_resource, str)
+                else packet.fq_resource or ())
+    for name in fq_names:
+        if name not in resources:
+            raise fail(f"unknown resource '{name}' (choose from {', '.join(resources)})",
+                       "packet.fq_resource", source)
 
     check_init(packet, classes, "packet.init", source)
     # MR3 has one ingress per router in SPEC §3.2: not implemented yet

@@ -105,14 +105,20 @@ class Scenario:
     @property
     def fq_resource_index(self) -> int:
         """Index of the resource the ``bottleneck-fq`` policy schedules (SPEC §3.1):
-        ``[packet] fq_resource``, by default the last resource (the output link)."""
+        ``[packet] fq_resource``, by default the last resource (the output link); with
+        a list, the first of them."""
         name = self.packet.fq_resource
+        if isinstance(name, tuple):
+            name = name[0]
         return len(self.resources) - 1 if name is None else self.resources.index(name)
 
     @property
     def fq_resources(self) -> tuple[int, ...]:
-        """The resources bottleneck FQ schedules: ``[packet] fq_resource``, else the last
-        resource of every router (its output link; SPEC §3.1, §3.2)."""
+        """The resources bottleneck FQ schedules: ``[packet] fq_resource`` (a name or a
+        list of names), else the last resource of every router (its output link; SPEC
+        §3.1, §3.2)."""
+        if isinstance(self.packet.fq_resource, tuple):
+            return tuple(self.resources.index(name) for name in self.packet.fq_resource)
         if self.packet.fq_resource is not None or not self.routers:
             return (self.fq_resource_index,)
         return tuple(max(members) for _, members in self.routers)

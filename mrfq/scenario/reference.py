@@ -112,8 +112,9 @@ SECTIONS = (
         "precision": "number in (0, 1). Target relative 95% half-width of every class's "
                      "γ: replications are added until it holds.",
         "max_replications": "integer. The replication budget with `precision`.",
-        "fq_resource": "a resource name. Bottleneck FQ's scheduled resource (default the "
-                       "last).",
+        "fq_resource": "a resource name, or a list of distinct names. The resource(s) "
+                       "bottleneck FQ schedules, FIFO elsewhere (default the last; with "
+                       "routers, the last of every router).",
         "init": " | ".join(f"\"{v}\"" for v in PACKET_INITS)
                 + ". How a replication starts (fluid: flows in progress drawn from the "
                   "Markov model's stationary law).",
