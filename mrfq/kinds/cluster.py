@@ -25,6 +25,7 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid
     stopping,
 )
 from mrfq.scenario import Scenario
+from mrfq.scenario.cluster import cluster_arrays
 
 NAME = "cluster"
 REALISATION = policies.CLUSTER
@@ -35,8 +36,21 @@ KERNEL_VERSION = 1
 
 
 def model(scenario: Scenario, policy: str, load: float) -> ClusterModel:
-    """The pooled cluster of a scenario's point (``[cluster]``, :func:`pooled_model`)."""
+    """The cluster of a scenario's point (``[cluster]``): the pool of
+    :func:`pooled_model`, or the listed servers with their placement constraints
+    (:func:`mrfq.scenario.cluster.cluster_arrays`) at the same fluid loads."""
     cfg = scenario.cluster
+    if cfg.servers or cfg.placement:
+        capacity, demand, allowed = cluster_arrays(cfg, scenario.class_names,
+                                                   scenario.requirements, scenario.source)
+        pooled = pooled_model(scenario.requirements, scenario.class_loads(load), policy,
+                              tasks_per_resource=cfg.tasks_per_resource,
+                              mean_tasks=cfg.mean_tasks, duration=cfg.duration)
+        return ClusterModel(capacity=capacity, demand=demand, policy=policy,
+                            rates=pooled.rates, mean_tasks=pooled.mean_tasks,
+                            durations=pooled.durations, weights=scenario.weights,
+                            tasks=cfg.tasks, duration_law=cfg.duration_law,
+                            slots_per_server=cfg.slots_per_server, allowed=allowed)
     return pooled_model(scenario.requirements, scenario.class_loads(load), policy,
                         tasks_per_resource=cfg.tasks_per_resource,
                         mean_tasks=cfg.mean_tasks, duration=cfg.duration,
@@ -53,7 +67,9 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
 def key_parts(scenario: Scenario, point) -> dict:
     """The fluid model of the point, the ``[cluster]`` section (policies aside) and the
     kernel's version."""
-    cfg = {k: v for k, v in scenario.cluster.__dict__.items() if k != "policies"}
+    # empty servers / placement (the pool, no constraints) leave the key as it was
+    cfg = {k: v for k, v in scenario.cluster.__dict__.items()
+           if k != "policies" and (v or k not in ("servers", "placement"))}
     if not policies.get(policies.CLUSTER, point.policy).parameters:
         cfg.pop("slots_per_server")  # only the slot scheduler reads it
     return {**model_key_parts(scenario, point.load), "cluster": cfg,

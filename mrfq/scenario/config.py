@@ -113,7 +113,10 @@ class ClusterConfig:
     present: the registry's cluster defaults; no section: none), ``mean_tasks`` E[N]
     (``tasks``: geometric or fixed), ``duration`` d (``duration_law``), ``jobs`` arrivals
     per run, the ``warmup`` fraction not measured, ``batches`` for the intervals,
-    ``seed``, and the slot scheduler's ``slots_per_server``."""
+    ``seed``, and the slot scheduler's ``slots_per_server``. ``servers`` (optional,
+    instead of the pool): entries (capacity vector, count, type name) in the resources'
+    units, a class-k task then needing a_k · (Σ_l c_l) / C; ``placement``: (class name,
+    (server index or type name, ...)) pairs, the servers a class may use (TSF)."""
 
     policies: tuple[str, ...] = ()
     tasks_per_resource: float = 100.0
@@ -126,3 +129,5 @@ class ClusterConfig:
     batches: int = 10
     seed: int = 1
     slots_per_server: int = 14
+    servers: tuple = ()
+    placement: tuple = ()

@@ -134,6 +134,14 @@ SECTIONS = (
                 "batches": "integer ≥ 2. Batches for the intervals.",
                 "seed": "integer. The seed of the run.",
                 "slots_per_server": "integer ≥ 1. The slot scheduler's k.",
+                "servers": "list of capacity vectors (one number per resource) or tables "
+                           "`{capacity, count = 1, type = \"name\"}`; default, the pool. "
+                           "A class-k task then needs a_k · (Σ servers) / "
+                           "tasks_per_resource.",
+                "placement": "table class name → list of server indices (from 0, in "
+                             "the expanded `servers` list) or type names: the servers "
+                             "the class may use (every scheduler; `tsf`). Naming no "
+                             "server is an error.",
             }, ClusterConfig),
     Section("[[flows]]", "An explicit flow (SPEC §3.1).", frozenset(explicit._FLOW_KEYS), {
         "class": "string, required. The class whose requirements and weight it has.",
