@@ -42,7 +42,7 @@ def test_the_small_trace_gives_the_jobs_worked_out_by_hand():
 
 def test_a_google_like_workload_round_trips_through_the_schema(tmp_path):
     trace = google_like(60, 3)
-    assert trace.demand.shape[0] > 20  # heterogeneous demands
+    assert trace.demand.shape[0] > 20  # heterogeneous demands (of 108 on the grid)
     ratio = trace.demand[:, 1] / trace.demand[:, 0]
     assert ratio.min() < 0.5 and ratio.max() > 2  # CPU-heavy and memory-heavy jobs
     for name in ("t.csv", "t.csv.gz"):

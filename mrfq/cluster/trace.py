@@ -142,16 +142,17 @@ def _jobs(tasks: dict) -> Trace:
 def google_like(jobs: int, seed: int, rate: float = 0.5) -> Trace:
     """A synthetic Google-like workload (not fitted; shaped as the 2011 trace is reported):
     Poisson job arrivals (``rate`` per s); tasks per job 1 with probability 0.6, else
-    1 + a geometric of mean 30 (a few large jobs hold most tasks); requests drawn per job,
-    CPU log-uniform on [0.005, 0.25] and memory = CPU × a log-uniform factor on
-    [0.25, 4] (capped at 0.5): heterogeneous in both size and CPU/memory ratio; task
-    durations log-normal (median 120 s, σ = 1.2)."""
+    1 + a geometric of mean 30 (a few large jobs hold most tasks); requests drawn per job
+    from a grid, as the trace's requests take few distinct values: CPU one of 12
+    log-spaced values on [0.005, 0.25], memory = CPU × one of 9 log-spaced factors on
+    [0.25, 4] (capped at 0.5): heterogeneous in both size and CPU/memory ratio, at most
+    108 classes; task durations log-normal (median 120 s, σ = 1.2)."""
     rng = np.random.default_rng(seed)
     arrival = np.cumsum(rng.exponential(1.0 / rate, jobs))
     arrival -= arrival[0]
     counts = np.where(rng.random(jobs) < 0.6, 1, 1 + rng.geometric(1 / 30, jobs))
-    cpu = np.exp(rng.uniform(np.log(0.005), np.log(0.25), jobs))
-    mem = np.minimum(cpu * np.exp(rng.uniform(np.log(0.25), np.log(4.0), jobs)), 0.5)
+    cpu = 0.005 * 50.0 ** (rng.integers(0, 12, jobs) / 11)
+    mem = np.minimum(cpu * 4.0 ** ((rng.integers(0, 9, jobs) - 4) / 4), 0.5)
     need = np.round(np.c_[cpu, mem], 4)
     demand, classes = np.unique(need, axis=0, return_inverse=True)
     times = np.round(np.exp(rng.normal(np.log(120.0), 1.2, counts.sum())), 3)
