@@ -191,8 +191,12 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     """The cluster points of the scenario's ``[cluster]`` section (SPEC §6: its classes as
     jobs of tasks on a pooled cluster) and the fluid curves, swept into ``results_dir``
     (default ``results/<name>``), then every cluster γ against the fluid γ of the policy
-    it realises. Returns the summary and the validation (no figures)."""
+    it realises. Returns the summary and the validation (no figures). A trace scenario
+    (``[cluster] trace``): one run of the trace per policy, its summary (one row per
+    policy) in ``results_dir/trace_summary.csv`` and an empty validation."""
     scenario = scenario_of(scenario)
+    if scenario.cluster.trace:
+        return pipeline.cluster_trace(scenario, results_dir)
     if not scenario.cluster.policies:
         raise InputError("the scenario has no [cluster] section", "cluster", scenario.source)
     results = Path(results_dir) if results_dir else pipeline.default_results_dir(scenario)

@@ -3,6 +3,7 @@ servers and placement constraints it names as arrays (:func:`cluster_arrays`).""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,11 +15,13 @@ from mrfq.scenario.config import CLUSTER_DURATION_LAWS, CLUSTER_TASK_LAWS, Clust
 _KEYS = set(ClusterConfig.__dataclass_fields__)
 
 
-def parse_cluster(raw: Any, source: str | None, classes: tuple = ()) -> ClusterConfig:
+def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
+                  n_resources: int | None = None) -> ClusterConfig:
     """``[cluster]`` with its defaults filled in (``None``: no section, no cluster
     points). One InputError naming ``cluster.<field>`` on any bad value; with the
     scenario's ``classes``, also a placement naming no server and a task larger than
-    every server its class may use."""
+    every server its class may use; with a ``trace``, a missing file, no servers or a
+    placement (its rows are read by :func:`mrfq.cluster.trace.load_task_events`)."""
     if raw is None:
         return ClusterConfig()
     raw = fields.check_keys(raw, _KEYS, "cluster", source)
@@ -49,9 +52,16 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = ()) -> ClusterC
         seed=integer("seed", 0),
         slots_per_server=integer("slots_per_server", 1),
         servers=_servers(raw.get("servers", []), len(classes[0].requirements)
-                         if classes else None, source),
+                         if classes else n_resources, source),
         placement=_placement(raw.get("placement", {}), [c.name for c in classes], source),
+        trace=_trace(raw.get("trace", ""), source),
     )
+    if config.trace and not config.servers:
+        raise fail("a trace runs on listed servers (capacities normalised as its "
+                   "requests: the largest machine is 1)", "cluster.servers", source)
+    if config.trace and config.placement:
+        raise fail("names scenario classes; a trace's classes are its distinct demands",
+                   "cluster.placement", source)
     if config.mean_tasks < 1:
         raise fail(f"must be >= 1 task, got {config.mean_tasks:g}", "cluster.mean_tasks",
                    source)
@@ -64,6 +74,20 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = ()) -> ClusterC
     if classes:
         _check_fit(config, classes, source)
     return config
+
+
+def _trace(raw: Any, source: str | None) -> str:
+    """``trace``: a path relative to the scenario file's folder (the working directory
+    for a scenario given as a dict), stored resolved; the file must exist."""
+    name = fields.text(raw, "cluster.trace", source)
+    if not name:
+        return ""
+    base = Path(source).parent if source and Path(source).is_file() else Path.cwd()
+    path = (base / name).resolve()
+    if not path.is_file():
+        raise fail(f"no such trace file: {name} (looked for {path})", "cluster.trace",
+                   source)
+    return str(path)
 
 
 def _servers(raw: Any, n_resources: int | None, source: str | None) -> tuple:
@@ -161,4 +185,6 @@ def cluster_dict(config: ClusterConfig) -> dict:
                                                                   else {})}
                       for cap, count, kind in config.servers]
     out["placement"] = {name: list(items) for name, items in config.placement}
+    if not config.trace:  # absent = no trace, so older stored scenarios read the same
+        out.pop("trace")
     return out

@@ -116,7 +116,10 @@ class ClusterConfig:
     ``seed``, and the slot scheduler's ``slots_per_server``. ``servers`` (optional,
     instead of the pool): entries (capacity vector, count, type name) in the resources'
     units, a class-k task then needing a_k · (Σ_l c_l) / C; ``placement``: (class name,
-    (server index or type name, ...)) pairs, the servers a class may use (TSF)."""
+    (server index or type name, ...)) pairs, the servers a class may use (TSF).
+    ``trace`` (a trace scenario: no classes, no load axis): the path of a Google 2011
+    ``task_events`` file (resolved against the scenario file's folder), its jobs run on
+    ``servers`` (capacities normalised as its requests) once per policy."""
 
     policies: tuple[str, ...] = ()
     tasks_per_resource: float = 100.0
@@ -131,3 +134,4 @@ class ClusterConfig:
     slots_per_server: int = 14
     servers: tuple = ()
     placement: tuple = ()
+    trace: str = ""

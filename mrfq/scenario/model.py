@@ -138,6 +138,9 @@ class Scenario:
         """The scenario as the plain dict :func:`scenario_from_dict` reads (every default
         filled in, packet mixes written out), so ``scenario_from_dict(s.to_dict())``
         rebuilds ``s``. Results directories store it."""
+        if self.cluster.trace:  # a trace scenario: its jobs are the trace's
+            return {"name": self.name, "description": self.description,
+                    "resources": list(self.resources), "cluster": cluster_dict(self.cluster)}
         classes = []
         for c in self.classes:
             entry = {"name": c.name, "load_share": c.load_share, "weight": c.weight,
