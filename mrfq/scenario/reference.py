@@ -142,6 +142,12 @@ SECTIONS = (
                              "the expanded `servers` list) or type names: the servers "
                              "the class may use (every scheduler; `tsf`). Naming no "
                              "server is an error.",
+                "trace": "path of a Google 2011 `task_events` file (`.csv` or `.csv.gz`), "
+                         "relative to the scenario file: a trace scenario (no classes, "
+                         "load axis or other model section; resources = the trace's CPU "
+                         "and memory; `servers` required, normalised as the requests). "
+                         "`mrfq cluster` runs it once per policy into "
+                         "`trace_summary.csv`.",
             }, ClusterConfig),
     Section("[[flows]]", "An explicit flow (SPEC §3.1).", frozenset(explicit._FLOW_KEYS), {
         "class": "string, required. The class whose requirements and weight it has.",
