@@ -82,3 +82,31 @@ def test_population_monotonicity_fails_for_a_rule_that_shrinks_with_fewer_users(
     verdict = population_monotonicity(ONE, shrinking)
     assert verdict.holds is False
     assert (verdict.detail["tasks"], verdict.detail["tasks_after"]) == (2.0, 1.0)
+
+
+def test_the_allocate_table_shows_the_three_properties(tmp_path):
+    """`mrfq allocate`: one line per property in the report, one column in the CSV; on a
+    one-resource problem file all three apply and hold for DRF."""
+    from click.testing import CliRunner
+
+    from mrfq.cli import main
+
+    path = tmp_path / "one.toml"
+    path.write_text('resources = ["cpu"]\npolicies = ["drf", "asset"]\n'
+                    '[[servers]]\nname = "s"\ncapacity = [10]\n'
+                    '[[users]]\nname = "a"\ndemand = [1]\nmax_tasks = 2\n'
+                    '[[users]]\nname = "b"\ndemand = [2]\n'
+                    '[[users]]\nname = "c"\ndemand = [1]\n')
+    out = tmp_path / "one.csv"
+    result = CliRunner().invoke(main, ["allocate", str(path), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    for key in ("single_resource_fair", "bottleneck_fair", "population_monotonic"):
+        assert f"  {key:20s} yes" in lines, (key, result.stdout)
+    table = out.read_text().splitlines()
+    header = table[0].split(",")
+    for key in ("single_resource_fair", "bottleneck_fair", "population_monotonic"):
+        assert [row.split(",")[header.index(key)] for row in table[1:]] == ["True"] * 6
+    slides = CliRunner().invoke(main, ["allocate", "drf_slides", "--policies", "drf"])
+    assert "  bottleneck_fair      unknown (not applicable: no single dominant resource " \
+           "shared by every user)" in slides.stdout.splitlines()

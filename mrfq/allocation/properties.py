@@ -1,6 +1,6 @@
 """Property checkers for any allocation: sharing incentive, envy-freeness, Pareto
-optimality, a strategy-proofness probe (:func:`check_all`), and DRFH §III's
-single-resource fairness, bottleneck fairness and population monotonicity. Each returns
+optimality, a strategy-proofness probe, and DRFH §III's single-resource fairness,
+bottleneck fairness and population monotonicity (all seven: :func:`check_all`). Each returns
 a :class:`Verdict` ``(holds, detail)``: ``holds`` is True, False, or None when the check
 could not decide (e.g. its LP failed, or the property does not apply); ``detail`` is
 None when the property holds, the counter-example (who, what and by how much) when it
@@ -167,25 +167,6 @@ def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocat
     return HOLDS
 
 
-def check_all(problem: Problem, rule: Rule, allocation: Allocation | None = None,
-              probe_trials: int = 30) -> dict[str, Verdict]:
-    """All four properties of one policy on one problem: name -> :class:`Verdict`.
-
-    ``rule`` is the policy itself (problem -> allocation, e.g. ``POLICIES["drf"]``); the
-    strategy-proofness probe re-runs it on misreported demands. ``allocation``: the rule's
-    allocation of ``problem`` if already computed."""
-    if not callable(rule):
-        raise TypeError(f"check_all takes the policy function (e.g. POLICIES[{rule!r}]), "
-                        f"not {type(rule).__name__}")
-    allocation = allocation or rule(problem)
-    return {
-        "sharing_incentive": sharing_incentive(allocation, problem),
-        "strategy_proof": strategy_proofness_probe(problem, rule, probe_trials),
-        "pareto_optimal": pareto_optimal(allocation),
-        "envy_free": envy_free(allocation),
-    }
-
-
 # --- the further properties DRFH §III lists (Propositions 5–7) -------------------------
 
 
@@ -265,3 +246,27 @@ def population_monotonicity(problem: Problem, rule: Rule) -> Verdict:
                                    "tasks": float(before[keep][j]),
                                    "tasks_after": float(after[j])})
     return HOLDS
+
+
+def check_all(problem: Problem, rule: Rule, allocation: Allocation | None = None,
+              probe_trials: int = 30) -> dict[str, Verdict]:
+    """Every property of one policy on one problem: name -> :class:`Verdict` (the four of
+    the DRF paper's comparison, then DRFH §III's three; single-resource and bottleneck
+    fairness are "unknown" when their premise does not hold).
+
+    ``rule`` is the policy itself (problem -> allocation, e.g. ``POLICIES["drf"]``); the
+    strategy-proofness probe re-runs it on misreported demands. ``allocation``: the rule's
+    allocation of ``problem`` if already computed."""
+    if not callable(rule):
+        raise TypeError(f"check_all takes the policy function (e.g. POLICIES[{rule!r}]), "
+                        f"not {type(rule).__name__}")
+    allocation = allocation or rule(problem)
+    return {
+        "sharing_incentive": sharing_incentive(allocation, problem),
+        "strategy_proof": strategy_proofness_probe(problem, rule, probe_trials),
+        "pareto_optimal": pareto_optimal(allocation),
+        "envy_free": envy_free(allocation),
+        "single_resource_fair": single_resource_fairness(allocation),
+        "bottleneck_fair": bottleneck_fairness(allocation),
+        "population_monotonic": population_monotonicity(problem, rule),
+    }
