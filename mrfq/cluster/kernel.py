@@ -115,7 +115,10 @@ def _pop(h_time, h_seq, h_job, h_srv, size):
     return size
 
 
-@njit(cache=True)
+# inlined by Numba: called once per server per lookup, and with the placement array as a
+# sixth array argument LLVM stopped inlining it — the 2 000-server Best-Fit run went from
+# 21 to 233 CPU-s (BENCHMARKS.md, "Cluster simulator")
+@njit(cache=True, inline="always")
 def _fits(policy, free, free_slots, task_slots, demand, allowed, k, l):
     if not allowed[k, l]:
         return False
