@@ -3,6 +3,9 @@ CPU-second of the Numba kernel, side by side with its plain-Python twin
 (``tests/naive_cluster.py``) on the same workload, and a 2 000-server Best-Fit run.
 
 Usage: PYTHONPATH=. python benchmarks/bench_cluster.py [--repeats R] [--jobs N] [--large-only]
+[--policies P,Q] [--large P,Q] [--no-twin]. Side by side with another tree: the same
+script with ``PYTHONPATH=<that tree>`` (it needs only the model-level API; ``--no-twin``
+there, the twin being this tree's).
 
 * pooled: BR Figure 2's classes (ρ_1 = 4ρ_2 = 4ρ_3, resource 2 at load 0.6) on one
   server of 100 units per resource, jobs of 1000 tasks (geometric), exponential task
@@ -25,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+import mrfq
 from mrfq import policies
 from mrfq.cluster import ClusterModel, pooled_model, workload
 from mrfq.cluster.model import simulate_jobs
@@ -55,9 +59,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=3000)
     parser.add_argument("--large-only", action="store_true")
+    parser.add_argument("--policies", help="pooled schedulers, comma-separated (default all)")
+    parser.add_argument("--large", default=f"{NAME.DRFH_BEST_FIT},{NAME.DRFH_FIRST_FIT}",
+                        help="schedulers of the 2 000-server run, comma-separated")
+    parser.add_argument("--no-twin", action="store_true")
     args = parser.parse_args()
-    print(f"python {platform.python_version()}, {platform.machine()}")
-    for policy in () if args.large_only else policies.names(policies.CLUSTER):
+    print(f"python {platform.python_version()}, {platform.machine()}, mrfq from "
+          f"{Path(mrfq.__file__).parent}")
+    pooled = args.policies.split(",") if args.policies else policies.names(policies.CLUSTER)
+    for policy in () if args.large_only else pooled:
         model = fig2_model(policy)
         timed(model, *workload(model, 50, 0), 0)  # compile / load the cache
         rates = []
@@ -66,7 +76,7 @@ def main() -> None:
             rates.append(events / cpu)
         print(f"pooled {policy:15s} {events:.3g} events/run, median "
               f"{statistics.median(rates) / 1e6:.2f} M task events per CPU-second")
-    if not args.large_only:
+    if not args.large_only and not args.no_twin:
         model = fig2_model(NAME.DRF)
         arrival, classes, tasks = workload(model, 60, 1)
         start = time.process_time()
@@ -77,7 +87,7 @@ def main() -> None:
               "task events per CPU-second (plain Python)")
     capacity = draw_servers(2000, 1)
     demand = np.array([[0.2, 0.3], [0.5, 0.1], [0.1, 0.3]])
-    for policy in (NAME.DRFH_BEST_FIT, NAME.DRFH_FIRST_FIT):
+    for policy in [p for p in args.large.split(",") if p]:
         # loads: per-class work rate such that the busier resource is ~80% used
         big = ClusterModel(capacity=capacity, demand=demand, policy=policy,
                            rates=[1.0, 1.0, 1.0], mean_tasks=[100.0] * 3,

@@ -53,6 +53,16 @@ __all__ = ["FlowsResult", "RunResult", "SimulationResult", "allocate", "availabl
 ScenarioArg = Scenario | dict | str | Path
 
 
+def _modelled(scenario: ScenarioArg) -> Scenario:
+    """The scenario (:func:`mrfq.pipeline.scenario_of`) of a verb that needs classes and
+    a load axis: a trace scenario has neither (InputError naming ``cluster.trace``)."""
+    scenario = scenario_of(scenario)
+    if scenario.cluster.trace:
+        raise InputError("a trace scenario has no classes or load axis: run it with mrfq "
+                         "cluster", "cluster.trace", scenario.source)
+    return scenario
+
+
 def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
           policies: Iterable[str] | None = None, loads: Iterable[float] | None = None,
           tolerance: float | None = None, method: str | None = None,
@@ -65,7 +75,7 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     ``results_dir`` caches the points (a second call reuses them); without it they are
     computed in a temporary directory that is removed, so nothing is left behind.
     ``jobs``: worker processes (default: all cores)."""
-    scenario = scenario_of(scenario)
+    scenario = _modelled(scenario)
     callback = progress_callback(progress, "fluid")
     if results_dir is not None:
         return pipeline.fluid(scenario, results_dir, policies=policies, loads=loads,
@@ -84,7 +94,7 @@ def simulate(scenario: ScenarioArg, policy: str, load: float, seed: int | None =
     unit, comparable with :func:`fluid`). ``overrides``: the ``[packet]`` values of
     :func:`mrfq.simulation.simulate` (flows, mean_size, window, replications, warmup,
     init, delta, virtual_time, precision, max_replications, debug, confidence)."""
-    return _simulate(scenario_of(scenario), policy, load, seed,
+    return _simulate(_modelled(scenario), policy, load, seed,
                      progress=progress_callback(progress, f"simulate {policy}"), **overrides)
 
 
@@ -93,7 +103,7 @@ def flows(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     """The scenario's explicit flows (``[[flows]]``) under each packet policy: per-flow
     records, the per-interval service timeline with each flow's fair dominant share, and
     the files written into ``results_dir`` (default ``results/<name>``)."""
-    return pipeline.flows(scenario_of(scenario), results_dir, policies=policies, seed=seed)
+    return pipeline.flows(_modelled(scenario), results_dir, policies=policies, seed=seed)
 
 
 def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
@@ -102,7 +112,7 @@ def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
           progress: ProgressArg = False) -> pd.DataFrame:
     """Every missing point of ``scenario`` (fluid curves and packet replications) into
     ``results_dir`` (default ``results/<name>``; resumable); returns the summary."""
-    scenario = scenario_of(scenario)
+    scenario = _modelled(scenario)
     return pipeline.sweep(scenario, results_dir or pipeline.default_results_dir(scenario),
                           jobs=jobs, scheduler=scheduler, precision=precision,
                           max_replications=max_replications,
@@ -123,7 +133,7 @@ def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = No
     """The main job: sweep, validation and figures of ``scenario`` (default: the packaged
     ``fig3_quick``, BR Figure 3 at reduced scale) into ``results_dir``; ``formats``: the
     figures' file types (default PNG and PDF)."""
-    return pipeline.run(None if scenario is None else scenario_of(scenario), results_dir,
+    return pipeline.run(None if scenario is None else _modelled(scenario), results_dir,
                         jobs=jobs, scheduler=scheduler, tolerance=tolerance,
                         precision=precision, max_replications=max_replications,
                         formats=formats, progress=progress_callback(progress, "sweep"))
@@ -167,7 +177,7 @@ def plan(scenario: ScenarioArg, *, precision: float | None = None,
     """Run-length advice before a sweep (:func:`mrfq.advisor.advise`): from a short pilot
     per packet point, the flows (one run) or replications each point needs for the
     target ``precision`` (relative 95% half-width of every class's γ)."""
-    return advise(scenario_of(scenario), precision=precision, pilot_flows=pilot_flows,
+    return advise(_modelled(scenario), precision=precision, pilot_flows=pilot_flows,
                   policy_names=None if policies is None else list(policies),
                   loads=None if loads is None else list(loads), seed=seed,
                   progress=progress_callback(progress, "pilots"))
@@ -191,8 +201,12 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     """The cluster points of the scenario's ``[cluster]`` section (SPEC §6: its classes as
     jobs of tasks on a pooled cluster) and the fluid curves, swept into ``results_dir``
     (default ``results/<name>``), then every cluster γ against the fluid γ of the policy
-    it realises. Returns the summary and the validation (no figures)."""
+    it realises. Returns the summary and the validation (no figures). A trace scenario
+    (``[cluster] trace``): one run of the trace per policy, its summary (one row per
+    policy) in ``results_dir/trace_summary.csv`` and an empty validation."""
     scenario = scenario_of(scenario)
+    if scenario.cluster.trace:
+        return pipeline.cluster_trace(scenario, results_dir)
     if not scenario.cluster.policies:
         raise InputError("the scenario has no [cluster] section", "cluster", scenario.source)
     results = Path(results_dir) if results_dir else pipeline.default_results_dir(scenario)

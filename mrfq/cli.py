@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from mrfq import api, pipeline
+from mrfq import api, console, pipeline
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import COUNT, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
@@ -173,8 +173,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @user_errors
 def simulate(scenario, policy, load, seed, output, flows, mean_size, window, replications,
              warmup, init, delta, virtual_time, precision, max_replications, flows_out,
-             size_bins_out,
-             debug):
+             size_bins_out, debug):
     """Packet simulation of SCENARIO at one load (docs: equations.md): the sweep's packet point
     function for every replication, combined as in a sweep."""
 
@@ -417,8 +416,7 @@ def allocate(problem, policies, output, no_properties):
 
     if output:
         check_writable(output)
-    report = api.allocate(problem, _split_names(policies) or (),
-                          properties=not no_properties)
+    report = api.allocate(problem, _split_names(policies) or (), properties=not no_properties)
     click.echo(report.text())
     if output:
         write_csv(report.table(), output)
@@ -435,14 +433,16 @@ def allocate(problem, policies, output, no_properties):
 @user_errors
 def cluster(scenario, results, jobs, tolerance):
     """The cluster points of SCENARIO's [cluster] section (docs: guide/clusters.md) and
-    the fluid curves, then cluster γ against fluid γ (validation.csv). Exit 0 when every
-    point with a fluid counterpart validates, 1 otherwise."""
+    the fluid curves, then cluster γ against fluid γ (exit 1 if a point fails); or, with
+    [cluster] trace, one run of the trace per policy (trace_summary.csv)."""
 
     _check_jobs(jobs)
     result = api.cluster(load_scenario(scenario), results, jobs=jobs, tolerance=tolerance,
                          progress=Progress("sweep", always=True))
-    ok = _print_validation(result.validation, tolerance)
-    click.echo(f"results in {result.results_dir}/ (summary.csv, validation.csv)")
+    trace = pipeline.TRACE_FILE if "jct_mean" in result.summary else ""
+    ok = (console.print_trace(result.summary) if trace
+          else _print_validation(result.validation, tolerance))
+    click.echo(f"results in {result.results_dir}/ ({trace or 'summary.csv, validation.csv'})")
     sys.exit(0 if ok else 1)
 
 

@@ -93,3 +93,10 @@ class Count(click.ParamType):
 
 
 COUNT = Count()
+
+
+def print_trace(table) -> bool:
+    """The summary of a trace run (one row per cluster policy); True (nothing to fail)."""
+    shown = [c for c in table if c not in ("kind", "trace", "servers", "wall_s")]
+    click.echo(table[shown].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    return True

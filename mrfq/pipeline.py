@@ -25,6 +25,7 @@ from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
 from mrfq.io import check_figure_formats, write_csv
+from mrfq.kinds.cluster import load_trace, trace_rows
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
 from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
@@ -32,6 +33,7 @@ from mrfq.validation import fair_dominant_shares, known_limitations, validate_su
 
 DEFAULT_SCENARIO = "fig3_quick"
 VALIDATION_FILE = "validation.csv"
+TRACE_FILE = "trace_summary.csv"
 Progress = Callable[[int, int], None]
 
 
@@ -75,6 +77,9 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     target relative 95% half-width of every packet γ_k; replications are added until it
     is reached or the budget is spent)."""
     scenario = _with_precision(_scenario(scenario), precision, max_replications)
+    if scenario.cluster.trace:
+        raise InputError("a trace scenario has no load axis to sweep: run it with mrfq "
+                         "cluster", "cluster.trace", scenario.source)
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     return run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, kinds=kinds,
                      progress=progress, log=log)
@@ -386,6 +391,19 @@ class RunResult:
     @property
     def passed(self) -> bool:
         return bool(self.validation["passed"].all())
+
+
+def cluster_trace(scenario: Scenario, results_dir: str | Path | None = None) -> RunResult:
+    """A trace scenario (``[cluster] trace``): the trace read and checked first (bad
+    input writes nothing), then one run per cluster policy; the table (one row per
+    policy, :func:`mrfq.kinds.cluster.trace_rows`) is written to ``trace_summary.csv``
+    in ``results_dir`` (default ``results/<name>``). No validation (no fluid model)."""
+    trace, capacity = load_trace(scenario)
+    table = pd.DataFrame(trace_rows(scenario, trace, capacity))
+    results = Path(results_dir) if results_dir else default_results_dir(scenario)
+    results.mkdir(parents=True, exist_ok=True)
+    write_csv(table, results / TRACE_FILE)
+    return RunResult(results, table, pd.DataFrame({"passed": []}, dtype=bool), [])
 
 
 def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path | None = None,

@@ -170,6 +170,9 @@ _ENTRIES = (
            "server minimising DRFH eq. (9)"),
     Policy("slots", CLUSTER, 7, "slots", "Hadoop-style slots (largest server / k), fair "
            "in slots held", parameters=(SLOTS_PER_SERVER,)),
+    Policy("tsf", CLUSTER, 8, "TSF", "lowest task share: tasks running over the tasks "
+           "the job could run alone on the whole cluster (Wang et al. SC'16); honours "
+           "placement constraints, as every cluster scheduler does"),
 )
 
 REGISTRY: dict[tuple[str, str], Policy] = {(p.kind, p.name): p for p in _ENTRIES}

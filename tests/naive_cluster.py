@@ -25,8 +25,11 @@ def uniform(seed, job, task):
 
 
 def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tasks,
-                  duration_mean, exponential=True, seed=1, slots_per_server=14):
-    """Finish time of every job and the number of task events."""
+                  duration_mean, exponential=True, seed=1, slots_per_server=14,
+                  allowed=None, task_time=None):
+    """Finish time of every job and the number of task events. ``allowed[k][l]``: class
+    k may use server l (default: every server); ``task_time``: given task durations,
+    job after job."""
     capacity = [list(map(float, row)) for row in capacity]
     demand = [list(map(float, row)) for row in demand]
     L, R, K = len(capacity), len(capacity[0]), len(demand)
@@ -40,6 +43,11 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
         for r in range(R):
             delta[k] = max(delta[k], demand[k][r] / total[r])
     a = [[demand[k][r] / total[r] / delta[k] for r in range(R)] for k in range(K)]
+    allowed = [[True] * L for _ in range(K)] if allowed is None else allowed
+    # TSF: tasks a class-k job could run alone on the whole cluster, ignoring placement
+    alone = [sum(min(c[r] / demand[k][r] for r in range(R) if demand[k][r] > 0)
+                 for c in capacity) for k in range(K)]
+    first_task = [sum(job_tasks[:j]) for j in range(len(job_tasks))]
     realises = policies.get(policies.CLUSTER, policy).realises
     ideal = policy in (NAME.DRF, NAME.PF, NAME.BMF)
     # slots (kernel doc): slots per server and per task
@@ -56,6 +64,8 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
     nxt = 0
 
     def fits(k, l):
+        if not allowed[k][l]:
+            return False
         if policy == NAME.SLOTS:
             return free_slots[l] >= task_slots[k]
         return all(demand[k][r] <= free[l][r] + 1e-9 for r in range(R))
@@ -111,6 +121,8 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
             return -job["id"]
         if policy == NAME.SLOTS:
             return -job["slots"] / weights[k]
+        if policy == NAME.TSF:
+            return -job["running"] / (alone[k] * weights[k])
         return -job["running"] * delta[k] / weights[k]
 
     while nxt < len(arrival) or heap:
@@ -160,8 +172,11 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
                 free[l][r] -= demand[k][r]
             free_slots[l] -= task_slots[k]
             job["slots"] += task_slots[k]
-            u = uniform(seed, job["id"], job["launched"])
-            d = -duration_mean[k] * math.log(u) if exponential else duration_mean[k]
+            if task_time is not None:
+                d = task_time[first_task[job["id"]] + job["launched"]]
+            else:
+                u = uniform(seed, job["id"], job["launched"])
+                d = -duration_mean[k] * math.log(u) if exponential else duration_mean[k]
             heapq.heappush(heap, (t + d, seq, job["id"], l))
             seq += 1
             job["launched"] += 1

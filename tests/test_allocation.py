@@ -30,6 +30,14 @@ THOUSAND = Problem(capacity=[[1000, 1000]], demand=[[2, 3], [5, 1]])
 DRFH_FIG1 = Problem(capacity=[[2, 12], [12, 2]], demand=[[0.2, 1], [1, 0.2]])
 TSF_TOY = Problem(capacity=[[9, 12], [3, 4], [9, 12]], demand=[[1, 2], [3, 1], [1, 4]],
                   allowed=[[1, 1, 0], [0, 1, 0], [1, 1, 1]])
+# one resource (single-resource fairness applies); CPU every user's dominant resource
+# (bottleneck fairness applies: asset fairness gives 5.32 and 4.68 CPU, not 5 and 5)
+ONE = Problem(capacity=[[10]], demand=[[1], [2], [1]], max_tasks=[2, np.inf, np.inf])
+NECK = Problem(capacity=[[10, 100]], demand=[[1, 1], [2, 5]])
+# found by a seeded random search, checked by hand: CEEI (max Σ log x) gives u1 4.248
+# tasks; when u3 leaves, both resources bind (5 x1 + x2 = 30, x1 + 2 x2 = 30, KKT
+# multipliers 0.0583 and 0.0083 ≥ 0), so u1 drops to 10/3: not population monotonic
+CEEI_PM = Problem(capacity=[[30, 30]], demand=[[5, 1], [1, 2], [1, 5]])
 # found by a seeded random search: DRFH breaks sharing incentive under constraints
 DRFH_NO_SI = Problem(capacity=[[4, 8], [9, 3]], demand=[[2, 1], [3, 3]],
                      allowed=[[1, 0], [1, 1]])
@@ -155,21 +163,24 @@ def _row(problems, policy):
     out = {}
     for problem in problems:
         for name, (ok, example) in check_all(problem, POLICIES[policy], probe_trials=20).items():
-            if not ok and name not in out:
+            if ok is False and name not in out:  # None: unknown or not applicable
                 out[name] = example
     return out
 
 
 def test_drf_slides_property_table(capsys):
-    # Property       Asset  CEEI  DRF       (Ghodsi et al., slide 29)
-    # share guar.     ✗      ✔     ✔
-    # strategy-proof  ✔      ✗     ✔
-    # Pareto eff.     ✔      ✔     ✔
-    # envy-free       ✔      ✔     ✔
-    expected_failures = {"asset": {"sharing_incentive"}, "ceei": {"strategy_proof"},
-                         "drf": set()}
+    # Property          Asset  CEEI  DRF    (Ghodsi et al., slide 29; DRF paper Table 2)
+    # share guar.        ✗      ✔     ✔
+    # strategy-proof     ✔      ✗     ✔
+    # Pareto eff.        ✔      ✔     ✔
+    # envy-free          ✔      ✔     ✔
+    # single resource    ✔      ✔     ✔
+    # bottleneck fair.   ✗      ✔     ✔
+    # population mono.   ✔      ✗     ✔
+    expected_failures = {"asset": {"sharing_incentive", "bottleneck_fair"},
+                         "ceei": {"strategy_proof", "population_monotonic"}, "drf": set()}
     for policy, failing in expected_failures.items():
-        row = _row([SLIDES, ASSET_70, THOUSAND], policy)
+        row = _row([SLIDES, ASSET_70, THOUSAND, ONE, NECK, CEEI_PM], policy)
         assert set(row) == failing, (policy, row)
         for name, example in row.items():
             print(f"{policy} violates {name}: {example}")
@@ -244,7 +255,7 @@ def test_allocate_cli_shows_unknown(monkeypatch, tmp_path):
     result = CliRunner().invoke(main, ["allocate", str(PROBLEMS / "drfh_two_servers.toml"),
                                        "--policies", "per-server-drf", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert ("  pareto_optimal     unknown (LP failed (status 4): Numerical difficulties "
+    assert ("  pareto_optimal       unknown (LP failed (status 4): Numerical difficulties "
             "encountered.)") in result.stdout.splitlines()
     table = out.read_text().splitlines()
     column = table[0].split(",").index("pareto_optimal")
@@ -260,6 +271,12 @@ def test_check_all_takes_the_rule():
         return POLICIES["drf"](problem)
 
     checks = check_all(SLIDES, rule, probe_trials=2)
+    assert list(checks) == ["sharing_incentive", "strategy_proof", "pareto_optimal",
+                            "envy_free", "single_resource_fair", "bottleneck_fair",
+                            "population_monotonic"]
+    # two resources, each some user's dominant one: the last premises do not hold
+    assert checks.pop("single_resource_fair").holds is None
+    assert checks.pop("bottleneck_fair").holds is None
     assert all(v.holds for v in checks.values())
     assert len(calls) > 2 and any(p.demand.tolist() != SLIDES.demand.tolist()
                                   for p in calls)

@@ -153,6 +153,8 @@ def test_wheel_ships_scenarios_and_problems(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for scenario in (ROOT / "mrfq" / "scenarios").glob("*.toml"):
         assert f"mrfq/scenarios/{scenario.name}" in names
+    for trace in (ROOT / "mrfq" / "scenarios").glob("*.csv"):  # trace scenarios' files
+        assert f"mrfq/scenarios/{trace.name}" in names
     for problem in (ROOT / "mrfq" / "problems").glob("*.toml"):
         assert f"mrfq/problems/{problem.name}" in names
     workloads = list((ROOT / "mrfq" / "workloads").glob("*.csv"))

@@ -12,17 +12,21 @@ from mrfq.allocation.policies import POLICIES, allocate
 from mrfq.allocation.problem import Allocation, Problem
 from mrfq.allocation.properties import (
     Verdict,
+    bottleneck_fairness,
     check_all,
     dedicated_weights,
     envy_free,
     pareto_optimal,
+    population_monotonicity,
     sharing_incentive,
+    single_resource_fairness,
     strategy_proofness_probe,
 )
 from mrfq.allocation.report import AllocationReport, allocation_report
 
 __all__ = [
     "POLICIES", "Allocation", "AllocationReport", "Problem", "Verdict", "allocate",
-    "allocation_report", "check_all", "dedicated_weights", "envy_free", "load_problem",
+    "allocation_report", "bottleneck_fairness", "check_all", "dedicated_weights",
+    "envy_free", "load_problem", "population_monotonicity", "single_resource_fairness",
     "pareto_optimal", "problem_from_dict", "sharing_incentive", "strategy_proofness_probe",
 ]

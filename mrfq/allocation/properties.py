@@ -1,13 +1,16 @@
 """Property checkers for any allocation: sharing incentive, envy-freeness, Pareto
-optimality, and a strategy-proofness probe. Each returns a :class:`Verdict`
-``(holds, detail)``: ``holds`` is True, False, or None when the check could not decide
-(e.g. its LP failed); ``detail`` is None when the property holds, the counter-example
-(who, what and by how much) when it fails, and ``{"reason": ...}`` when it is unknown.
+optimality, a strategy-proofness probe, and DRFH §III's single-resource fairness,
+bottleneck fairness and population monotonicity (all seven: :func:`check_all`). Each returns
+a :class:`Verdict` ``(holds, detail)``: ``holds`` is True, False, or None when the check
+could not decide (e.g. its LP failed, or the property does not apply); ``detail`` is
+None when the property holds, the counter-example (who, what and by how much) when it
+fails, and ``{"reason": ...}`` when it is unknown.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
@@ -164,9 +167,92 @@ def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocat
     return HOLDS
 
 
+# --- the further properties DRFH §III lists (Propositions 5–7) -------------------------
+
+
+def _max_min_amounts(problem: Problem, r: int) -> np.ndarray:
+    """Weighted max-min fair amounts of the pooled resource r (water-filling): user i
+    gets min(its cap, w_i t), Σ = C_r; its cap is max_tasks_i · d_ir."""
+    cap = problem.max_tasks * problem.demand[:, r]
+    w = problem.weights
+    lo, hi = 0.0, float(problem.total[r] / w.min())
+    for _ in range(200):  # bisection on the water level t
+        t = (lo + hi) / 2
+        if np.minimum(cap, w * t).sum() < problem.total[r]:
+            lo = t
+        else:
+            hi = t
+    return np.minimum(cap, w * hi)
+
+
+def _max_min_verdict(allocation: Allocation, r: int, premise: str) -> Verdict:
+    problem = allocation.problem
+    if not problem.allowed.all():
+        return Verdict(None, {"reason": "placement constraints: the max-min benchmark of "
+                                        "one pooled resource does not apply"})
+    fair = _max_min_amounts(problem, r)
+    got = allocation.user_tasks * problem.demand[:, r]
+    i = int(np.argmax(np.abs(got - fair)))
+    if abs(got[i] - fair[i]) > 1e-6 * max(1.0, problem.total[r]):
+        return Verdict(False, {"user": problem.users[i], "premise": premise,
+                               "resource": problem.resources[r], "amount": float(got[i]),
+                               "max_min_amount": float(fair[i])})
+    return HOLDS
+
+
+def single_resource_fairness(allocation: Allocation) -> Verdict:
+    """With a single resource, the allocation is the (weighted) max-min fair one of the
+    pooled resource, users capped by their tasks (DRFH §III; DRF §3). Unknown (not
+    applicable) with several resources."""
+    if allocation.problem.demand.shape[1] != 1:
+        return Verdict(None, {"reason": "not applicable: more than one resource"})
+    return _max_min_verdict(allocation, 0, "one resource")
+
+
+def bottleneck_fairness(allocation: Allocation) -> Verdict:
+    """When every user has the same (global) dominant resource r, the allocation is the
+    weighted max-min fair one of resource r (DRFH §III, Proposition 6). Unknown (not
+    applicable) when the users' dominant resources differ or tie."""
+    problem = allocation.problem
+    share = problem.demand / problem.total
+    tops = share.max(axis=1, keepdims=True)
+    dominant = {tuple(np.flatnonzero(row >= top * (1 - 1e-12)))
+                for row, top in zip(share, tops, strict=True)}
+    if len(dominant) != 1 or len(next(iter(dominant))) != 1:
+        return Verdict(None, {"reason": "not applicable: no single dominant resource "
+                                        "shared by every user"})
+    r = next(iter(dominant))[0]
+    return _max_min_verdict(allocation, r, f"every user's dominant resource is "
+                                           f"{problem.resources[r]}")
+
+
+def population_monotonicity(problem: Problem, rule: Rule) -> Verdict:
+    """When any one user leaves (its demand, weight, cap and placement removed), no
+    remaining user runs fewer tasks under the same rule (DRFH §III, Proposition 7)."""
+    before = rule(problem).user_tasks
+    for i in range(problem.n_users):
+        keep = np.arange(problem.n_users) != i
+        if keep.sum() == 0:
+            continue
+        rest = replace(problem, demand=problem.demand[keep], weights=problem.weights[keep],
+                       max_tasks=problem.max_tasks[keep], allowed=problem.allowed[keep],
+                       users=tuple(u for u, k in zip(problem.users, keep, strict=True)
+                                   if k))
+        after = rule(rest).user_tasks
+        lost = before[keep] - after
+        j = int(np.argmax(lost))
+        if lost[j] > TOL * max(1.0, before[keep][j]):
+            return Verdict(False, {"leaves": problem.users[i], "user": rest.users[j],
+                                   "tasks": float(before[keep][j]),
+                                   "tasks_after": float(after[j])})
+    return HOLDS
+
+
 def check_all(problem: Problem, rule: Rule, allocation: Allocation | None = None,
               probe_trials: int = 30) -> dict[str, Verdict]:
-    """All four properties of one policy on one problem: name -> :class:`Verdict`.
+    """Every property of one policy on one problem: name -> :class:`Verdict` (the four of
+    the DRF paper's comparison, then DRFH §III's three; single-resource and bottleneck
+    fairness are "unknown" when their premise does not hold).
 
     ``rule`` is the policy itself (problem -> allocation, e.g. ``POLICIES["drf"]``); the
     strategy-proofness probe re-runs it on misreported demands. ``allocation``: the rule's
@@ -180,4 +266,7 @@ def check_all(problem: Problem, rule: Rule, allocation: Allocation | None = None
         "strategy_proof": strategy_proofness_probe(problem, rule, probe_trials),
         "pareto_optimal": pareto_optimal(allocation),
         "envy_free": envy_free(allocation),
+        "single_resource_fair": single_resource_fairness(allocation),
+        "bottleneck_fair": bottleneck_fairness(allocation),
+        "population_monotonic": population_monotonicity(problem, rule),
     }

@@ -44,7 +44,7 @@ class AllocationReport:
             lines.append(table.to_string(index=False, float_format=lambda v: f"{v:.4g}"))
             lines.append("utilisation: " + ", ".join(
                 f"{name} {u:.1%}" for name, u in zip(p.resources, a.utilisation, strict=True)))
-            lines.extend(f"  {key:18s} {verdict.text}" for key, verdict in r.checks.items())
+            lines.extend(f"  {key:20s} {verdict.text}" for key, verdict in r.checks.items())
         lines.extend(f"skipped {name}: {why}" for name, why in self.skipped.items())
         return "\n".join(lines)
 

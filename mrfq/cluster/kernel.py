@@ -22,6 +22,11 @@ launches one task there. The scores, larger first (x_i: tasks job i runs, k its 
 * ``FIFO``: −(job index), i.e. the earliest job whose task fits;
 * ``DRF_ONLINE``, ``DRFH_FIRST_FIT``, ``DRFH_BEST_FIT``: −x_i δ_k / w_k, the lowest
   (global) dominant share;
+* ``TSF`` (task share fairness, Wang, Liang, Li, SC'16): −x_i / (T_k w_k), the lowest
+  task share, T_k = Σ_l min_r c_lr / D_kr the tasks a class-k job could run alone on the
+  whole cluster ignoring placement constraints (the normaliser of the static TSF,
+  :func:`mrfq.allocation.policies.tsf`), so a constrained job is not compensated for
+  the servers it cannot use;
 * ``SLOTS``: −(slots held) / w_k; every server l holds ⌊min_r c_lr / s_r⌋ slots of size
   s = (componentwise largest server) / k, a task takes ⌈max_r D_kr / s_r⌉ slots of one
   server.
@@ -32,12 +37,16 @@ fits nowhere, nothing is launched until it fits (otherwise the jobs of small tas
 take every freed crumb and starve a job of large tasks below its share). The others are
 work-conserving: the job of the largest score among those whose task fits.
 
-Server: the first that fits, except ``DRFH_BEST_FIT`` (least DRFH eq. 9 score, with free
-capacity and demand as pool shares normalised by the first resource the task needs; ties:
-lowest index) and ``SLOTS`` (the first with enough free slots).
+Placement constraints (every rule): a class-k task runs only on the servers l with
+``allowed[k, l]``. Server: the first allowed one that fits, except ``DRFH_BEST_FIT``
+(least DRFH eq. 9 score, with free capacity and demand as pool shares normalised by
+the first resource the task needs; ties: lowest index) and ``SLOTS`` (the first with
+enough free slots). Jobs arriving at the same instant are separate events, in order.
 
 Task durations are a counter-based hash of (seed, job, task index): the same task lasts the
-same under every scheduler, and the slow twin (``tests/naive_cluster.py``) draws the same.
+same under every scheduler, and the slow twin (``tests/naive_cluster.py``) draws the same;
+or, when ``task_time`` is not empty (a trace), task i of job j lasts
+``task_time[job_first[j] + i]``.
 """
 
 from __future__ import annotations
@@ -50,8 +59,8 @@ from mrfq.fluid.kernels import allocate_into
 
 _C = policies.codes(policies.CLUSTER)
 DRF, PF, BMF, FIFO = _C.DRF, _C.PF, _C.BMF, _C.FIFO
-DRF_ONLINE, DRFH_FIRST_FIT, DRFH_BEST_FIT, SLOTS = (
-    _C.DRF_ONLINE, _C.DRFH_FIRST_FIT, _C.DRFH_BEST_FIT, _C.SLOTS)
+DRF_ONLINE, DRFH_FIRST_FIT, DRFH_BEST_FIT, SLOTS, TSF = (
+    _C.DRF_ONLINE, _C.DRFH_FIRST_FIT, _C.DRFH_BEST_FIT, _C.SLOTS, _C.TSF)
 #: slack on capacity comparisons (capacities and demands are user numbers)
 EPS = 1e-9
 
@@ -106,8 +115,13 @@ def _pop(h_time, h_seq, h_job, h_srv, size):
     return size
 
 
-@njit(cache=True)
-def _fits(policy, free, free_slots, task_slots, demand, k, l):
+# inlined by Numba: called once per server per lookup, and with the placement array as a
+# sixth array argument LLVM stopped inlining it — the 2 000-server Best-Fit run went from
+# 21 to 233 CPU-s (BENCHMARKS.md, "Cluster simulator")
+@njit(cache=True, inline="always")
+def _fits(policy, free, free_slots, task_slots, demand, allowed, k, l):
+    if not allowed[k, l]:
+        return False
     if policy == SLOTS:
         return free_slots[l] >= task_slots[k]
     for r in range(free.shape[1]):
@@ -117,7 +131,7 @@ def _fits(policy, free, free_slots, task_slots, demand, k, l):
 
 
 @njit(cache=True)
-def _server(policy, free, free_slots, task_slots, demand, total, k):
+def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
     """The server for a task of class k (module doc), -1 if it fits nowhere."""
     L, R = free.shape
     best, best_h = -1, np.inf
@@ -125,7 +139,7 @@ def _server(policy, free, free_slots, task_slots, demand, total, k):
     while demand[k, first] <= 0.0:
         first += 1
     for l in range(L):
-        if not _fits(policy, free, free_slots, task_slots, demand, k, l):
+        if not _fits(policy, free, free_slots, task_slots, demand, allowed, k, l):
             continue
         if policy != DRFH_BEST_FIT:
             return l
@@ -142,15 +156,17 @@ def _server(policy, free, free_slots, task_slots, demand, total, k):
 
 
 @njit(cache=True)
-def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class,
+def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, job_class,
              job_tasks, duration_mean, exponential, seed, slots_per_server, t_warm,
-             t_end, sample_dt, n_samples):
+             t_end, sample_dt, n_samples, task_time, job_first):
     """Run the cluster from empty until every job has finished.
 
-    ``capacity`` (L×R), ``demand`` (K×R, per task), ``weights`` (K); jobs: ``arrival``
+    ``capacity`` (L×R), ``demand`` (K×R, per task), ``weights`` (K), ``allowed`` (K×L
+    placement constraints); jobs: ``arrival``
     (sorted), ``job_class``, ``job_tasks`` (N ≥ 1); task durations of class k: mean
     ``duration_mean[k]``, exponential or (``exponential`` False) deterministic.
     ``fluid_policy``: the fluid code whose φ is the ideal (DRF, PF, BMF rules).
+    ``task_time`` (Σ_j job_tasks[j], or empty) and ``job_first`` (J): given durations.
 
     Returns ``finish`` (per job), ``jobs_area`` (K: ∫ jobs in system dt over
     [t_warm, t_end]), ``busy`` (R: ∫ resources in use dt over the same window),
@@ -167,8 +183,15 @@ def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class
             total[r] += capacity[l, r]
             biggest[r] = max(biggest[r], capacity[l, r])
     delta = np.zeros(K)
+    alone = np.zeros(K)  # TSF's T_k
     a = np.zeros((K, R))
     for k in range(K):
+        for l in range(L):
+            m = np.inf
+            for r in range(R):
+                if demand[k, r] > 0.0:
+                    m = min(m, capacity[l, r] / demand[k, r])
+            alone[k] += m
         for r in range(R):
             delta[k] = max(delta[k], demand[k, r] / total[r])
         for r in range(R):
@@ -301,6 +324,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class
                     s = -float(j)
                 elif policy == SLOTS:
                     s = -slots_held[j] / weights[k]
+                elif policy == TSF:
+                    s = -running[j] / (alone[k] * weights[k])
                 else:
                     s = -running[j] * delta[k] / weights[k]
                 if top < 0 or s > top_s or (s == top_s and (
@@ -313,7 +338,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class
                         continue
                 if class_server[k] == -2:  # the server depends on the class only
                     class_server[k] = _server(policy, free, free_slots, task_slots, demand,
-                                              total, k)
+                                              allowed, total, k)
                 srv = class_server[k]
                 if srv < 0:
                     continue
@@ -330,8 +355,11 @@ def simulate(policy, fluid_policy, capacity, demand, weights, arrival, job_class
                 in_use[r] += demand[k, r]
             free_slots[pick_server] -= task_slots[k]
             slots_held[pick] += task_slots[k]
-            u = uniform(seed, pick, launched[pick])
-            d = -duration_mean[k] * np.log(u) if exponential else duration_mean[k]
+            if task_time.size > 0:
+                d = task_time[job_first[pick] + launched[pick]]
+            else:
+                u = uniform(seed, pick, launched[pick])
+                d = -duration_mean[k] * np.log(u) if exponential else duration_mean[k]
             size = _push(h_time, h_seq, h_job, h_srv, size, t + d, seq, pick, pick_server)
             seq += 1
             launched[pick] += 1

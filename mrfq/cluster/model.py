@@ -36,7 +36,8 @@ class ClusterModel:
     ``rates[k]``: Poisson job arrivals per time unit; ``mean_tasks[k]``: E[N_k] (``tasks``
     law: geometric on 1, 2, … or fixed); ``durations[k]``: mean task duration d_k
     (``duration_law``: exponential or fixed); ``slots_per_server``: k of the slot
-    scheduler (the largest server is cut into k slots).
+    scheduler (the largest server is cut into k slots); ``allowed[k, l]``: class k may
+    run on server l (placement constraints, TSF; default everywhere).
     """
 
     capacity: np.ndarray
@@ -49,6 +50,7 @@ class ClusterModel:
     tasks: str = GEOMETRIC
     duration_law: str = EXPONENTIAL
     slots_per_server: int = 14
+    allowed: np.ndarray = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self):
         cap = np.atleast_2d(np.asarray(self.capacity, dtype=float))
@@ -72,9 +74,17 @@ class ClusterModel:
             raise InputError("every resource needs some capacity", "capacity")
         if np.any(dem < 0) or np.any(dem.max(axis=1) <= 0):
             raise InputError("every task needs some resource", "demand")
+        ok = (np.ones((K, cap.shape[0]), dtype=bool) if self.allowed is None
+              else np.asarray(self.allowed, dtype=bool))
+        if ok.shape != (K, cap.shape[0]):
+            raise InputError(f"must be {K}×{cap.shape[0]} (classes × servers)", "allowed")
+        set_(self, "allowed", ok)
         for k in range(K):
-            if not np.any(np.all(dem[k] <= cap + kernel.EPS, axis=1)):
-                raise InputError(f"a task of class {k + 1} is larger than every server",
+            if not ok[k].any():
+                raise InputError(f"class {k + 1} may run on no server", f"allowed[{k}]")
+            if not np.any(np.all(dem[k] <= cap[ok[k]] + kernel.EPS, axis=1)):
+                where = "every server" if ok[k].all() else "every server it may use"
+                raise InputError(f"a task of class {k + 1} is larger than {where}",
                                  f"classes[{k}].demand")
         if np.any(self.weights <= 0) or np.any(self.mean_tasks < 1):
             raise InputError("weights must be positive and mean tasks at least 1",
@@ -166,19 +176,26 @@ class ClusterRun:
 
 def simulate_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
                   window: tuple[float, float] = (0.0, np.inf), sample_dt: float = 1.0,
-                  n_samples: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                               np.ndarray, int]:
+                  n_samples: int = 0, task_time=None) -> tuple[np.ndarray, np.ndarray,
+                                                              np.ndarray, np.ndarray, int]:
     """The kernel on given jobs (sorted arrivals): (finish, jobs area, busy, samples,
-    events), see :func:`mrfq.cluster.kernel.simulate`."""
+    events), see :func:`mrfq.cluster.kernel.simulate`. ``task_time``: every task's
+    duration, job after job (a trace); default drawn from the model's law."""
+    job_tasks = np.asarray(job_tasks, np.int64)
+    times = np.zeros(0) if task_time is None else np.asarray(task_time, float)
+    if times.size and times.size != job_tasks.sum():
+        raise InputError(f"must hold {job_tasks.sum()} durations, got {times.size}",
+                         "task_time")
+    first = np.concatenate(([0], np.cumsum(job_tasks)[:-1])).astype(np.int64)
     entry = policies.get(policies.CLUSTER, model.policy)
     fluid = (policies.get(policies.FLUID, entry.realises).code
              if entry.realises and entry.code in (kernel.DRF, kernel.PF, kernel.BMF) else -1)
     return kernel.simulate(entry.code, fluid, model.capacity, model.demand, model.weights,
-                           np.asarray(arrival, float), np.asarray(job_class, np.int64),
-                           np.asarray(job_tasks, np.int64), model.durations,
+                           model.allowed, np.asarray(arrival, float),
+                           np.asarray(job_class, np.int64), job_tasks, model.durations,
                            model.duration_law == EXPONENTIAL, int(seed),
                            int(model.slots_per_server), float(window[0]), float(window[1]),
-                           float(sample_dt), int(n_samples))
+                           float(sample_dt), int(n_samples), times, first)
 
 
 def run_cluster(model: ClusterModel, jobs: int, seed: int = 1, warmup: float = 0.1,

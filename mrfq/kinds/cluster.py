@@ -10,6 +10,7 @@ the jobs measured and the time-average jobs in the system.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,8 @@ import pandas as pd
 from mrfq import policies
 from mrfq.cluster import pooled_model, run_cluster
 from mrfq.cluster.model import ClusterModel
+from mrfq.cluster.trace import Trace, load_task_events, trace_summary
+from mrfq.errors import InputError
 from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid points
     first_replications,
     floats,
@@ -25,6 +28,7 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid
     stopping,
 )
 from mrfq.scenario import Scenario
+from mrfq.scenario.cluster import cluster_arrays
 
 NAME = "cluster"
 REALISATION = policies.CLUSTER
@@ -35,8 +39,21 @@ KERNEL_VERSION = 1
 
 
 def model(scenario: Scenario, policy: str, load: float) -> ClusterModel:
-    """The pooled cluster of a scenario's point (``[cluster]``, :func:`pooled_model`)."""
+    """The cluster of a scenario's point (``[cluster]``): the pool of
+    :func:`pooled_model`, or the listed servers with their placement constraints
+    (:func:`mrfq.scenario.cluster.cluster_arrays`) at the same fluid loads."""
     cfg = scenario.cluster
+    if cfg.servers or cfg.placement:
+        capacity, demand, allowed = cluster_arrays(cfg, scenario.class_names,
+                                                   scenario.requirements, scenario.source)
+        pooled = pooled_model(scenario.requirements, scenario.class_loads(load), policy,
+                              tasks_per_resource=cfg.tasks_per_resource,
+                              mean_tasks=cfg.mean_tasks, duration=cfg.duration)
+        return ClusterModel(capacity=capacity, demand=demand, policy=policy,
+                            rates=pooled.rates, mean_tasks=pooled.mean_tasks,
+                            durations=pooled.durations, weights=scenario.weights,
+                            tasks=cfg.tasks, duration_law=cfg.duration_law,
+                            slots_per_server=cfg.slots_per_server, allowed=allowed)
     return pooled_model(scenario.requirements, scenario.class_loads(load), policy,
                         tasks_per_resource=cfg.tasks_per_resource,
                         mean_tasks=cfg.mean_tasks, duration=cfg.duration,
@@ -53,7 +70,9 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
 def key_parts(scenario: Scenario, point) -> dict:
     """The fluid model of the point, the ``[cluster]`` section (policies aside) and the
     kernel's version."""
-    cfg = {k: v for k, v in scenario.cluster.__dict__.items() if k != "policies"}
+    # empty servers / placement (the pool, no constraints) leave the key as it was
+    cfg = {k: v for k, v in scenario.cluster.__dict__.items()
+           if k != "policies" and (v or k not in ("servers", "placement", "trace"))}
     if not policies.get(policies.CLUSTER, point.policy).parameters:
         cfg.pop("slots_per_server")  # only the slot scheduler reads it
     return {**model_key_parts(scenario, point.load), "cluster": cfg,
@@ -103,3 +122,39 @@ def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
 def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Cluster points have no per-size table (yet)."""
     return pd.DataFrame()
+
+
+def load_trace(scenario: Scenario) -> tuple[Trace, np.ndarray]:
+    """The jobs of a trace scenario (``[cluster] trace``) and its servers (L×2), read and
+    checked before any run: InputError on a malformed row (``<file>: row n, <column>``),
+    a trace without a finished task, or a task larger than every server."""
+    cfg = scenario.cluster
+    trace = load_task_events(cfg.trace)
+    if trace.job_tasks.size == 0:
+        raise InputError("holds no task that finishes", None, cfg.trace)
+    capacity = np.array([cap for cap, count, _ in cfg.servers for _ in range(count)])
+    for need in trace.demand:
+        if not np.any(np.all(need <= capacity + 1e-9, axis=1)):
+            raise InputError(f"a task of the trace (demand {need.tolist()}) is larger "
+                             "than every server", "cluster.servers", scenario.source)
+    return trace, capacity
+
+
+def trace_rows(scenario: Scenario, trace: Trace, capacity: np.ndarray) -> list[dict]:
+    """One summary row per cluster policy of a trace run (:func:`trace_summary`)."""
+    cfg = scenario.cluster
+    rows = []
+    for policy in cfg.policies:
+        start = time.perf_counter()
+        out = trace_summary(trace, capacity, policy, cfg.batches,
+                            slots_per_server=cfg.slots_per_server)
+        rows.append({"kind": policies.CLUSTER, "policy": policy,
+                     "trace": Path(cfg.trace).name, "servers": len(capacity),
+                     "jobs": out["jobs"], "tasks": out["tasks"],
+                     "dropped_tasks": trace.dropped, "events": out["events"],
+                     **{f"utilisation_{name}": float(u) for name, u in
+                        zip(scenario.resources, out["utilisation"], strict=True)},
+                     **{key: out[key] for key in ("jct_mean", "jct_ci_low", "jct_ci_high",
+                                                  "jct_p95", "makespan")},
+                     "wall_s": time.perf_counter() - start})
+    return rows

@@ -1,8 +1,12 @@
-"""``[cluster]``: validating the cluster section of a scenario into its record."""
+"""``[cluster]``: validating the cluster section of a scenario into its record, and the
+servers and placement constraints it names as arrays (:func:`cluster_arrays`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from mrfq import fields, policies
 from mrfq.scenario.checks import _choice, _policies, fail
@@ -11,9 +15,13 @@ from mrfq.scenario.config import CLUSTER_DURATION_LAWS, CLUSTER_TASK_LAWS, Clust
 _KEYS = set(ClusterConfig.__dataclass_fields__)
 
 
-def parse_cluster(raw: Any, source: str | None) -> ClusterConfig:
+def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
+                  n_resources: int | None = None) -> ClusterConfig:
     """``[cluster]`` with its defaults filled in (``None``: no section, no cluster
-    points). One InputError naming ``cluster.<field>`` on any bad value."""
+    points). One InputError naming ``cluster.<field>`` on any bad value; with the
+    scenario's ``classes``, also a placement naming no server and a task larger than
+    every server its class may use; with a ``trace``, a missing file, no servers or a
+    placement (its rows are read by :func:`mrfq.cluster.trace.load_task_events`)."""
     if raw is None:
         return ClusterConfig()
     raw = fields.check_keys(raw, _KEYS, "cluster", source)
@@ -43,7 +51,17 @@ def parse_cluster(raw: Any, source: str | None) -> ClusterConfig:
         batches=integer("batches", 2),
         seed=integer("seed", 0),
         slots_per_server=integer("slots_per_server", 1),
+        servers=_servers(raw.get("servers", []), len(classes[0].requirements)
+                         if classes else n_resources, source),
+        placement=_placement(raw.get("placement", {}), [c.name for c in classes], source),
+        trace=_trace(raw.get("trace", ""), source),
     )
+    if config.trace and not config.servers:
+        raise fail("a trace runs on listed servers (capacities normalised as its "
+                   "requests: the largest machine is 1)", "cluster.servers", source)
+    if config.trace and config.placement:
+        raise fail("names scenario classes; a trace's classes are its distinct demands",
+                   "cluster.placement", source)
     if config.mean_tasks < 1:
         raise fail(f"must be >= 1 task, got {config.mean_tasks:g}", "cluster.mean_tasks",
                    source)
@@ -53,4 +71,120 @@ def parse_cluster(raw: Any, source: str | None) -> ClusterConfig:
     if config.warmup >= 1 or config.jobs - int(config.warmup * config.jobs) < 2 * config.batches:
         raise fail(f"leaves fewer than {2 * config.batches} jobs to measure",
                    "cluster.warmup", source)
+    if classes:
+        _check_fit(config, classes, source)
     return config
+
+
+def _trace(raw: Any, source: str | None) -> str:
+    """``trace``: a path relative to the scenario file's folder (the working directory
+    for a scenario given as a dict), stored resolved; the file must exist."""
+    name = fields.text(raw, "cluster.trace", source)
+    if not name:
+        return ""
+    base = Path(source).parent if source and Path(source).is_file() else Path.cwd()
+    path = (base / name).resolve()
+    if not path.is_file():
+        raise fail(f"no such trace file: {name} (looked for {path})", "cluster.trace",
+                   source)
+    return str(path)
+
+
+def _servers(raw: Any, n_resources: int | None, source: str | None) -> tuple:
+    """``servers``: a list whose items are capacity vectors or tables ``{capacity,
+    count = 1, type = ""}``; stored as (capacity, count, type) entries."""
+    if not isinstance(raw, list):
+        raise fail("must be a list of capacity vectors or {capacity, count, type} tables",
+                   "cluster.servers", source)
+    out = []
+    for i, item in enumerate(raw):
+        where = f"cluster.servers[{i}]"
+        item = {"capacity": item} if isinstance(item, list) else item
+        item = fields.check_keys(item, {"capacity", "count", "type"}, where, source)
+        if "capacity" not in item:
+            raise fail("needs a capacity vector", where, source)
+        cap = fields.vector(item["capacity"], n_resources or len(item["capacity"]),
+                            f"{where}.capacity", source)
+        count = fields.integer(item.get("count", 1), f"{where}.count", source, 1)
+        kind = fields.text(item.get("type", ""), f"{where}.type", source)
+        out.append((tuple(float(c) for c in cap), count, kind))
+    return tuple(out)
+
+
+def _placement(raw: Any, names: list[str], source: str | None) -> tuple:
+    """``placement``: a table from class name to the servers it may use (indices from 0
+    in the expanded server list, or type names); stored as (class, servers) pairs."""
+    known = set(names) if names else set(raw) if isinstance(raw, dict) else set()
+    raw = fields.check_keys(raw, known, "cluster.placement", source)
+    out = []
+    for name, where_ok in raw.items():
+        field = f"cluster.placement.{name}"
+        items = where_ok if isinstance(where_ok, list) else [where_ok]
+        if not items:
+            raise fail("names no server (an empty list)", field, source)
+        for item in items:
+            if isinstance(item, bool) or not isinstance(item, int | str):
+                raise fail(f"must list server indices or type names, got {item!r}", field,
+                           source)
+        out.append((name, tuple(items)))
+    return tuple(out)
+
+
+def cluster_arrays(config: ClusterConfig, names: list[str], requirements: np.ndarray,
+                   source: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(capacity L×R, per-task demand K×R, allowed K×L) of a ``[cluster]`` section: the
+    pool of C = ``tasks_per_resource`` units of every resource with demand a_k, or the
+    listed servers with demand a_k · (Σ_l c_l) / C (a dominant task holds 1/C of the
+    pool either way). InputError if a placement names no server."""
+    a = np.asarray(requirements, dtype=float)
+    C = config.tasks_per_resource
+    if not config.servers:
+        capacity, demand = np.full((1, a.shape[1]), C), a
+        types = [""]
+    else:
+        capacity = np.array([cap for cap, count, _ in config.servers for _ in range(count)])
+        types = [kind for _, count, kind in config.servers for _ in range(count)]
+        demand = a * capacity.sum(axis=0) / C
+    allowed = np.ones((len(names), capacity.shape[0]), dtype=bool)
+    for name, items in config.placement:
+        field = f"cluster.placement.{name}"
+        row = np.zeros(capacity.shape[0], dtype=bool)
+        for item in items:
+            if isinstance(item, str):
+                hit = [t == item for t in types]
+                if not any(hit):
+                    known = sorted({t for t in types if t})
+                    raise fail(f"server type {item!r} names no server (types: "
+                               f"{', '.join(known) or 'none'})", field, source)
+                row |= np.array(hit)
+            elif not 0 <= item < capacity.shape[0]:
+                raise fail(f"server index {item} names no server (0 to "
+                           f"{capacity.shape[0] - 1})", field, source)
+            else:
+                row[item] = True
+        allowed[names.index(name)] = row
+    return capacity, demand, allowed
+
+
+def _check_fit(config: ClusterConfig, classes: tuple, source: str | None) -> None:
+    names = [c.name for c in classes]
+    capacity, demand, allowed = cluster_arrays(
+        config, names, np.array([c.requirements for c in classes]), source)
+    for k, name in enumerate(names):
+        if not np.any(np.all(demand[k] <= capacity[allowed[k]] + 1e-9, axis=1)):
+            field = (f"cluster.placement.{name}" if not allowed[k].all()
+                     else "cluster.tasks_per_resource")
+            raise fail(f"a task of class {name} is larger than every server it may use "
+                       f"(demand {np.round(demand[k], 6).tolist()})", field, source)
+
+
+def cluster_dict(config: ClusterConfig) -> dict:
+    """The section as a TOML/JSON table that :func:`parse_cluster` reads back."""
+    out = {**config.__dict__, "policies": list(config.policies)}
+    out["servers"] = [{"capacity": list(cap), "count": count, **({"type": kind} if kind
+                                                                  else {})}
+                      for cap, count, kind in config.servers]
+    out["placement"] = {name: list(items) for name, items in config.placement}
+    if not config.trace:  # absent = no trace, so older stored scenarios read the same
+        out.pop("trace")
+    return out

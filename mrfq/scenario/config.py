@@ -115,7 +115,13 @@ class ClusterConfig:
     present: the registry's cluster defaults; no section: none), ``mean_tasks`` E[N]
     (``tasks``: geometric or fixed), ``duration`` d (``duration_law``), ``jobs`` arrivals
     per run, the ``warmup`` fraction not measured, ``batches`` for the intervals,
-    ``seed``, and the slot scheduler's ``slots_per_server``."""
+    ``seed``, and the slot scheduler's ``slots_per_server``. ``servers`` (optional,
+    instead of the pool): entries (capacity vector, count, type name) in the resources'
+    units, a class-k task then needing a_k · (Σ_l c_l) / C; ``placement``: (class name,
+    (server index or type name, ...)) pairs, the servers a class may use (TSF).
+    ``trace`` (a trace scenario: no classes, no load axis): the path of a Google 2011
+    ``task_events`` file (resolved against the scenario file's folder), its jobs run on
+    ``servers`` (capacities normalised as its requests) once per policy."""
 
     policies: tuple[str, ...] = ()
     tasks_per_resource: float = 100.0
@@ -128,3 +134,6 @@ class ClusterConfig:
     batches: int = 10
     seed: int = 1
     slots_per_server: int = 14
+    servers: tuple = ()
+    placement: tuple = ()
+    trace: str = ""

@@ -21,6 +21,7 @@ from mrfq.explicit import parse_flows
 from mrfq.io import read_toml
 from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, parse_packet
 from mrfq.scenario.cluster import parse_cluster
+from mrfq.scenario.config import FluidConfig, PacketConfig
 from mrfq.scenario.model import Scenario
 from mrfq.scenario.network import parse_route, parse_routers
 
@@ -40,6 +41,8 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         raise fail("resource names must be distinct", "resources", source)
     if "max" in resources:
         raise fail("'max' is reserved for the load axis", "resources", source)
+    if isinstance(raw.get("cluster"), dict) and raw["cluster"].get("trace"):
+        return _trace_scenario(raw, resources, source)
     classes_raw = raw.get("classes")
     if not isinstance(classes_raw, list) or not classes_raw:
         raise fail("must list at least one [[classes]] table", "classes", source)
@@ -97,7 +100,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         load_values=values,
         fluid=fluid,
         packet=packet,
-        cluster=parse_cluster(raw.get("cluster"), source),
+        cluster=parse_cluster(raw.get("cluster"), source, classes),
         source=source,
         flows=flows,
         timeline=timeline,
@@ -105,6 +108,24 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     for i, value in enumerate(values):
         scenario.check_load(value, f"load.values[{i}]")
     return scenario
+
+
+def _trace_scenario(raw: dict, resources: tuple[str, ...], source: str) -> Scenario:
+    """A trace scenario (``[cluster] trace``): the trace brings the jobs, so no classes,
+    load axis or other model section; two resources, the trace's CPU and memory."""
+    other = sorted(set(raw) - {"name", "description", "resources", "cluster"})
+    if other:
+        raise fail("a trace scenario takes its jobs from cluster.trace (no classes, load "
+                   "axis, fluid, packet or network sections)", other[0], source)
+    if len(resources) != 2:
+        raise fail("a trace scenario has two resources (the trace's CPU and memory "
+                   f"requests), got {len(resources)}", "resources", source)
+    return Scenario(
+        name=fields.text(raw.get("name", Path(source).stem), "name", source),
+        description=fields.text(raw.get("description", ""), "description", source),
+        resources=resources, classes=(), load_axis="max", load_values=(),
+        fluid=FluidConfig(policies=()), packet=PacketConfig(policies=()),
+        cluster=parse_cluster(raw["cluster"], source, n_resources=2), source=source)
 
 
 #: the scenarios shipped with the package, the data folder ``mrfq/scenarios/`` beside this

@@ -19,6 +19,7 @@ import numpy as np
 from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
 from mrfq.scenario.checks import check_init, parse_packet
+from mrfq.scenario.cluster import cluster_dict
 from mrfq.scenario.config import ClusterConfig, FluidConfig, PacketConfig, TrafficClass
 from mrfq.scenario.network import default_route, router_of
 from mrfq.sizes import SizeLaw, parse_size
@@ -143,6 +144,9 @@ class Scenario:
         """The scenario as the plain dict :func:`scenario_from_dict` reads (every default
         filled in, packet mixes written out), so ``scenario_from_dict(s.to_dict())``
         rebuilds ``s``. Results directories store it."""
+        if self.cluster.trace:  # a trace scenario: its jobs are the trace's
+            return {"name": self.name, "description": self.description,
+                    "resources": list(self.resources), "cluster": cluster_dict(self.cluster)}
         classes = []
         for c in self.classes:
             entry = {"name": c.name, "load_share": c.load_share, "weight": c.weight,
@@ -165,8 +169,7 @@ class Scenario:
             "fluid": {**self.fluid.__dict__, "policies": list(self.fluid.policies)},
             "packet": _packet_dict(self.packet),
             # only with a [cluster] section, so older stored scenarios read the same
-            **({"cluster": {**self.cluster.__dict__, "policies": list(self.cluster.policies)}}
-               if self.cluster.policies else {}),
+            **({"cluster": cluster_dict(self.cluster)} if self.cluster.policies else {}),
             **({"routers": {name: [self.resources[j] for j in members]
                             for name, members in self.routers}} if self.routers else {}),
             **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,

@@ -135,6 +135,20 @@ SECTIONS = (
                 "batches": "integer ≥ 2. Batches for the intervals.",
                 "seed": "integer. The seed of the run.",
                 "slots_per_server": "integer ≥ 1. The slot scheduler's k.",
+                "servers": "list of capacity vectors (one number per resource) or tables "
+                           "`{capacity, count = 1, type = \"name\"}`; default, the pool. "
+                           "A class-k task then needs a_k · (Σ servers) / "
+                           "tasks_per_resource.",
+                "placement": "table class name → list of server indices (from 0, in "
+                             "the expanded `servers` list) or type names: the servers "
+                             "the class may use (every scheduler; `tsf`). Naming no "
+                             "server is an error.",
+                "trace": "path of a Google 2011 `task_events` file (`.csv` or `.csv.gz`), "
+                         "relative to the scenario file: a trace scenario (no classes, "
+                         "load axis or other model section; resources = the trace's CPU "
+                         "and memory; `servers` required, normalised as the requests). "
+                         "`mrfq cluster` runs it once per policy into "
+                         "`trace_summary.csv`.",
             }, ClusterConfig),
     Section("[[flows]]", "An explicit flow (SPEC §3.1).", frozenset(explicit._FLOW_KEYS), {
         "class": "string, required. The class whose requirements and weight it has.",

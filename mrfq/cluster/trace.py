@@ -1,0 +1,230 @@
+"""Cluster workloads from the Google cluster-usage trace (2011, "clusterdata-2011-2",
+schema v2.1) and a synthetic Google-like generator writing the same schema.
+
+The ``task_events`` table has no header; one event per row, 13 columns: timestamp (µs;
+0 = before the trace window, 2^63 − 1 = after it), missing info, job ID, task index,
+machine ID, event type, user, scheduling class, priority, CPU request, memory request,
+disk request, different-machine restriction. Mandatory: timestamp, job ID, task index,
+event type (0 SUBMIT, 1 SCHEDULE, 2 EVICT, 3 FAIL, 4 FINISH, 5 KILL, 6 LOST,
+7 UPDATE_PENDING, 8 UPDATE_RUNNING) and priority. Requests are normalised to the largest
+machine (as DRFH's Table I is).
+
+Derivation (:func:`load_task_events`): a task is kept when its last run ends in FINISH;
+its duration is that FINISH time minus the SCHEDULE that started the run, in seconds; its
+request is the last (CPU, memory) it was given. A job arrives at the first SUBMIT of its
+kept tasks (seconds, shifted so the first job arrives at 0); its tasks run in task-index
+order; its per-task demand is the componentwise largest request of its tasks (so every
+task fits where it is placed). Jobs of equal demand form one class. Tasks never finishing
+(killed, evicted last, lost, running at the end) are dropped and counted.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from mrfq.cluster.model import ClusterModel, simulate_jobs
+from mrfq.errors import InputError
+from mrfq.intervals import t_interval
+
+COLUMNS = ("timestamp", "missing info", "job ID", "task index", "machine ID",
+           "event type", "user", "scheduling class", "priority", "CPU request",
+           "memory request", "disk request", "different-machine restriction")
+SUBMIT, SCHEDULE, FINISH = 0, 1, 4
+_END = 2**63 - 1
+_MANDATORY = (0, 2, 3, 5, 8)
+
+
+@dataclass
+class Trace:
+    """Jobs of a trace: ``arrival`` (s, sorted), ``job_class``, ``job_tasks``,
+    ``task_time`` (s, job after job, task-index order), ``demand`` (classes × (CPU,
+    memory), normalised to the largest machine), ``job_id`` and the ``dropped`` tasks."""
+
+    arrival: np.ndarray
+    job_class: np.ndarray
+    job_tasks: np.ndarray
+    task_time: np.ndarray
+    demand: np.ndarray
+    job_id: np.ndarray
+    dropped: int = 0
+
+
+def _open(path: Path):
+    return gzip.open(path, "rt", newline="") if path.suffix == ".gz" else path.open(newline="")
+
+
+def _field(row: list[str], col: int, where: str, source: str, real: bool = False):
+    text = row[col].strip()
+    if not text:
+        if col in _MANDATORY:
+            raise InputError("is empty (mandatory)", f"{where}, {COLUMNS[col]}", source)
+        return None
+    try:
+        return float(text) if real else int(text)
+    except ValueError:
+        kind = "a number" if real else "an integer"
+        raise InputError(f"must be {kind}, got {text!r}", f"{where}, {COLUMNS[col]}",
+                         source) from None
+
+
+def load_task_events(path: str | Path) -> Trace:
+    """The jobs of a ``task_events`` file (``.csv`` or ``.csv.gz``), module doc for the
+    rule. One InputError ``<file>: row <n>, <column>: <problem>`` on a malformed row."""
+    path = Path(path)
+    source = str(path)
+    if not path.is_file():
+        raise InputError("no such trace file", None, source)
+    tasks: dict[tuple[int, int], dict] = {}
+    with _open(path) as f:
+        for n, row in enumerate(csv.reader(f), start=1):
+            where = f"row {n}"
+            if len(row) != len(COLUMNS):
+                raise InputError(f"has {len(row)} columns, expected {len(COLUMNS)} "
+                                 "(task_events, 2011 schema)", where, source)
+            t, job, index, event = (_field(row, c, where, source) for c in (0, 2, 3, 5))
+            _field(row, 8, where, source)
+            if not 0 <= event <= 8:
+                raise InputError(f"must be 0 to 8, got {event}", f"{where}, event type",
+                                 source)
+            cpu, mem = (_field(row, c, where, source, real=True) for c in (9, 10))
+            for value, col in ((cpu, 9), (mem, 10)):
+                if value is not None and not 0 <= value <= 1:
+                    raise InputError(f"must be in [0, 1] (normalised), got {value:g}",
+                                     f"{where}, {COLUMNS[col]}", source)
+            task = tasks.setdefault((job, index), {"submit": None, "start": None,
+                                                   "end": None, "request": None})
+            if cpu is not None and mem is not None:
+                task["request"] = (cpu, mem)
+            if t == _END:
+                continue
+            if event == SUBMIT and task["submit"] is None:
+                task["submit"] = t
+            elif event == SCHEDULE:
+                task["start"], task["end"] = t, None
+            elif event == FINISH and task["start"] is not None:
+                task["end"] = t
+            elif event in (2, 3, 5, 6):  # the run ended otherwise
+                task["start"] = task["end"] = None
+    return _jobs(tasks)
+
+
+def _jobs(tasks: dict) -> Trace:
+    jobs: dict[int, list] = {}
+    dropped = 0
+    for (job, _index), task in sorted(tasks.items()):  # task-index order
+        if task["end"] is None or task["request"] is None or max(task["request"]) <= 0:
+            dropped += 1
+            continue
+        submit = task["submit"] if task["submit"] is not None else task["start"]
+        jobs.setdefault(job, []).append((submit, (task["end"] - task["start"]) / 1e6,
+                                         task["request"]))
+    order = sorted(jobs, key=lambda j: (min(s for s, _, _ in jobs[j]), j))
+    demands: dict[tuple, int] = {}
+    arrival, classes, counts, times = [], [], [], []
+    for job in order:
+        items = jobs[job]
+        need = tuple(max(r[i] for _, _, r in items) for i in range(2))
+        classes.append(demands.setdefault(need, len(demands)))
+        arrival.append(min(s for s, _, _ in items) / 1e6)
+        counts.append(len(items))
+        times.extend(d for _, d, _ in items)
+    arrival = np.array(arrival, dtype=float)
+    return Trace(arrival - (arrival[0] if arrival.size else 0.0),
+                 np.array(classes, dtype=np.int64), np.array(counts, dtype=np.int64),
+                 np.array(times, dtype=float), np.array(list(demands), dtype=float),
+                 np.array(order, dtype=np.int64), dropped)
+
+
+def google_like(jobs: int, seed: int, rate: float = 0.5) -> Trace:
+    """A synthetic Google-like workload (not fitted; shaped as the 2011 trace is reported):
+    Poisson job arrivals (``rate`` per s); tasks per job 1 with probability 0.6, else
+    1 + a geometric of mean 30 (a few large jobs hold most tasks); requests drawn per job
+    from a grid, as the trace's requests take few distinct values: CPU one of 12
+    log-spaced values on [0.005, 0.25], memory = CPU × one of 9 log-spaced factors on
+    [0.25, 4] (capped at 0.5): heterogeneous in both size and CPU/memory ratio, at most
+    108 classes; task durations log-normal (median 120 s, σ = 1.2)."""
+    rng = np.random.default_rng(seed)
+    arrival = np.cumsum(rng.exponential(1.0 / rate, jobs))
+    arrival -= arrival[0]
+    counts = np.where(rng.random(jobs) < 0.6, 1, 1 + rng.geometric(1 / 30, jobs))
+    cpu = 0.005 * 50.0 ** (rng.integers(0, 12, jobs) / 11)
+    mem = np.minimum(cpu * 4.0 ** ((rng.integers(0, 9, jobs) - 4) / 4), 0.5)
+    need = np.round(np.c_[cpu, mem], 4)
+    demand, classes = np.unique(need, axis=0, return_inverse=True)
+    times = np.round(np.exp(rng.normal(np.log(120.0), 1.2, counts.sum())), 3)
+    return Trace(arrival, classes.astype(np.int64).ravel(), counts.astype(np.int64),
+                 np.maximum(times, 0.001), demand, np.arange(jobs, dtype=np.int64))
+
+
+def write_task_events(trace: Trace, path: str | Path) -> None:
+    """The trace as a ``task_events`` file (2011 schema): per task a SUBMIT at its job's
+    arrival, a SCHEDULE then and a FINISH after its duration (µs; requests of its class;
+    ``.gz`` compresses). :func:`load_task_events` reads it back to the same jobs."""
+    path = Path(path)
+    rows = []
+    first = np.concatenate(([0], np.cumsum(trace.job_tasks)[:-1]))
+    for j, job in enumerate(trace.job_id):
+        t0 = int(round(trace.arrival[j] * 1e6)) + 600_000_000  # the window opens at 600 s
+        cpu, mem = trace.demand[trace.job_class[j]]
+        for i in range(trace.job_tasks[j]):
+            end = t0 + int(round(trace.task_time[first[j] + i] * 1e6))
+            for t, event in ((t0, SUBMIT), (t0, SCHEDULE), (end, FINISH)):
+                machine = "" if event == SUBMIT else str(i % 97)
+                rows.append((t, event, [str(t), "", str(int(job)), str(i), machine,
+                                        str(event), "user", "1", "2", f"{cpu:.6g}",
+                                        f"{mem:.6g}", "0.0001", "0"]))
+    rows.sort(key=lambda r: (r[0], r[1]))
+    opener = gzip.open(path, "wt", newline="") if path.suffix == ".gz" else path.open(
+        "w", newline="")
+    with opener as f:
+        csv.writer(f, lineterminator="\n").writerows(r[2] for r in rows)
+
+
+def trace_model(trace: Trace, capacity, policy: str, **options) -> ClusterModel:
+    """The cluster model of a trace on servers ``capacity`` (L×2, normalised as the
+    trace's requests, e.g. :func:`mrfq.cluster.servers.draw_servers`): one class per
+    distinct demand; rates and durations are unused (the trace gives them)."""
+    K = trace.demand.shape[0]
+    return ClusterModel(capacity=capacity, demand=trace.demand, policy=policy,
+                        rates=np.zeros(K), **options)
+
+
+def run_trace(trace: Trace, capacity, policy: str, **options) -> tuple[np.ndarray, ...]:
+    """The kernel on a trace's jobs: (finish per job (s), jobs area, resources busy ×
+    time per resource over [first, last arrival], samples, task events), as
+    :func:`mrfq.cluster.model.simulate_jobs` with the trace's task durations."""
+    model = trace_model(trace, capacity, policy, **options)
+    return simulate_jobs(model, trace.arrival, trace.job_class, trace.job_tasks,
+                         window=(0.0, float(trace.arrival[-1])), task_time=trace.task_time)
+
+
+def trace_summary(trace: Trace, capacity, policy: str, batches: int = 10,
+                  **options) -> dict:
+    """One run of a trace on servers ``capacity`` under ``policy``, summarised: ``jobs``,
+    ``tasks``, ``events`` (launches and completions), ``utilisation`` (per resource: busy
+    / capacity while jobs arrive, over [0, last arrival]; over [0, makespan] when every
+    job arrives at 0), job completion time JCT = finish − arrival (s): ``jct_mean`` with a
+    95% batch-means interval (``batches`` consecutive groups of jobs in arrival order,
+    Student t; NaN under 2 jobs per batch: trace jobs are not independent, so the
+    interval is indicative), ``jct_p95`` and the ``makespan`` (last finish, s)."""
+    model = trace_model(trace, capacity, policy, **options)
+    end = float(trace.arrival[-1]) if trace.arrival[-1] > 0 else np.inf
+    finish, _, busy, _, events = simulate_jobs(model, trace.arrival, trace.job_class,
+                                               trace.job_tasks, window=(0.0, end),
+                                               task_time=trace.task_time)
+    makespan = float(finish.max())
+    jct = finish - trace.arrival
+    half = np.nan
+    if jct.size >= 2 * batches:
+        _, low, high = t_interval([b.mean() for b in np.array_split(jct, batches)])
+        half = (high - low) / 2
+    mean = float(jct.mean())
+    return {"jobs": int(jct.size), "tasks": int(trace.job_tasks.sum()), "events": int(events),
+            "utilisation": busy / (model.capacity.sum(axis=0) * min(end, makespan)),
+            "jct_mean": mean, "jct_ci_low": mean - half, "jct_ci_high": mean + half,
+            "jct_p95": float(np.percentile(jct, 95)), "makespan": makespan}
