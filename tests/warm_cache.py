@@ -41,10 +41,10 @@ def _packet(policy: str, virtual_time: str | None = None, debug: bool = False) -
     mrfq.simulate(_TANDEM, policy, 0.5, **overrides)
 
 
-def _network() -> None:
+def _network(policy: str) -> None:
     import mrfq
 
-    mrfq.simulate("linear_network", "bmf", 0.5, flows=60, replications=1)
+    mrfq.simulate("linear_network", policy, 0.5, flows=60, replications=1)
 
 
 def _fluid(method: str) -> None:
@@ -66,7 +66,9 @@ def tasks() -> list[tuple]:
 
     packet = [(_packet, (name,)) for name in registry.names(registry.PACKET)]
     packet += [(_packet, ("drfq", "started")), (_packet, ("drfq-dovetail", "started")),
-               (_packet, ("drfq", None, True)), (_network, ())]
+               (_packet, ("drfq", None, True))]
+    # bmf, pf and the DRFQs have network loops of their own; the rest share one
+    packet += [(_network, (name,)) for name in ("bmf", "pf", "drfq", "drfq-dovetail", "fifo")]
     return packet + [(_cluster, ()), (_fluid, ("markov",)), (_fluid, ("simulation",))]
 
 
