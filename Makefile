@@ -6,13 +6,18 @@ BIN = $(VENV)/bin
 
 .PHONY: run test docs lint bench clean
 
-$(BIN)/.installed: pyproject.toml
+# the package alone for the main job; with the test, docs and Dask tools for the rest
+$(BIN)/.installed-run: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(BIN)/.installed: $(BIN)/.installed-run
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-run: $(BIN)/.installed
+run: $(BIN)/.installed-run
 	$(BIN)/mrfq run
 
 test: $(BIN)/.installed

@@ -15,6 +15,7 @@ restarted recomputes nothing that finished.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -135,7 +136,7 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
         if not scheduler:
             for kind in {plan.kinds[g] for g in plan.kinds}:
                 kind.prepare({p.policy for p in todo if plan.kinds[
-                    (p.kind, p.policy, p.load)] is kind})
+                    (p.kind, p.policy, p.load)] is kind}, jobs or os.cpu_count() or 1)
 
         def follow_up(point: Point, result: dict) -> list[Point]:
             nonlocal total

@@ -29,7 +29,8 @@ precision driver (:mod:`mrfq.point_plan`) and the summary use:
   ``max_replications(scenario)`` — how many replications a (policy, load) starts with,
   how many of those finished it uses (a :class:`mrfq.kinds.replications.Stopping`) and
   at most (the precision rule of replicated kinds; 1, 1 and 1 for the others);
-* ``prepare(policies)`` — once per sweep before the workers start (compile kernels);
+* ``prepare(policies, jobs)`` — once per sweep before the workers start (compile kernels,
+  on up to ``jobs`` processes);
 * ``summary_rows(scenario, records)`` — the summary rows of one (policy, load) from its
   records, and ``size_bin_rows(scenario, records)`` — its rows of ``size_bins.csv``.
 

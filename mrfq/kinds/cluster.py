@@ -96,8 +96,9 @@ def compute(scenario: Scenario, point) -> dict:
             "events": run.events, "wall_s": time.perf_counter() - start}
 
 
-def prepare(chosen_policies: set[str]) -> None:
-    """Compile the kernel once before the workers start (a tiny run)."""
+def prepare(chosen_policies: set[str], jobs: int = 1) -> None:
+    """Compile the kernel once before the workers start (a tiny run; one kernel for every
+    policy, so ``jobs`` is not needed)."""
     tiny = pooled_model([[1.0, 0.5]], [0.3], policies.defaults(policies.CLUSTER)[0],
                         tasks_per_resource=2, mean_tasks=2)
     run_cluster(tiny, 40, 1, 0.1, 2)

@@ -47,7 +47,7 @@ def max_replications(scenario: Scenario) -> int:
     return 1
 
 
-def prepare(chosen_policies: set[str]) -> None:
+def prepare(chosen_policies: set[str], jobs: int = 1) -> None:
     """Nothing to compile ahead for a fluid point."""
 
 
