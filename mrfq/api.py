@@ -46,6 +46,7 @@ from mrfq.scenario import Scenario, load_scenario, packaged_scenarios
 from mrfq.simulation import SimulationResult
 from mrfq.simulation import simulate as _simulate
 from mrfq.sizes import DISTRIBUTIONS
+from mrfq.workloads import BUNDLED
 
 __all__ = ["FlowsResult", "RunResult", "SimulationResult", "allocate", "available",
            "cluster", "fluid", "flows", "plan", "plot", "run", "simulate", "sweep", "validate"]
@@ -198,7 +199,7 @@ def allocate(problem: Problem | str | Path, policies: Sequence[str] = (), *,
 def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
             jobs: int | None = None, tolerance: float = 0.05,
             progress: ProgressArg = False) -> RunResult:
-    """The cluster points of the scenario's ``[cluster]`` section (SPEC §6: its classes as
+    """The cluster points of the scenario's ``[cluster]`` section (its classes as
     jobs of tasks on a pooled cluster) and the fluid curves, swept into ``results_dir``
     (default ``results/<name>``), then every cluster γ against the fluid γ of the policy
     it realises. Returns the summary and the validation (no figures). A trace scenario
@@ -220,12 +221,14 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
 def available() -> dict[str, pd.DataFrame]:
     """What ``mrfq list`` prints: the packaged ``scenarios`` (name, description) and
     allocation ``problems`` (name), the ``policies`` of every kind (kind, name,
-    description) and the flow-size ``size_laws`` (distribution)."""
+    description), the flow-size ``size_laws`` (distribution) and the bundled ``workloads``
+    (name, for ``distribution = "cdf"``'s ``workload``)."""
     scenarios = pd.DataFrame([{"name": name, "description": load_scenario(name).description}
                               for name in packaged_scenarios()])
     problems = pd.DataFrame({"name": packaged_problems()})
     policies = pd.DataFrame([{"kind": p.kind, "name": p.name, "realises": p.realises or "",
                               "summary": p.summary} for p in registry.REGISTRY.values()])
     laws = pd.DataFrame({"distribution": list(DISTRIBUTIONS)})
+    workloads = pd.DataFrame({"name": list(BUNDLED)})
     return {"scenarios": scenarios, "problems": problems, "policies": policies,
-            "size_laws": laws}
+            "size_laws": laws, "workloads": workloads}

@@ -91,8 +91,7 @@ def main() -> None:
 
 @main.command("list")
 def list_() -> None:
-    """The packaged scenarios and allocation problems, the policies of every kind and the
-    flow-size laws."""
+    """Packaged scenarios, problems, workloads and size laws; the policies of every kind."""
     listing = api.available()
     click.echo("scenarios (use the name as SCENARIO):")
     for row in listing["scenarios"].itertuples():
@@ -105,8 +104,9 @@ def list_() -> None:
         for row in rows.itertuples():
             realises = f" (realises {row.realises})" if row.realises else ""
             click.echo(f"  {row.name:22s} {row.summary}{realises}")
-    click.echo("size laws ([[classes]] size.distribution): "
-               + ", ".join(listing["size_laws"]["distribution"]))
+    for title, names in [("size laws ([[classes]] size.distribution)", listing["size_laws"]
+                          .distribution), ("workloads (size.workload)", listing["workloads"].name)]:
+        click.echo(f"{title}: {', '.join(names)}")
 
 
 @main.command()

@@ -121,9 +121,9 @@ _ENTRIES = (
     Policy("bmf", PACKET, 3, "BMF", "time-fair SFQ at every resource, i.e. per-resource "
            "fair queueing (BR eq. 7)", default=True, realises="bmf"),
     Policy("fifo", PACKET, 4, "FIFO", "first come first served at every resource: no "
-           "isolation, the no-scheduler baseline (SPEC §3.1)"),
+           "isolation, the no-scheduler baseline"),
     Policy("bottleneck-fq", PACKET, 5, "bottleneck FQ", "time-fair SFQ on one resource "
-           "(fq_resource, default the link), FIFO elsewhere (SPEC §3.1)",
+           "(fq_resource, default the link), FIFO elsewhere",
            parameters=(FQ_RESOURCE,)),
     Policy("mr3", PACKET, 6, "MR3", "multi-resource round robin: elastic round robin on "
            "dominant processing times at the ingress, FIFO inside (Wang, Li, Liang 2013)",

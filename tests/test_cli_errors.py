@@ -188,7 +188,7 @@ def test_list_shows_what_is_packaged():
     result = _run("list")
     assert result.returncode == 0, result.stderr
     for name in ("fig3_quick", "isolation_rogue", "drf_slides", "drfq-dovetail", "mr3",
-                 "drfh-best-fit", "pareto"):
+                 "drfh-best-fit", "pareto", "websearch", "fb_hadoop"):
         assert name in result.stdout, name
 
 
@@ -199,7 +199,7 @@ def test_list_shows_what_is_packaged():
      "did you mean 'drfq'"),
     (("simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows", "2.5"),
      "--flows", "not a whole number"),
-    (("allocate", "drf_slides", "--policies", "drf,dfr"), "--policy", "did you mean 'drf'"),
+    (("allocate", "drf_slides", "--policies", "drf,dfr"), "--policies", "did you mean 'drf'"),
     (("run", "fig3_quick", "--format", "gif"), "--format", "unknown figure format 'gif'"),
 ])
 def test_misspellings_get_one_line_with_a_suggestion(args, field, hint):

@@ -56,7 +56,7 @@ SECTIONS = (
                            "cluster (`mrfq cluster`).",
                 "routers": "table `[routers]`: router name = list of its resources. Every "
                            "resource in exactly one router (default: one router holding "
-                           "all, the tandem; SPEC §3.2).",
+                           "all, the tandem).",
                 "timeline": "table `[timeline]`. Duration and bin width of explicit flows.",
             }),
     Section("[[classes]]", "One class of flows (BR §2.1).",
@@ -97,7 +97,7 @@ SECTIONS = (
                 "replications": "integer. Replications of the flow-level simulator.",
                 "seed": "integer. Seed of the flow-level simulator.",
             }, FluidConfig),
-    Section("[packet]", "The packet simulator (SPEC §3).", frozenset(checks._PACKET_KEYS), {
+    Section("[packet]", "The packet simulator.", frozenset(checks._PACKET_KEYS), {
         "policies": "list of packet policy names (`mrfq list`).",
         "mean_size": "number ≥ 1. Mean packets per flow m.",
         "window": "integer ≥ 1. Window W: packets of a flow in the router at most.",
@@ -119,7 +119,7 @@ SECTIONS = (
                 + ". How a replication starts (fluid: flows in progress drawn from the "
                   "Markov model's stationary law).",
     }, PacketConfig),
-    Section("[cluster]", "The cluster model (SPEC §6): jobs of tasks on a pooled cluster.",
+    Section("[cluster]", "The cluster model: jobs of tasks on a pooled cluster.",
             frozenset(cluster_section._KEYS), {
                 "policies": "list of cluster scheduler names (`mrfq list`); default, when "
                             "the section is present, the registry's cluster defaults.",
@@ -150,7 +150,7 @@ SECTIONS = (
                          "`mrfq cluster` runs it once per policy into "
                          "`trace_summary.csv`.",
             }, ClusterConfig),
-    Section("[[flows]]", "An explicit flow (SPEC §3.1).", frozenset(explicit._FLOW_KEYS), {
+    Section("[[flows]]", "An explicit flow.", frozenset(explicit._FLOW_KEYS), {
         "class": "string, required. The class whose requirements and weight it has.",
         "name": "string. Its name in the timeline (default: class and index).",
         "start": "number ≥ 0, default 0. When it starts.",
