@@ -106,7 +106,7 @@ def test_unknown_policy_option_names_the_option(tmp_path):
     _, out, result = _allocate(tmp_path, HEAD + SERVER + user(), "--policies", "dfr")
     assert result.exit_code == 2
     assert result.stderr.splitlines() == [
-        f"error: --policy: unknown policy 'dfr' (choose from {', '.join(POLICIES)}; "
+        f"error: --policies: unknown policy 'dfr' (choose from {', '.join(POLICIES)}; "
         "did you mean 'drf'?)"]
     assert not out.exists()
 
