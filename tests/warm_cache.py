@@ -35,10 +35,16 @@ _TANDEM = {
 def _packet(policy: str, virtual_time: str | None = None, debug: bool = False) -> None:
     import mrfq
 
-    if debug:
-        os.environ["MRFQ_DEBUG"] = "1"
     overrides = {} if virtual_time is None else {"virtual_time": virtual_time}
-    mrfq.simulate(_TANDEM, policy, 0.5, **overrides)
+    if not debug:
+        mrfq.simulate(_TANDEM, policy, 0.5, **overrides)
+        return
+    # the pool reuses its processes: the flag must not reach the next task's loop choice
+    os.environ["MRFQ_DEBUG"] = "1"
+    try:
+        mrfq.simulate(_TANDEM, policy, 0.5, **overrides)
+    finally:
+        del os.environ["MRFQ_DEBUG"]
 
 
 def _network(policy: str) -> None:
