@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from conftest import FIG3_CLASSES, make_scenario
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from naive import reference_histogram, simulate_reference
 
@@ -171,10 +171,16 @@ STATE_NAMES = ("istate", "fstate", "free_slots", "flow_i", "flow_f", "res_i", "r
 assert kernel.State._fields[:len(STATE_NAMES)] == STATE_NAMES
 
 
-def _assert_same_final_state(run):
+def _assert_same_final_state(run, vglobal_is_a_bound=False):
     """``run(lone_flow)`` with and without the lone-flow loop: the kernel's whole final
     state must be the same (heaps compared over their live entries; the loop does not
-    copy stale roots), not only the completion times. Returns both runs."""
+    copy stale roots), not only the completion times. Returns both runs.
+
+    ``vglobal_is_a_bound``: memoryless DRFQ with the in-service clock keeps in F_VGLOBAL
+    only an upper bound of V, lowered to the exact V when an injection needs the scan
+    (``kernel._virtual_time``); the lone-flow loop never needs it (its flow's own tags are
+    V), so the two loops may leave different bounds, both at least the true V. Found by
+    hypothesis: two flows of weights 1 and 2, window 1, left 2.0 and 1.5."""
     captured, results = [], []
     real = kernel.run_kernel
 
@@ -188,7 +194,11 @@ def _assert_same_final_state(run):
             results.append(run(lone))
     states = (captured[0]._asdict(), captured[-1]._asdict())
     for name in STATE_NAMES[:7]:
-        np.testing.assert_array_equal(states[0][name], states[1][name], err_msg=name)
+        first, second = states[0][name], states[1][name]
+        if name == "fstate" and vglobal_is_a_bound:
+            first, second = np.delete(first, kernel.F_VGLOBAL), np.delete(second,
+                                                                         kernel.F_VGLOBAL)
+        np.testing.assert_array_equal(first, second, err_msg=name)
     res_i = states[0]["res_i"]
     J = res_i.shape[0] // 4
     for j in range(J):
@@ -205,7 +215,8 @@ def _lone_flow_runs(scenario, policy, arrivals, window):
     rho = scenario.class_loads(0.5)
     return _assert_same_final_state(lambda lone: run_replication(
         model, policy, rho, np.random.SeedSequence(2), flows=len(arrivals[0]), mean_size=10.0,
-        window=window, debug=False, lone_flow=lone, arrivals=arrivals))
+        window=window, debug=False, lone_flow=lone, arrivals=arrivals),
+        vglobal_is_a_bound=policy == "drfq")
 
 
 @pytest.mark.parametrize("weighted", [False, True], ids=["unweighted", "weighted"])
@@ -217,7 +228,8 @@ def test_lone_flow_loop_leaves_the_same_state(policy, load, weighted):
     model = PacketModel.from_scenario(scenario)
     _assert_same_final_state(lambda lone: run_replication(
         model, policy, scenario.class_loads(load), np.random.SeedSequence(4), flows=300,
-        mean_size=20, window=5, debug=False, lone_flow=lone))
+        mean_size=20, window=5, debug=False, lone_flow=lone),
+        vglobal_is_a_bound=policy == "drfq")
 
 
 @settings(max_examples=60, deadline=None)
@@ -227,6 +239,8 @@ def test_lone_flow_loop_leaves_the_same_state(policy, load, weighted):
            st.sampled_from([1.0, 2.0, 0.5, 3.0])), min_size=1, max_size=3),
        flows=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 2), st.integers(1, 30)),
                       min_size=1, max_size=12))
+@example(policy="drfq", window=1, requirements=[([0.5, 1.0], 1.0), ([0.5, 1.0], 2.0)],
+         flows=[(0, 0, 3), (0, 1, 4)])  # the loops leave different V bounds (2.0, 1.5)
 def test_lone_flow_loop_changes_nothing(policy, window, requirements, flows):
     """Integer arrival times and dyadic service times: completions often fall exactly on
     an arrival, so the lone-flow loop's hand-over at equal times is exercised (weights
