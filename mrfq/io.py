@@ -59,6 +59,39 @@ def check_writable(path: str | Path, field: str = "--output") -> None:
                          str(path))
 
 
+def check_writable_dir(path: str | Path, field: str | None = None) -> None:
+    """InputError unless files can be written in the directory ``path`` — checked before
+    any work, so that a long run never ends unable to save what it computed. An existing
+    non-directory at ``path`` (or on the way to it) is refused. The check is the real
+    operation: the missing directories are made, a temporary file is created in ``path``,
+    and then both are removed again, so the check leaves nothing behind (permission bits
+    alone would pass root in ``/proc``)."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError("exists and is not a directory", field, str(path))
+    ancestor = path
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise InputError(f"{ancestor} is not a directory", field, str(path))
+    made = []
+    try:
+        for directory in reversed([path, *path.parents]):
+            if not directory.exists():
+                directory.mkdir()
+                made.append(directory)
+        fd, tmp = tempfile.mkstemp(prefix=".mrfq-check.", dir=path)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise InputError(f"cannot be written ({exc.strerror or exc})", field,
+                         str(path)) from None
+    finally:
+        for directory in reversed(made):
+            with contextlib.suppress(OSError):  # another run may be filling it by now
+                directory.rmdir()
+
+
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
     """Write a DataFrame as CSV atomically (no partial file is ever left at ``path``)."""
     with atomic_path(path) as tmp:

@@ -24,7 +24,7 @@ import pandas as pd
 from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
-from mrfq.io import check_figure_formats, write_csv
+from mrfq.io import check_figure_formats, check_writable_dir, write_csv
 from mrfq.kinds.cluster import load_trace, trace_rows
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
@@ -239,8 +239,9 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     scenario = _scenario(scenario)
     chosen = [registry.get(registry.PACKET, p, "--policies").name
               for p in (policies or scenario.packet.policies)]
-    runs = [run_flows(scenario, p, seed) for p in chosen]
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
+    check_writable_dir(results)
+    runs = [run_flows(scenario, p, seed) for p in chosen]
     results.mkdir(parents=True, exist_ok=True)
     for run in runs:
         rows = run.timeline["resource"] == "dominant"
@@ -399,8 +400,9 @@ def cluster_trace(scenario: Scenario, results_dir: str | Path | None = None) -> 
     policy, :func:`mrfq.kinds.cluster.trace_rows`) is written to ``trace_summary.csv``
     in ``results_dir`` (default ``results/<name>``). No validation (no fluid model)."""
     trace, capacity = load_trace(scenario)
-    table = pd.DataFrame(trace_rows(scenario, trace, capacity))
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
+    check_writable_dir(results)
+    table = pd.DataFrame(trace_rows(scenario, trace, capacity))
     results.mkdir(parents=True, exist_ok=True)
     write_csv(table, results / TRACE_FILE)
     return RunResult(results, table, pd.DataFrame({"passed": []}, dtype=bool), [])

@@ -24,7 +24,7 @@ import pandas as pd
 from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.executor import execute
-from mrfq.io import atomic_path, write_csv
+from mrfq.io import atomic_path, check_writable_dir, write_csv
 from mrfq.kinds import (  # noqa: F401 - Point, point_key, point_filename: the sweep's API
     REALISATIONS,
     Point,
@@ -112,8 +112,7 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     if jobs is not None and jobs < 1:
         raise InputError("must be >= 1", "--jobs")
     results = Path(results_dir)
-    if results.exists() and not results.is_dir():
-        raise InputError("exists and is not a directory", None, str(results))
+    check_writable_dir(results)
     points_dir = results / POINTS_DIR
     groups = sweep_groups(scenario, kinds)
     for group in groups:  # every point computable (e.g. init = "fluid"), before any work

@@ -271,3 +271,40 @@ def test_one_jobs_default_everywhere():
                 # no number as default (None, or click's "unset"): all cores
                 assert not isinstance(param.default, int), name
                 assert "all cores" in param.help, name
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "fig3_quick"],
+    ["sweep", "fig3_quick"],
+    ["flows", "isolation_rogue"],
+    ["cluster", "google_like_trace"],
+    ["cluster", "quickstart"],
+], ids=" ".join)
+def test_an_unwritable_results_directory_is_refused_before_any_work(tmp_path, command):
+    """Results directories are checked as outputs are: before any point is computed (the
+    runs above would take seconds to minutes; none starts), one line, exit 2, nothing
+    written — under a regular file, and where the directory cannot be made at all."""
+    blocker = tmp_path / "not_a_directory"
+    blocker.write_text("")
+    result = _run(*command, "-o", str(blocker / "res"), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (f"error: {blocker / 'res'}: {blocker} is not a "
+                                     "directory")
+    assert result.stdout == ""
+    result = _run(*command, "-o", "/proc/mrfq-results", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: /proc/mrfq-results: cannot be written"), \
+        result.stderr
+    assert result.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "not_a_directory"]
+
+
+def test_the_results_directory_check_leaves_nothing_behind(tmp_path):
+    from mrfq.io import check_writable_dir
+
+    check_writable_dir(tmp_path / "a" / "b")
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "kept").mkdir()
+    check_writable_dir(tmp_path / "kept")
+    assert [p.name for p in tmp_path.iterdir()] == ["kept"]
+    assert list((tmp_path / "kept").iterdir()) == []
