@@ -25,6 +25,26 @@ def test_scenario_reference_describes_every_accepted_key():
             assert f"| `{key}` |" in page
 
 
+def test_size_law_keys_are_described_with_the_laws_the_validator_takes_them_for():
+    """Each ``[classes.size]`` key, tried with every law through the validator itself:
+    it is an unknown key exactly for the laws the reference does not list it under."""
+    import pytest
+
+    from mrfq.errors import InputError
+    from mrfq.sizes import DISTRIBUTIONS, parse_size
+
+    (section,) = [s for s in SECTIONS if s.table == "[classes.size]"]
+    assert set(section.laws) == set(section.keys) - {"distribution"}
+    for key in section.laws:
+        for law in DISTRIBUTIONS:
+            with pytest.raises(InputError) as caught:  # wrong types: every try fails
+                parse_size({"distribution": law, key: object()})
+            unknown = "unknown key" in str(caught.value)
+            assert unknown == (law not in section.laws[key]), (key, law, caught.value)
+    page = reference_markdown()
+    assert "| `workload` | `cdf` |" in page and "| `max` | `pareto` |" in page
+
+
 def test_reference_defaults_come_from_the_records():
     from mrfq.scenario.config import PacketConfig
 

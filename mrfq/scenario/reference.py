@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields
 
-from mrfq import explicit
+from mrfq import explicit, sizes
 from mrfq.scenario import checks
 from mrfq.scenario import cluster as cluster_section
 from mrfq.scenario import files as scenario_files
@@ -25,6 +25,7 @@ from mrfq.scenario.config import (
     PacketConfig,
 )
 from mrfq.sizes import DISTRIBUTIONS
+from mrfq.workloads import BUNDLED
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class Section:
     accepted: frozenset[str]
     keys: dict[str, str]
     defaults: type | None = None
+    #: for ``[classes.size]``: key → the laws that take it (a column of the page)
+    laws: dict[str, list[str]] | None = None
 
 
 SECTIONS = (
@@ -79,10 +82,39 @@ SECTIONS = (
                          "its packets visit resources (default: the resources with a "
                          "nonzero requirement, in `resources` order); exactly the "
                          "resources where its requirement is nonzero.",
-                "size": "table. The flow-size law: `distribution` = "
-                        + ", ".join(f"`{d}`" for d in DISTRIBUTIONS)
-                        + " with its parameters (default exponential; Size laws).",
+                "size": "table. The flow-size law (default exponential): its keys are "
+                        "under `[classes.size]` below.",
             }),
+    Section("[classes.size]", "A class's flow-size law (`size = {distribution = ...}` "
+            "or a `[classes.size]` table). Sizes are in units of the class's mean: every "
+            "law is scaled to mean 1 (unless `rescale = false`), the packet simulator "
+            "then makes a flow of size x into about m·x packets.",
+            frozenset({"distribution"}.union(*sizes._PARAMETERS.values())), {
+                "distribution": "one of " + ", ".join(f"\"{d}\"" for d in DISTRIBUTIONS)
+                                + "; default \"exponential\". The law.",
+                "scv": "number ≥ 1, required. Squared coefficient of variation of the "
+                       "two-phase hyperexponential (balanced means).",
+                "sigma": "number ≥ 0, required. σ of the underlying normal (mean 1).",
+                "shape": "number > 1, required. The Pareto tail index α (mean 1: "
+                         "minimum (α − 1)/α); α ≤ 2 has infinite variance, and the "
+                         "intervals say so.",
+                "max": "number > (α − 1)/α. Truncate the Pareto law there (then "
+                       "rescaled to mean 1); default none.",
+                "file": "path, relative to the scenario file. `empirical`: a CSV file "
+                        "of positive sizes, one flow per row in the first column (an "
+                        "optional header; drawn uniformly with replacement). `cdf`: a "
+                        "two-column CSV table (size, cdf), the last cdf 1, the law linear "
+                        "between rows.",
+                "points": "list of `[size, cdf]` pairs, sizes increasing, cdf "
+                          "non-decreasing and ending at 1. An inline CDF table; give "
+                          "exactly one of `points`, `file`, `workload`.",
+                "workload": "one of " + ", ".join(f"\"{w}\"" for w in BUNDLED)
+                            + ". A bundled published flow-size CDF (Size laws).",
+                "rescale": "true or false, default true. Divide the sizes by the law's "
+                           "mean (mean 1 = m packets); false takes them as work units as "
+                           "given, and the law's mean is the table's.",
+            }, laws={key: [d for d, keys in sizes._PARAMETERS.items() if key in keys]
+                     for key in set().union(*sizes._PARAMETERS.values())}),
     Section("[load]", "The x-axis of every figure.", frozenset(scenario_files._LOAD_KEYS), {
         "axis": "a resource name or \"max\" (the most loaded resource), default \"max\".",
         "values": "list of numbers in (0, 1), distinct. The loads of that resource.",
@@ -91,7 +123,7 @@ SECTIONS = (
             frozenset(checks._FLUID_KEYS), {
                 "policies": "list of fluid policy names (`mrfq list`).",
                 "tolerance": "number > 0. Relative truncation error of the Markov solver.",
-                "method": " | ".join(f"\"{m}\"" for m in FLUID_METHODS)
+                "method": "one of " + ", ".join(f"\"{m}\"" for m in FLUID_METHODS)
                           + ". How a point is computed (auto: Markov where it applies).",
                 "flows": "integer. Flows per replication of the flow-level simulator.",
                 "replications": "integer. Replications of the flow-level simulator.",
@@ -106,7 +138,7 @@ SECTIONS = (
         "replications": "integer ≥ 1. Independent replications per point.",
         "seed": "integer. The seed of every stream.",
         "delta": "number ≥ 0. Dovetailing DRFQ's bound Δ (time units).",
-        "virtual_time": " | ".join(f"\"{v}\"" for v in VIRTUAL_TIMES)
+        "virtual_time": "one of " + ", ".join(f"\"{v}\"" for v in VIRTUAL_TIMES)
                         + ". DRFQ's virtual time rule.",
         "batches": "integer ≥ 2. Batches per replication for the intervals.",
         "precision": "number in (0, 1). Target relative 95% half-width of every class's "
@@ -115,7 +147,7 @@ SECTIONS = (
         "fq_resource": "a resource name, or a list of distinct names. The resource(s) "
                        "bottleneck FQ schedules, FIFO elsewhere (default the last; with "
                        "routers, the last of every router).",
-        "init": " | ".join(f"\"{v}\"" for v in PACKET_INITS)
+        "init": "one of " + ", ".join(f"\"{v}\"" for v in PACKET_INITS)
                 + ". How a replication starts (fluid: flows in progress drawn from the "
                   "Markov model's stationary law).",
     }, PacketConfig),
@@ -185,6 +217,14 @@ def reference_markdown() -> str:
              "key listed here is accepted, and every accepted key is listed. Any other key is "
              "an error (`error: <file>: <field>: unknown key`).", ""]
     for section in SECTIONS:
+        if section.laws is not None:
+            lines += [f"## {section.table}", "", section.about, "",
+                      "| key | laws | meaning |", "|---|---|---|"]
+            for key in sorted(section.keys):
+                laws = ", ".join(f"`{d}`" for d in section.laws.get(key, ["all"]))
+                lines.append(f"| `{key}` | {laws} | {section.keys[key]} |")
+            lines.append("")
+            continue
         lines += [f"## {section.table}", "", section.about, "",
                   "| key | default | meaning |", "|---|---|---|"]
         for key in sorted(section.keys):
