@@ -110,3 +110,31 @@ def test_packaged_workload_scenario_runs_end_to_end():
     sizes = result.flows["size"].to_numpy()
     # sizes in packets: the web-search law has SCV 5.5, so the spread is wide
     assert sizes.std() / sizes.mean() > 1.5
+
+
+def test_the_tours_workload_scenario_runs_validates_and_plots(tmp_path):
+    """``mrfq run websearch_mix`` as the README's tour runs it — flow-level fluid model,
+    packet sweep, validation, plots — on one load and shorter runs (the tour's own run
+    takes ~40 s): every point validates against the fluid model of the web-search law."""
+    import json
+
+    from mrfq.scenario import load_scenario
+
+    body = open(load_scenario("websearch_mix").source).read()
+    for old, new in (("values = [0.3, 0.6]", "values = [0.3]"),
+                     ("flows = 100000", "flows = 20000"),
+                     ('policies = ["drf", "pf", "bmf"]',
+                      'policies = ["drf", "pf", "bmf"]\nflows = 100000\nreplications = 4')):
+        assert old in body
+        body = body.replace(old, new, 1)
+    scenario = tmp_path / "websearch_small.toml"
+    scenario.write_text(body)
+    result = subprocess.run([sys.executable, "-m", "mrfq", "run", str(scenario), "-o",
+                             str(tmp_path / "res"), "--jobs", "1"], capture_output=True,
+                            text=True, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "9/9 points pass" in result.stdout
+    stored = json.loads((tmp_path / "res" / "scenario.json").read_text())
+    assert {c["size"]["workload"] for c in stored["classes"]} == {"websearch"}
+    for figure in ("websearch_mix.png", "websearch_mix_fluid.png", "websearch_mix_delays.png"):
+        assert (tmp_path / "res" / figure).stat().st_size > 10_000
