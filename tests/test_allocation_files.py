@@ -120,8 +120,8 @@ def test_lone_strings_are_one_element_lists_as_in_scenarios(tmp_path):
     _, out, result = _allocate(tmp_path, text)
     assert result.exit_code == 0, result.output
     assert result.stdout.count("== ") == 1 and "== drf" in result.stdout
-    problem, chosen = load_problem(tmp_path / "problem.toml")
-    assert chosen == ["drf"]
+    problem = load_problem(tmp_path / "problem.toml")
+    assert problem.policies == ("drf",)
     assert problem.allowed.tolist() == [[True, False]]
     assert out.read_text().splitlines()[0].startswith("policy,user,tasks,dominant_share")
 
@@ -132,8 +132,8 @@ def test_fields_reach_the_problem():
            "users": [{"name": "x", "demand": [1, 2], "weight": 2, "max_tasks": 3,
                       "servers": ["b"]},
                      {"demand": [2, 1]}]}
-    problem, chosen = problem_from_dict(raw, "f.toml")
-    assert chosen == list(POLICIES)
+    problem = problem_from_dict(raw, "f.toml")
+    assert problem.policies == ()  # none listed: every policy that applies
     assert problem.users == ("x", "u2") and problem.servers == ("a", "b")
     assert problem.resources == ("cpu", "mem")
     assert problem.capacity.tolist() == [[4, 8], [2, 1]]
@@ -142,7 +142,7 @@ def test_fields_reach_the_problem():
     assert problem.max_tasks[0] == 3 and np.isinf(problem.max_tasks[1])
     assert problem.allowed.tolist() == [[False, True], [True, True]]
     # no [[servers]]: one unit pool
-    pooled, _ = problem_from_dict({"resources": ["r"], "users": [{"demand": [1]}]})
+    pooled = problem_from_dict({"resources": ["r"], "users": [{"demand": [1]}]})
     assert pooled.capacity.tolist() == [[1.0]]
     with pytest.raises(InputError) as info:
         problem_from_dict({"resources": ["r"], "users": [{"demand": [1], "weight": "x"}]},

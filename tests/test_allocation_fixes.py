@@ -22,14 +22,14 @@ def test_pooled_drf_is_strategy_proof_on_two_servers():
     """DRF allocates on the pool; a liar's bundle is measured there. Before the fix the
     one-row pooled bundle was counted once per server of the original problem: on
     ``drfh_two_servers`` a liar 'ran' 18.67 tasks with 14 GB of memory in all."""
-    problem, _ = load_problem("drfh_two_servers")
+    problem = load_problem("drfh_two_servers")
     for name in (NAME.DRF, NAME.ASSET):
         verdict = strategy_proofness_probe(problem, POLICIES[name], trials=10)
         assert verdict.holds, (name, verdict.detail)
 
 
 def test_a_liar_never_runs_more_tasks_than_the_pool_holds():
-    problem, _ = load_problem("drfh_two_servers")
+    problem = load_problem("drfh_two_servers")
     lie = np.array([1.0, 1.0])  # user 1 claims a CPU-heavy task
     lied = allocate(problem.with_demand(0, lie), NAME.DRF)
     truth = lied.problem.with_demand(0, problem.demand[0])
@@ -40,7 +40,7 @@ def test_a_liar_never_runs_more_tasks_than_the_pool_holds():
 
 
 def test_tasks_fitting_refuses_a_bundle_of_another_shape():
-    problem, _ = load_problem("drfh_two_servers")
+    problem = load_problem("drfh_two_servers")
     with pytest.raises(ValueError, match="servers"):
         problem.tasks_fitting(0, np.ones((1, 2)))
 

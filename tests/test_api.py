@@ -98,7 +98,8 @@ def test_plan_and_allocate_and_available():
     pd.testing.assert_frame_equal(report.table(), again.table())
     from mrfq.allocation import load_problem
 
-    problem, _ = load_problem("drf_slides")
+    problem = load_problem("drf_slides")
+    assert isinstance(problem, mrfq.allocation.Problem)
     as_object = mrfq.allocate(problem, ["drf"], properties=False)  # a Problem itself
     pd.testing.assert_frame_equal(report.table(), as_object.table())
     listing = mrfq.available()

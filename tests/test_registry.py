@@ -168,7 +168,7 @@ def test_explicit_law_matches_the_brute_force_balance_function(entry):
     np.testing.assert_allclose(result.gamma, TWO_LOADS / mean, rtol=1e-7)
 
 
-SLIDES, _ = load_problem("drf_slides")
+SLIDES = load_problem("drf_slides")
 
 
 @pytest.mark.parametrize("entry", ALLOCATION, ids=_ids(ALLOCATION))

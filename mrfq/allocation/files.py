@@ -34,12 +34,11 @@ def packaged_problems() -> list[str]:
     return sorted(p.stem for p in PACKAGED_PROBLEMS.glob("*.toml"))
 
 
-def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
+def load_problem(path: str | Path) -> Problem:
     """Read and check a problem file (or a packaged example by name: ``drf_slides``,
-    ``drfh_two_servers``); returns (problem, the policies it lists — all of
-    :data:`POLICIES` when it lists none, some of which may not apply to it; a listed
-    policy that does not apply is an error). Any problem raises InputError naming the file
-    and the field."""
+    ``drfh_two_servers``); returns the :class:`Problem`, with the policies the file lists
+    in ``policies`` (empty when it lists none; a listed policy that does not apply to it is
+    an error). Any problem raises InputError naming the file and the field."""
     path = Path(path)
     packaged = PACKAGED_PROBLEMS / path.with_suffix(".toml").name
     if not path.exists() and path.parent == Path(".") and packaged.is_file():
@@ -47,7 +46,7 @@ def load_problem(path: str | Path) -> tuple[Problem, list[str]]:
     return problem_from_dict(read_toml(path), str(path))
 
 
-def problem_from_dict(raw: Any, source: str | None = None) -> tuple[Problem, list[str]]:
+def problem_from_dict(raw: Any, source: str | None = None) -> Problem:
     """:func:`load_problem` of an already parsed file (a dict)."""
     try:
         return _parse(raw, source)
@@ -119,18 +118,19 @@ def _parse(raw: Any, source: str | None) -> tuple[Problem, list[str]]:
             allowed.append([True] * len(server_names))
     _distinct(names, "users", source, "user")
 
-    chosen = list(POLICIES)
+    chosen = []
     if "policies" in raw:
         chosen = list(fields.name_list(raw["policies"], "policies", source,
                                        allowed=tuple(POLICIES), what="policy", lower=True))
     problem = Problem(capacity=np.array(capacity), demand=np.array(demand),
                       weights=np.array(weights), max_tasks=np.array(max_tasks),
                       allowed=np.array(allowed), users=tuple(names),
-                      servers=tuple(server_names), resources=resources)
+                      servers=tuple(server_names), resources=resources,
+                      policies=tuple(chosen))
     if "policies" in raw:  # a policy the file asks for by name must apply to it
         for name in chosen:
             reason = not_applicable(name, problem)
             if reason:
                 raise InputError(f"{reason} (the problem has {m}; policies lists '{name}')",
                                  "resources", source)
-    return problem, chosen
+    return problem

@@ -15,7 +15,9 @@ class Problem:
     """``capacity[l, r]``: resource r of server l; ``demand[i, r]``: per task of user i.
 
     ``weights[i]`` > 0; ``max_tasks[i]`` (inf = uncapped); ``allowed[i, l]``: user i may
-    run on server l (placement constraints, TSF).
+    run on server l (placement constraints, TSF). ``policies``: the allocation policies
+    its file lists (:func:`mrfq.allocation.load_problem`); empty, every policy that
+    applies to it.
     """
 
     capacity: np.ndarray
@@ -26,6 +28,7 @@ class Problem:
     users: tuple[str, ...] = ()
     servers: tuple[str, ...] = ()
     resources: tuple[str, ...] = ()
+    policies: tuple[str, ...] = ()
 
     def __post_init__(self):
         cap = np.atleast_2d(np.asarray(self.capacity, dtype=float))

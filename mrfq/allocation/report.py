@@ -69,16 +69,16 @@ class AllocationReport:
 
 def allocation_report(path: str | Path | Problem, policies: Sequence[str] = (),
                       properties: bool = True, probe_trials: int = 30) -> AllocationReport:
-    """Run ``policies`` (default: the ones the file lists, else all that apply to it — the
-    others are listed in ``skipped`` with the reason) on the problem file at ``path`` (or a
-    :class:`Problem` itself: every policy that applies), with the property checks unless
-    ``properties`` is False. InputError (naming the file or the option) on any bad input, a
+    """Run ``policies`` (default: the ones the problem lists, else all that apply to it —
+    the others are listed in ``skipped`` with the reason) on the problem file at ``path``
+    (or a :class:`Problem` itself), with the property checks unless ``properties`` is
+    False. InputError (naming the file or the option) on any bad input, a
     policy asked for by name that does not apply included."""
     if isinstance(path, Problem):
-        problem, listed, path = path, list(POLICIES), "<problem>"
+        problem, path = path, "<problem>"
     else:
-        problem, listed = load_problem(path)
-    chosen = list(listed)
+        problem = load_problem(path)
+    chosen = list(problem.policies or POLICIES)
     skipped = {}
     if policies:
         chosen = list(fields.name_list(list(policies), "--policies", None,
