@@ -23,7 +23,7 @@ from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import COUNT, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
 from mrfq.errors import InputError
 from mrfq.io import check_figure_formats, check_writable, write_csv
-from mrfq.scenario import FLUID_METHODS, VIRTUAL_TIMES, load_scenario
+from mrfq.scenario import FLUID_METHODS, PACKET_INITS, VIRTUAL_TIMES, load_scenario
 
 JOBS_HELP = "Local worker processes (default: all cores)."
 
@@ -155,9 +155,9 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--window", type=COUNT, help="Window W in packets.")
 @click.option("--replications", type=COUNT, help="Independent replications.")
 @click.option("--warmup", help="Warm-up: 'auto' (MSER-5) or a fraction of flow arrivals.")
-@click.option("--init", help="Start of a replication: 'empty' (default) or 'fluid' (flows "
-              "in progress at t = 0 drawn from the fluid model's stationary law; not "
-              "measured).")
+@click.option("--init", type=click.Choice(PACKET_INITS), help="Start of a replication: "
+              "empty (default) or fluid (flows in progress at t = 0 drawn from the fluid "
+              "model's stationary law; not measured).")
 @click.option("--delta", type=float, help="Dovetailing bound Δ (drfq-dovetail).")
 @click.option("--virtual-time", type=click.Choice(VIRTUAL_TIMES), help="DRFQ's virtual "
               "time: the largest tag in service (in-service, the DRFQ paper's; default) or "

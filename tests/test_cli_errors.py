@@ -253,6 +253,11 @@ def test_help_and_choices_come_from_the_registry():
     shown = _run("simulate", "-h").stdout.replace("\n", " ").replace(" ", "")
     for name in registry.names(registry.PACKET):
         assert name in shown, name
+    assert "--init[empty|fluid]" in shown  # every closed set of values is a Choice
+    result = _run("simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--init",
+                  "fuid")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip() == "error: --init: 'fuid' is not one of 'empty', 'fluid'."
 
 
 def test_a_bad_number_is_one_line():
