@@ -35,28 +35,13 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
 def check_writable(path: str | Path, field: str = "--output") -> None:
     """InputError unless a file can be written at ``path`` — checked before any work, so
     that a long run never ends in an unwritable output. An existing directory at
-    ``path`` or a non-directory on the way is refused; in an existing parent a temporary
-    file is created and removed (the same call :func:`atomic_path` makes); a parent still
-    to be made must be creatable from its nearest existing ancestor."""
+    ``path`` or a non-directory on the way is refused; otherwise the file's directory is
+    probed as :func:`check_writable_dir` does (made if missing, a temporary file created,
+    both removed again)."""
     path = Path(path)
     if path.is_dir():
         raise InputError("is a directory, not a file", field, str(path))
-    ancestor = path.parent
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise InputError(f"{ancestor} is not a directory", field, str(path))
-    if ancestor == path.parent:
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=ancestor)
-        except OSError as exc:
-            raise InputError(f"cannot be written ({exc.strerror or exc})", field,
-                             str(path)) from None
-        os.close(fd)
-        os.unlink(tmp)
-    elif not os.access(ancestor, os.W_OK | os.X_OK):
-        raise InputError(f"cannot be written (no permission in {ancestor})", field,
-                         str(path))
+    _probe_directory(path.parent, field, path)
 
 
 def check_writable_dir(path: str | Path, field: str | None = None) -> None:
@@ -69,27 +54,33 @@ def check_writable_dir(path: str | Path, field: str | None = None) -> None:
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise InputError("exists and is not a directory", field, str(path))
-    ancestor = path
+    _probe_directory(path, field, path)
+
+
+def _probe_directory(directory: Path, field: str | None, shown: Path) -> None:
+    """Make ``directory`` (and its missing parents), create and remove a file in it, and
+    remove what was made; InputError about ``shown`` (the user's path) if any step fails."""
+    ancestor = directory
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        raise InputError(f"{ancestor} is not a directory", field, str(path))
+        raise InputError(f"{ancestor} is not a directory", field, str(shown))
     made = []
     try:
-        for directory in reversed([path, *path.parents]):
-            if not directory.exists():
-                directory.mkdir()
-                made.append(directory)
-        fd, tmp = tempfile.mkstemp(prefix=".mrfq-check.", dir=path)
+        for level in reversed([directory, *directory.parents]):
+            if not level.exists():
+                level.mkdir()
+                made.append(level)
+        fd, tmp = tempfile.mkstemp(prefix=".mrfq-check.", dir=directory)
         os.close(fd)
         os.unlink(tmp)
     except OSError as exc:
         raise InputError(f"cannot be written ({exc.strerror or exc})", field,
-                         str(path)) from None
+                         str(shown)) from None
     finally:
-        for directory in reversed(made):
+        for level in reversed(made):
             with contextlib.suppress(OSError):  # another run may be filling it by now
-                directory.rmdir()
+                level.rmdir()
 
 
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:

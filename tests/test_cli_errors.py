@@ -149,21 +149,35 @@ def test_sweep_and_run_reject_a_bad_precision_before_writing(tmp_path, verb):
     assert not (tmp_path / "res").exists()
 
 
-@pytest.mark.parametrize("command", [
-    ["plan", "fig3_quick", "--loads", "0.5", "--policies", "bmf"],
-    ["fluid", "fig3_quick", "--loads", "0.5", "--policies", "pf"],
-    ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows", "50"],
-])
-def test_an_unwritable_output_is_refused_before_any_work(tmp_path, command):
-    """The output is checked first: a file under a regular file can never be written,
-    and nothing runs (no table on stdout, no results directory) before the error."""
+@pytest.mark.parametrize(("command", "target", "field"), [
+    (["plan", "fig3_quick", "--loads", "0.5", "--policies", "bmf"], "out.csv", "--output: "),
+    (["fluid", "fig3_quick", "--loads", "0.5", "--policies", "pf"], "out.csv", "--output: "),
+    (["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows", "50"],
+     "out.csv", "--output: "),
+    # results directories (the runs would take seconds to minutes; none starts)
+    (["run", "fig3_quick"], "res", ""),
+    (["sweep", "fig3_quick"], "res", ""),
+    (["flows", "isolation_rogue"], "res", ""),
+    (["cluster", "google_like_trace"], "res", ""),
+    (["cluster", "quickstart"], "res", ""),
+], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
+def test_an_unwritable_output_is_refused_before_any_work(tmp_path, command, target, field):
+    """Outputs, files and results directories alike, are checked first: under a regular
+    file nothing can be written, and nothing runs (no table on stdout, no results
+    directory) before the one-line error, exit 2; nor where a directory cannot be made."""
     blocker = tmp_path / "not_a_directory"
     blocker.write_text("")
-    result = _run(*command, "-o", str(blocker / "out.csv"), cwd=tmp_path)
+    result = _run(*command, "-o", str(blocker / target), cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.strip() == (f"error: {blocker / 'out.csv'}: --output: {blocker} is "
+    assert result.stderr.strip() == (f"error: {blocker / target}: {field}{blocker} is "
                                      "not a directory")
-    assert result.stdout == "" and not (tmp_path / "results").exists()
+    assert result.stdout == ""
+    result = _run(*command, "-o", f"/proc/mrfq-out/{target}", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"error: /proc/mrfq-out/{target}: {field}cannot be "
+                                    "written"), result.stderr
+    assert result.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == [
+        "not_a_directory"]
 
 
 def test_unwritable_output_is_one_line_error(tmp_path):
@@ -276,32 +290,6 @@ def test_one_jobs_default_everywhere():
                 # no number as default (None, or click's "unset"): all cores
                 assert not isinstance(param.default, int), name
                 assert "all cores" in param.help, name
-
-
-@pytest.mark.parametrize("command", [
-    ["run", "fig3_quick"],
-    ["sweep", "fig3_quick"],
-    ["flows", "isolation_rogue"],
-    ["cluster", "google_like_trace"],
-    ["cluster", "quickstart"],
-], ids=" ".join)
-def test_an_unwritable_results_directory_is_refused_before_any_work(tmp_path, command):
-    """Results directories are checked as outputs are: before any point is computed (the
-    runs above would take seconds to minutes; none starts), one line, exit 2, nothing
-    written — under a regular file, and where the directory cannot be made at all."""
-    blocker = tmp_path / "not_a_directory"
-    blocker.write_text("")
-    result = _run(*command, "-o", str(blocker / "res"), cwd=tmp_path)
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.strip() == (f"error: {blocker / 'res'}: {blocker} is not a "
-                                     "directory")
-    assert result.stdout == ""
-    result = _run(*command, "-o", "/proc/mrfq-results", cwd=tmp_path)
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.startswith("error: /proc/mrfq-results: cannot be written"), \
-        result.stderr
-    assert result.stdout == "" and sorted(p.name for p in tmp_path.iterdir()) == [
-        "not_a_directory"]
 
 
 def test_the_results_directory_check_leaves_nothing_behind(tmp_path):
