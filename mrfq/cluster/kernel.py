@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 
 from mrfq import policies
+from mrfq.cluster.timeline import add_running as _timeline_add
 from mrfq.fluid.kernels import allocate_into
 
 _C = policies.codes(policies.CLUSTER)
@@ -158,7 +159,8 @@ def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
 @njit(cache=True)
 def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, job_class,
              job_tasks, duration_mean, exponential, seed, slots_per_server, t_warm,
-             t_end, sample_dt, n_samples, task_time, job_first):
+             t_end, sample_dt, n_samples, task_time, job_first, timeline_dt=1.0,
+             timeline_bins=0):
     """Run the cluster from empty until every job has finished.
 
     ``capacity`` (L×R), ``demand`` (K×R, per task), ``weights`` (K), ``allowed`` (K×L
@@ -170,8 +172,13 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
 
     Returns ``finish`` (per job), ``jobs_area`` (K: ∫ jobs in system dt over
     [t_warm, t_end]), ``busy`` (R: ∫ resources in use dt over the same window),
-    ``samples`` (n_samples × K tasks running per class at t = s·sample_dt), and the
-    number of task events (launches + completions).
+    ``samples`` (n_samples × K tasks running per class at t = s·sample_dt), the
+    number of task events (launches + completions), the ``timeline`` (B × K: ∫ tasks
+    running of class k dt over bin b = [b·w, (b+1)·w), zero-sized unless
+    ``timeline_bins`` > 0), its bin width w and ``done_by_end`` (per job: its tasks
+    completed at t ≤ t_end). The timeline starts with w = ``timeline_dt`` and B =
+    ``timeline_bins`` (even) bins; when the run outlasts B·w, adjacent bins are summed
+    pairwise and w doubles (exact: integrals add), so B bins always cover [0, makespan].
     """
     L, R = capacity.shape
     K = demand.shape[0]
@@ -246,6 +253,13 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
     class_server = np.zeros(K, dtype=np.int64)
     share = np.zeros(J)
     ideal = policy == DRF or policy == PF or policy == BMF
+    # timeline: each class's running tasks are integrated lazily, from the last time its
+    # count changed (tl_last[k]) to the next change, so an event costs O(bins crossed)
+    n_bins = timeline_bins + (timeline_bins % 2) if timeline_bins > 0 else 0
+    timeline = np.zeros((n_bins, K))
+    tl_dt = np.array([timeline_dt if timeline_dt > 0 else 1.0])
+    tl_last = np.zeros(K)
+    done_by_end = np.zeros(J, dtype=np.int64)
     nxt = 0
     seq = 0
     events = 0
@@ -272,6 +286,10 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
             size = _pop(h_time, h_seq, h_job, h_srv, size)
             events += 1
             k = job_class[j]
+            if n_bins > 0:
+                _timeline_add(timeline, tl_dt, tl_last, class_running, k, t)
+            if t <= t_end:
+                done_by_end[j] += 1
             for r in range(R):
                 free[l, r] += demand[k, r]
                 in_use[r] -= demand[k, r]
@@ -350,6 +368,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
                     job_class[top]]:
                 break  # hold the freed resources for a job below its ideal share
             k = job_class[pick]
+            if n_bins > 0:
+                _timeline_add(timeline, tl_dt, tl_last, class_running, k, t)
             for r in range(R):
                 free[pick_server, r] -= demand[k, r]
                 in_use[r] += demand[k, r]
@@ -370,7 +390,10 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
         for k in range(K):
             samples[next_sample, k] = class_running[k]
         next_sample += 1
-    return finish, jobs_area, busy, samples, events
+    if n_bins > 0:
+        for k in range(K):  # every class's tasks have ended: nothing left to add
+            _timeline_add(timeline, tl_dt, tl_last, class_running, k, now)
+    return finish, jobs_area, busy, samples, events, timeline, tl_dt[0], done_by_end
 
 
 @njit(cache=True)
