@@ -156,7 +156,7 @@ def test_task_completion_ratio_per_user_by_hand():
 
 def test_completion_time_by_job_size_by_hand():
     jct = [1.0, 3.0, 10.0, 100.0, 1000.0]
-    table = jct_by_tasks(jct, [1, 1, 5, 50, 2000]).set_index("tasks")
+    table = jct_by_tasks(jct, [1, 1, 10, 100, 2000]).set_index("tasks")  # bounds included
     assert list(table.index) == ["all", "1", "2-10", "11-100", "101-1000", "1001+"]
     assert table["jobs"].tolist() == [5, 2, 1, 1, 0, 1]
     assert table.loc["all", "jct_mean"] == pytest.approx(1114 / 5)
