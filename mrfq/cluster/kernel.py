@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit
 
 from mrfq import policies
-from mrfq.cluster.timeline import add_running as _timeline_add
+from mrfq.cluster.heap import heap_pop, heap_push
 from mrfq.fluid.kernels import allocate_into
 
 _C = policies.codes(policies.CLUSTER)
@@ -76,44 +76,6 @@ def uniform(seed, job, task):
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
     return (float(z >> np.uint64(11)) + 0.5) / 9007199254740992.0
-
-
-@njit(cache=True)
-def _push(h_time, h_seq, h_job, h_srv, size, t, seq, job, srv):
-    i = size
-    h_time[i], h_seq[i], h_job[i], h_srv[i] = t, seq, job, srv
-    while i > 0:
-        p = (i - 1) // 2
-        if h_time[p] < h_time[i] or (h_time[p] == h_time[i] and h_seq[p] < h_seq[i]):
-            break
-        h_time[p], h_time[i] = h_time[i], h_time[p]
-        h_seq[p], h_seq[i] = h_seq[i], h_seq[p]
-        h_job[p], h_job[i] = h_job[i], h_job[p]
-        h_srv[p], h_srv[i] = h_srv[i], h_srv[p]
-        i = p
-    return size + 1
-
-
-@njit(cache=True)
-def _pop(h_time, h_seq, h_job, h_srv, size):
-    size -= 1
-    h_time[0], h_seq[0], h_job[0], h_srv[0] = h_time[size], h_seq[size], h_job[size], h_srv[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and (h_time[c + 1] < h_time[c] or (
-                h_time[c + 1] == h_time[c] and h_seq[c + 1] < h_seq[c])):
-            c += 1
-        if h_time[i] < h_time[c] or (h_time[i] == h_time[c] and h_seq[i] < h_seq[c]):
-            break
-        h_time[c], h_time[i] = h_time[i], h_time[c]
-        h_seq[c], h_seq[i] = h_seq[i], h_seq[c]
-        h_job[c], h_job[i] = h_job[i], h_job[c]
-        h_srv[c], h_srv[i] = h_srv[i], h_srv[c]
-        i = c
-    return size
 
 
 # inlined by Numba: called once per server per lookup, and with the placement array as a
@@ -283,11 +245,11 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
         changed = False
         if size > 0 and (nxt >= J or h_time[0] <= arrival[nxt]):
             j, l = h_job[0], h_srv[0]
-            size = _pop(h_time, h_seq, h_job, h_srv, size)
+            size = heap_pop(h_time, h_seq, h_job, h_srv, size)
             events += 1
             k = job_class[j]
             if n_bins > 0:
-                _timeline_add(timeline, tl_dt, tl_last, class_running, k, t)
+                add_running(timeline, tl_dt, tl_last, class_running, k, t)
             if t <= t_end:
                 done_by_end[j] += 1
             for r in range(R):
@@ -369,7 +331,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
                 break  # hold the freed resources for a job below its ideal share
             k = job_class[pick]
             if n_bins > 0:
-                _timeline_add(timeline, tl_dt, tl_last, class_running, k, t)
+                add_running(timeline, tl_dt, tl_last, class_running, k, t)
             for r in range(R):
                 free[pick_server, r] -= demand[k, r]
                 in_use[r] += demand[k, r]
@@ -380,7 +342,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
             else:
                 u = uniform(seed, pick, launched[pick])
                 d = -duration_mean[k] * np.log(u) if exponential else duration_mean[k]
-            size = _push(h_time, h_seq, h_job, h_srv, size, t + d, seq, pick, pick_server)
+            size = heap_push(h_time, h_seq, h_job, h_srv, size, t + d, seq, pick, pick_server)
             seq += 1
             launched[pick] += 1
             running[pick] += 1
@@ -392,7 +354,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
         next_sample += 1
     if n_bins > 0:
         for k in range(K):  # every class's tasks have ended: nothing left to add
-            _timeline_add(timeline, tl_dt, tl_last, class_running, k, now)
+            add_running(timeline, tl_dt, tl_last, class_running, k, now)
     return finish, jobs_area, busy, samples, events, timeline, tl_dt[0], done_by_end
 
 
@@ -448,3 +410,38 @@ def _bmf_status(active, n_active, job_class, running, demand, total, bottleneck,
                 if share[active[i2]] > ahead:
                     rank += 1.0
             status[j] = min(status[j], rank)
+
+
+# here, not in timeline.py: Numba's cache of simulate is keyed on this file only, so a
+# helper in another module could change without recompiling simulate
+@njit(cache=True)
+def add_running(timeline, dt, last, running, k, t):
+    """Add class k's running tasks × time over [last[k], t] to column k of ``timeline``
+    (B × K, bin b = [b·w, (b+1)·w), w = dt[0]) and set last[k] = t. While t lies past
+    the bins, adjacent bins are summed pairwise and w doubles (integrals add, so this
+    is exact); call it before every change of ``running[k]`` and once at the end."""
+    B = timeline.shape[0]
+    while t >= B * dt[0]:
+        for b in range(B // 2):
+            for c in range(timeline.shape[1]):
+                timeline[b, c] = timeline[2 * b, c] + timeline[2 * b + 1, c]
+        for b in range(B // 2, B):
+            for c in range(timeline.shape[1]):
+                timeline[b, c] = 0.0
+        dt[0] *= 2.0
+    n = running[k]
+    a = last[k]
+    last[k] = t
+    if n == 0 or t <= a:
+        return
+    w = dt[0]
+    b = min(int(a / w), B - 1)
+    while True:
+        edge = (b + 1) * w
+        if edge >= t or b == B - 1:
+            timeline[b, k] += n * (t - a)
+            return
+        if edge > a:  # (a rounded into bin b from just past its edge: nothing to add)
+            timeline[b, k] += n * (edge - a)
+            a = edge
+        b += 1

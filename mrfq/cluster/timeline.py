@@ -1,7 +1,8 @@
 """A cluster run over time (issue 24, DRFH Figs. 4–5): per-class running tasks integrated
-over time bins by the kernel (:func:`add_running`, plain arrays), and what follows from
-them linearly (:class:`Timeline`): every class's share of every resource of the pool,
-its dominant share, and the utilisation of every resource, each a time average per bin.
+over time bins by the kernel (:func:`mrfq.cluster.kernel.add_running`, plain arrays),
+and what follows from them linearly (:class:`Timeline`): every class's share of every
+resource of the pool, its dominant share, and the utilisation of every resource, each a
+time average per bin.
 
 Shares are of the pool C_r = Σ_l c_lr: a class running x tasks of demand D_k holds
 x D_kr / C_r of resource r, and its dominant share x max_r D_kr / C_r is both DRF's
@@ -15,40 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
-
-
-@njit(cache=True)
-def add_running(timeline, dt, last, running, k, t):
-    """Add class k's running tasks × time over [last[k], t] to column k of ``timeline``
-    (B × K, bin b = [b·w, (b+1)·w), w = dt[0]) and set last[k] = t. While t lies past
-    the bins, adjacent bins are summed pairwise and w doubles (integrals add, so this
-    is exact); call it before every change of ``running[k]`` and once at the end."""
-    B = timeline.shape[0]
-    while t >= B * dt[0]:
-        for b in range(B // 2):
-            for c in range(timeline.shape[1]):
-                timeline[b, c] = timeline[2 * b, c] + timeline[2 * b + 1, c]
-        for b in range(B // 2, B):
-            for c in range(timeline.shape[1]):
-                timeline[b, c] = 0.0
-        dt[0] *= 2.0
-    n = running[k]
-    a = last[k]
-    last[k] = t
-    if n == 0 or t <= a:
-        return
-    w = dt[0]
-    b = min(int(a / w), B - 1)
-    while True:
-        edge = (b + 1) * w
-        if edge >= t or b == B - 1:
-            timeline[b, k] += n * (t - a)
-            return
-        if edge > a:  # (a rounded into bin b from just past its edge: nothing to add)
-            timeline[b, k] += n * (edge - a)
-            a = edge
-        b += 1
 
 
 @dataclass(frozen=True)
