@@ -3,9 +3,11 @@ CPU-second of the Numba kernel, side by side with its plain-Python twin
 (``tests/naive_cluster.py``) on the same workload, and a 2 000-server Best-Fit run.
 
 Usage: PYTHONPATH=. python benchmarks/bench_cluster.py [--repeats R] [--jobs N] [--large-only]
-[--policies P,Q] [--large P,Q] [--no-twin]. Side by side with another tree: the same
-script with ``PYTHONPATH=<that tree>`` (it needs only the model-level API; ``--no-twin``
-there, the twin being this tree's).
+[--policies P,Q] [--large P,Q] [--no-twin] [--timeline]. Side by side with another tree:
+the same script with ``PYTHONPATH=<that tree>`` (it needs only the model-level API;
+``--no-twin`` there, the twin being this tree's). ``--timeline``: every kernel run also
+bins its running tasks over time (``run_jobs(..., timeline_dt=0)``, 1024 bins; trees
+from this one on).
 
 * pooled: BR Figure 2's classes (ρ_1 = 4ρ_2 = 4ρ_3, resource 2 at load 0.6) on one
   server of 100 units per resource, jobs of 1000 tasks (geometric), exponential task
@@ -48,7 +50,17 @@ def fig2_model(policy: str) -> ClusterModel:
                         mean_tasks=1000, slots_per_server=100)
 
 
+TIMELINE = "--timeline" in sys.argv
+
+
 def timed(model, arrival, classes, tasks, seed):
+    if TIMELINE:
+        # only with --timeline: older trees have no run_jobs
+        from mrfq.cluster.model import run_jobs
+
+        start = time.process_time()
+        events = run_jobs(model, arrival, classes, tasks, seed, timeline_dt=0.0).events
+        return events, time.process_time() - start
     start = time.process_time()
     events = simulate_jobs(model, arrival, classes, tasks, seed)[4]
     return events, time.process_time() - start
@@ -63,6 +75,7 @@ def main() -> None:
     parser.add_argument("--large", default=f"{NAME.DRFH_BEST_FIT},{NAME.DRFH_FIRST_FIT}",
                         help="schedulers of the 2 000-server run, comma-separated")
     parser.add_argument("--no-twin", action="store_true")
+    parser.add_argument("--timeline", action="store_true")
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {platform.machine()}, mrfq from "
           f"{Path(mrfq.__file__).parent}")

@@ -25,7 +25,7 @@ from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
 from mrfq.io import check_figure_formats, check_writable_dir, write_csv
-from mrfq.kinds.cluster import load_trace, trace_rows
+from mrfq.kinds.cluster import load_trace, trace_tables
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
 from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
@@ -34,6 +34,9 @@ from mrfq.validation import fair_dominant_shares, known_limitations, validate_su
 DEFAULT_SCENARIO = "fig3_quick"
 VALIDATION_FILE = "validation.csv"
 TRACE_FILE = "trace_summary.csv"
+#: the other tables of a trace run (:func:`mrfq.kinds.cluster.trace_tables`) and files
+TRACE_TABLES = {"timeline": "utilisation.csv", "shares": "shares.csv", "jct": "jct.csv",
+                "jobs": "jobs.csv", "completion": "completion.csv"}
 Progress = Callable[[int, int], None]
 
 
@@ -382,30 +385,44 @@ def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Pa
 @dataclass
 class RunResult:
     """What :func:`run` produced: the summary, the validation table, the figures written
-    and where. ``passed``: every validated packet point passed."""
+    and where. ``passed``: every validated packet point passed. ``tables``: a trace run's
+    other tables by name (:data:`TRACE_TABLES`)."""
 
     results_dir: Path
     summary: pd.DataFrame
     validation: pd.DataFrame
     figures: list[Path] = field(default_factory=list)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
         return bool(self.validation["passed"].all())
 
 
-def cluster_trace(scenario: Scenario, results_dir: str | Path | None = None) -> RunResult:
+def cluster_trace(scenario: Scenario, results_dir: str | Path | None = None,
+                  formats: Iterable[str] | str | None = None) -> RunResult:
     """A trace scenario (``[cluster] trace``): the trace read and checked first (bad
-    input writes nothing), then one run per cluster policy; the table (one row per
-    policy, :func:`mrfq.kinds.cluster.trace_rows`) is written to ``trace_summary.csv``
-    in ``results_dir`` (default ``results/<name>``). No validation (no fluid model)."""
+    input writes nothing), then one run per cluster policy; the summary (one row per
+    policy) is written to ``trace_summary.csv`` in ``results_dir`` (default
+    ``results/<name>``), the run's other tables (:func:`mrfq.kinds.cluster.trace_tables`)
+    to :data:`TRACE_TABLES` and its figures (:func:`mrfq.plot_cluster.trace_figures`) in
+    ``formats`` (default PNG and PDF). No validation (no fluid model)."""
+    # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
+    from mrfq.plot_cluster import trace_figures
+
+    formats = check_figure_formats(formats)
     trace, capacity = load_trace(scenario)
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
     check_writable_dir(results)
-    table = pd.DataFrame(trace_rows(scenario, trace, capacity))
+    tables = trace_tables(scenario, trace, capacity)
+    table = tables.pop("summary")
     results.mkdir(parents=True, exist_ok=True)
     write_csv(table, results / TRACE_FILE)
-    return RunResult(results, table, pd.DataFrame({"passed": []}, dtype=bool), [])
+    for name, file in TRACE_TABLES.items():
+        write_csv(tables[name], results / file)
+    figures = trace_figures(tables, results, scenario.description, formats)
+    return RunResult(results, table, pd.DataFrame({"passed": []}, dtype=bool), figures,
+                     tables)
 
 
 def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path | None = None,

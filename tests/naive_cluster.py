@@ -26,10 +26,10 @@ def uniform(seed, job, task):
 
 def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tasks,
                   duration_mean, exponential=True, seed=1, slots_per_server=14,
-                  allowed=None, task_time=None):
+                  allowed=None, task_time=None, log=None):
     """Finish time of every job and the number of task events. ``allowed[k][l]``: class
     k may use server l (default: every server); ``task_time``: given task durations,
-    job after job."""
+    job after job; ``log``: a list that gets (job, class, start, end) of every task."""
     capacity = [list(map(float, row)) for row in capacity]
     demand = [list(map(float, row)) for row in demand]
     L, R, K = len(capacity), len(capacity[0]), len(demand)
@@ -178,8 +178,31 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
                 u = uniform(seed, job["id"], job["launched"])
                 d = -duration_mean[k] * math.log(u) if exponential else duration_mean[k]
             heapq.heappush(heap, (t + d, seq, job["id"], l))
+            if log is not None:
+                log.append((job["id"], k, t, t + d))
             seq += 1
             job["launched"] += 1
             job["running"] += 1
             events += 1
     return [job["finish"] for job in jobs], events
+
+
+def naive_timeline(log, n_classes, dt, n_bins):
+    """From a twin's task log: [b][k] = ∫ tasks of class k running dt over [b·dt,
+    (b+1)·dt), task by task and bin by bin (the definition, no bookkeeping)."""
+    out = [[0.0] * n_classes for _ in range(n_bins)]
+    for _, k, start, end in log:
+        for b in range(n_bins):
+            lo, hi = max(start, b * dt), min(end, (b + 1) * dt)
+            if hi > lo:
+                out[b][k] += hi - lo
+    return out
+
+
+def naive_done_by(log, n_jobs, horizon):
+    """Per job, its tasks ending at or before ``horizon`` (from a twin's task log)."""
+    done = [0] * n_jobs
+    for j, _, _, end in log:
+        if end <= horizon:
+            done[j] += 1
+    return done

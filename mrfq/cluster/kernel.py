@@ -55,6 +55,7 @@ import numpy as np
 from numba import njit
 
 from mrfq import policies
+from mrfq.cluster.heap import heap_pop, heap_push
 from mrfq.fluid.kernels import allocate_into
 
 _C = policies.codes(policies.CLUSTER)
@@ -75,44 +76,6 @@ def uniform(seed, job, task):
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     z = z ^ (z >> np.uint64(31))
     return (float(z >> np.uint64(11)) + 0.5) / 9007199254740992.0
-
-
-@njit(cache=True)
-def _push(h_time, h_seq, h_job, h_srv, size, t, seq, job, srv):
-    i = size
-    h_time[i], h_seq[i], h_job[i], h_srv[i] = t, seq, job, srv
-    while i > 0:
-        p = (i - 1) // 2
-        if h_time[p] < h_time[i] or (h_time[p] == h_time[i] and h_seq[p] < h_seq[i]):
-            break
-        h_time[p], h_time[i] = h_time[i], h_time[p]
-        h_seq[p], h_seq[i] = h_seq[i], h_seq[p]
-        h_job[p], h_job[i] = h_job[i], h_job[p]
-        h_srv[p], h_srv[i] = h_srv[i], h_srv[p]
-        i = p
-    return size + 1
-
-
-@njit(cache=True)
-def _pop(h_time, h_seq, h_job, h_srv, size):
-    size -= 1
-    h_time[0], h_seq[0], h_job[0], h_srv[0] = h_time[size], h_seq[size], h_job[size], h_srv[size]
-    i = 0
-    while True:
-        c = 2 * i + 1
-        if c >= size:
-            break
-        if c + 1 < size and (h_time[c + 1] < h_time[c] or (
-                h_time[c + 1] == h_time[c] and h_seq[c + 1] < h_seq[c])):
-            c += 1
-        if h_time[i] < h_time[c] or (h_time[i] == h_time[c] and h_seq[i] < h_seq[c]):
-            break
-        h_time[c], h_time[i] = h_time[i], h_time[c]
-        h_seq[c], h_seq[i] = h_seq[i], h_seq[c]
-        h_job[c], h_job[i] = h_job[i], h_job[c]
-        h_srv[c], h_srv[i] = h_srv[i], h_srv[c]
-        i = c
-    return size
 
 
 # inlined by Numba: called once per server per lookup, and with the placement array as a
@@ -158,7 +121,8 @@ def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
 @njit(cache=True)
 def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, job_class,
              job_tasks, duration_mean, exponential, seed, slots_per_server, t_warm,
-             t_end, sample_dt, n_samples, task_time, job_first):
+             t_end, sample_dt, n_samples, task_time, job_first, timeline_dt=1.0,
+             timeline_bins=0):
     """Run the cluster from empty until every job has finished.
 
     ``capacity`` (L×R), ``demand`` (K×R, per task), ``weights`` (K), ``allowed`` (K×L
@@ -170,8 +134,13 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
 
     Returns ``finish`` (per job), ``jobs_area`` (K: ∫ jobs in system dt over
     [t_warm, t_end]), ``busy`` (R: ∫ resources in use dt over the same window),
-    ``samples`` (n_samples × K tasks running per class at t = s·sample_dt), and the
-    number of task events (launches + completions).
+    ``samples`` (n_samples × K tasks running per class at t = s·sample_dt), the
+    number of task events (launches + completions), the ``timeline`` (B × K: ∫ tasks
+    running of class k dt over bin b = [b·w, (b+1)·w), zero-sized unless
+    ``timeline_bins`` > 0), its bin width w and ``done_by_end`` (per job: its tasks
+    completed at t ≤ t_end). The timeline starts with w = ``timeline_dt`` and B =
+    ``timeline_bins`` (even) bins; when the run outlasts B·w, adjacent bins are summed
+    pairwise and w doubles (exact: integrals add), so B bins always cover [0, makespan].
     """
     L, R = capacity.shape
     K = demand.shape[0]
@@ -246,6 +215,13 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
     class_server = np.zeros(K, dtype=np.int64)
     share = np.zeros(J)
     ideal = policy == DRF or policy == PF or policy == BMF
+    # timeline: each class's running tasks are integrated lazily, from the last time its
+    # count changed (tl_last[k]) to the next change, so an event costs O(bins crossed)
+    n_bins = timeline_bins + (timeline_bins % 2) if timeline_bins > 0 else 0
+    timeline = np.zeros((n_bins, K))
+    tl_dt = np.array([timeline_dt if timeline_dt > 0 else 1.0])
+    tl_last = np.zeros(K)
+    done_by_end = np.zeros(J, dtype=np.int64)
     nxt = 0
     seq = 0
     events = 0
@@ -269,9 +245,13 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
         changed = False
         if size > 0 and (nxt >= J or h_time[0] <= arrival[nxt]):
             j, l = h_job[0], h_srv[0]
-            size = _pop(h_time, h_seq, h_job, h_srv, size)
+            size = heap_pop(h_time, h_seq, h_job, h_srv, size)
             events += 1
             k = job_class[j]
+            if n_bins > 0:
+                add_running(timeline, tl_dt, tl_last, class_running, k, t)
+            if t <= t_end:
+                done_by_end[j] += 1
             for r in range(R):
                 free[l, r] += demand[k, r]
                 in_use[r] -= demand[k, r]
@@ -350,6 +330,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
                     job_class[top]]:
                 break  # hold the freed resources for a job below its ideal share
             k = job_class[pick]
+            if n_bins > 0:
+                add_running(timeline, tl_dt, tl_last, class_running, k, t)
             for r in range(R):
                 free[pick_server, r] -= demand[k, r]
                 in_use[r] += demand[k, r]
@@ -360,7 +342,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
             else:
                 u = uniform(seed, pick, launched[pick])
                 d = -duration_mean[k] * np.log(u) if exponential else duration_mean[k]
-            size = _push(h_time, h_seq, h_job, h_srv, size, t + d, seq, pick, pick_server)
+            size = heap_push(h_time, h_seq, h_job, h_srv, size, t + d, seq, pick, pick_server)
             seq += 1
             launched[pick] += 1
             running[pick] += 1
@@ -370,7 +352,10 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
         for k in range(K):
             samples[next_sample, k] = class_running[k]
         next_sample += 1
-    return finish, jobs_area, busy, samples, events
+    if n_bins > 0:
+        for k in range(K):  # every class's tasks have ended: nothing left to add
+            add_running(timeline, tl_dt, tl_last, class_running, k, now)
+    return finish, jobs_area, busy, samples, events, timeline, tl_dt[0], done_by_end
 
 
 @njit(cache=True)
@@ -425,3 +410,38 @@ def _bmf_status(active, n_active, job_class, running, demand, total, bottleneck,
                 if share[active[i2]] > ahead:
                     rank += 1.0
             status[j] = min(status[j], rank)
+
+
+# here, not in timeline.py: Numba's cache of simulate is keyed on this file only, so a
+# helper in another module could change without recompiling simulate
+@njit(cache=True)
+def add_running(timeline, dt, last, running, k, t):
+    """Add class k's running tasks × time over [last[k], t] to column k of ``timeline``
+    (B × K, bin b = [b·w, (b+1)·w), w = dt[0]) and set last[k] = t. While t lies past
+    the bins, adjacent bins are summed pairwise and w doubles (integrals add, so this
+    is exact); call it before every change of ``running[k]`` and once at the end."""
+    B = timeline.shape[0]
+    while t >= B * dt[0]:
+        for b in range(B // 2):
+            for c in range(timeline.shape[1]):
+                timeline[b, c] = timeline[2 * b, c] + timeline[2 * b + 1, c]
+        for b in range(B // 2, B):
+            for c in range(timeline.shape[1]):
+                timeline[b, c] = 0.0
+        dt[0] *= 2.0
+    n = running[k]
+    a = last[k]
+    last[k] = t
+    if n == 0 or t <= a:
+        return
+    w = dt[0]
+    b = min(int(a / w), B - 1)
+    while True:
+        edge = (b + 1) * w
+        if edge >= t or b == B - 1:
+            timeline[b, k] += n * (t - a)
+            return
+        if edge > a:  # (a rounded into bin b from just past its edge: nothing to add)
+            timeline[b, k] += n * (edge - a)
+            a = edge
+        b += 1

@@ -23,6 +23,7 @@ from scipy import stats
 
 from mrfq import policies
 from mrfq.cluster import kernel
+from mrfq.cluster.timeline import Timeline
 from mrfq.errors import InputError
 
 #: laws of the number of tasks of a job, and of a task's duration
@@ -154,7 +155,8 @@ class ClusterRun:
     in the measurement window) with ``gamma_low``/``gamma_high`` (95%, batch means),
     ``jobs_mean`` (time-average jobs in system in the window); ``utilisation[r]`` over the
     window; ``samples[s, k]`` tasks running at s·sample_dt; ``events`` (task launches and
-    completions)."""
+    completions); ``timeline`` (:class:`~mrfq.cluster.timeline.Timeline`, from 0 to the
+    last finish) when asked for."""
 
     model: ClusterModel
     arrival: np.ndarray
@@ -168,46 +170,92 @@ class ClusterRun:
     utilisation: np.ndarray
     samples: np.ndarray
     events: int
+    timeline: Timeline | None = None
 
     @property
     def sojourn(self) -> np.ndarray:
         return self.finish - self.arrival
 
 
-def simulate_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
-                  window: tuple[float, float] = (0.0, np.inf), sample_dt: float = 1.0,
-                  n_samples: int = 0, task_time=None) -> tuple[np.ndarray, np.ndarray,
-                                                              np.ndarray, np.ndarray, int]:
-    """The kernel on given jobs (sorted arrivals): (finish, jobs area, busy, samples,
-    events), see :func:`mrfq.cluster.kernel.simulate`. ``task_time``: every task's
-    duration, job after job (a trace); default drawn from the model's law."""
+#: bins of a run's timeline (the kernel halves its resolution to stay within them)
+TIMELINE_BINS = 1024
+
+
+@dataclass
+class JobsRun:
+    """The kernel's output on given jobs (:func:`run_jobs`): per job ``finish`` and
+    ``done_by_end`` (tasks completed by the window's end), per class ``jobs_area`` (∫ jobs
+    in system dt over the window), per resource ``busy`` (∫ in use dt over the window),
+    ``samples`` (tasks running per class at s·sample_dt), ``events`` (task launches and
+    completions) and the ``timeline`` (None unless asked for)."""
+
+    finish: np.ndarray
+    jobs_area: np.ndarray
+    busy: np.ndarray
+    samples: np.ndarray
+    events: int
+    done_by_end: np.ndarray
+    timeline: Timeline | None = None
+
+
+def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
+             window: tuple[float, float] = (0.0, np.inf), sample_dt: float = 1.0,
+             n_samples: int = 0, task_time=None, timeline_dt: float | None = None
+             ) -> JobsRun:
+    """The kernel on given jobs (sorted arrivals), see :func:`mrfq.cluster.kernel.simulate`.
+    ``task_time``: every task's duration, job after job (a trace); default drawn from the
+    model's law. ``timeline_dt``: the timeline's bin width (time units; it doubles as
+    often as needed to cover the run in :data:`TIMELINE_BINS` bins); 0 chooses it, about
+    1/256 of the last arrival plus a mean task duration; None: no timeline."""
     job_tasks = np.asarray(job_tasks, np.int64)
+    arrival = np.asarray(arrival, float)
     times = np.zeros(0) if task_time is None else np.asarray(task_time, float)
     if times.size and times.size != job_tasks.sum():
         raise InputError(f"must hold {job_tasks.sum()} durations, got {times.size}",
                          "task_time")
+    if timeline_dt is not None and not timeline_dt >= 0:
+        raise InputError(f"must be >= 0, got {timeline_dt}", "timeline_dt")
+    bins = 0 if timeline_dt is None else TIMELINE_BINS
+    if timeline_dt == 0:
+        mean = times.mean() if times.size else float(model.durations.max())
+        timeline_dt = (float(arrival[-1]) + mean) / 256 if arrival.size else 1.0
     first = np.concatenate(([0], np.cumsum(job_tasks)[:-1])).astype(np.int64)
     entry = policies.get(policies.CLUSTER, model.policy)
     fluid = (policies.get(policies.FLUID, entry.realises).code
              if entry.realises and entry.code in (kernel.DRF, kernel.PF, kernel.BMF) else -1)
-    return kernel.simulate(entry.code, fluid, model.capacity, model.demand, model.weights,
-                           model.allowed, np.asarray(arrival, float),
-                           np.asarray(job_class, np.int64), job_tasks, model.durations,
-                           model.duration_law == EXPONENTIAL, int(seed),
-                           int(model.slots_per_server), float(window[0]), float(window[1]),
-                           float(sample_dt), int(n_samples), times, first)
+    finish, area, busy, samples, events, bins_area, dt, done = kernel.simulate(
+        entry.code, fluid, model.capacity, model.demand, model.weights, model.allowed,
+        arrival, np.asarray(job_class, np.int64), job_tasks, model.durations,
+        model.duration_law == EXPONENTIAL, int(seed), int(model.slots_per_server),
+        float(window[0]), float(window[1]), float(sample_dt), int(n_samples), times, first,
+        float(timeline_dt or 1.0), bins)
+    timeline = (Timeline.from_kernel(bins_area, dt, float(np.nanmax(finish, initial=0.0)),
+                                     model.demand, model.total) if bins else None)
+    return JobsRun(finish, area, busy, samples, int(events), done, timeline)
+
+
+def simulate_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
+                  window: tuple[float, float] = (0.0, np.inf), sample_dt: float = 1.0,
+                  n_samples: int = 0, task_time=None) -> tuple[np.ndarray, np.ndarray,
+                                                              np.ndarray, np.ndarray, int]:
+    """:func:`run_jobs` as a tuple: (finish, jobs area, busy, samples, events)."""
+    run = run_jobs(model, arrival, job_class, job_tasks, seed, window, sample_dt,
+                   n_samples, task_time)
+    return run.finish, run.jobs_area, run.busy, run.samples, run.events
 
 
 def run_cluster(model: ClusterModel, jobs: int, seed: int = 1, warmup: float = 0.1,
-                batches: int = 10, sample_dt: float = 1.0, n_samples: int = 0
-                ) -> ClusterRun:
+                batches: int = 10, sample_dt: float = 1.0, n_samples: int = 0,
+                timeline_dt: float | None = None) -> ClusterRun:
     """Simulate ``jobs`` Poisson job arrivals from an empty cluster; measure the jobs
-    arriving after the first ``warmup`` fraction (all of them run to completion)."""
+    arriving after the first ``warmup`` fraction (all of them run to completion).
+    ``timeline_dt``: as in :func:`run_jobs`."""
     arrival, classes, tasks = workload(model, jobs, seed)
     t_warm = arrival[int(warmup * jobs)]
     t_end = arrival[-1]
-    finish, area, busy, samples, events = simulate_jobs(
-        model, arrival, classes, tasks, seed, (t_warm, t_end), sample_dt, n_samples)
+    run = run_jobs(model, arrival, classes, tasks, seed, (t_warm, t_end), sample_dt,
+                   n_samples, timeline_dt=timeline_dt)
+    finish = run.finish
     K = model.demand.shape[0]
     gamma, low, high = np.full(K, np.nan), np.full(K, np.nan), np.full(K, np.nan)
     measured = arrival >= t_warm
@@ -223,4 +271,5 @@ def run_cluster(model: ClusterModel, jobs: int, seed: int = 1, warmup: float = 0
         high[k] = model.work[k] / max(mean - half, 1e-300)
     span = t_end - t_warm
     return ClusterRun(model, arrival, classes, tasks, finish, gamma, low, high,
-                      area / span, busy / span / model.total, samples, int(events))
+                      run.jobs_area / span, run.busy / span / model.total, run.samples,
+                      run.events, run.timeline)

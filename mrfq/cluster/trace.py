@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mrfq.cluster.model import ClusterModel, simulate_jobs
+from mrfq.cluster.model import ClusterModel, run_jobs, simulate_jobs
 from mrfq.errors import InputError
 from mrfq.intervals import t_interval
 
@@ -43,7 +43,8 @@ _MANDATORY = (0, 2, 3, 5, 8)
 class Trace:
     """Jobs of a trace: ``arrival`` (s, sorted), ``job_class``, ``job_tasks``,
     ``task_time`` (s, job after job, task-index order), ``demand`` (classes × (CPU,
-    memory), normalised to the largest machine), ``job_id`` and the ``dropped`` tasks."""
+    memory), normalised to the largest machine), ``job_id``, the ``dropped`` tasks and
+    ``job_user`` (the user of a job's first kept task; None when not known)."""
 
     arrival: np.ndarray
     job_class: np.ndarray
@@ -52,6 +53,7 @@ class Trace:
     demand: np.ndarray
     job_id: np.ndarray
     dropped: int = 0
+    job_user: np.ndarray | None = None
 
 
 def _open(path: Path):
@@ -97,7 +99,8 @@ def load_task_events(path: str | Path) -> Trace:
                     raise InputError(f"must be in [0, 1] (normalised), got {value:g}",
                                      f"{where}, {COLUMNS[col]}", source)
             task = tasks.setdefault((job, index), {"submit": None, "start": None,
-                                                   "end": None, "request": None})
+                                                   "end": None, "request": None,
+                                                   "user": row[6].strip()})
             if cpu is not None and mem is not None:
                 task["request"] = (cpu, mem)
             if t == _END:
@@ -122,22 +125,23 @@ def _jobs(tasks: dict) -> Trace:
             continue
         submit = task["submit"] if task["submit"] is not None else task["start"]
         jobs.setdefault(job, []).append((submit, (task["end"] - task["start"]) / 1e6,
-                                         task["request"]))
-    order = sorted(jobs, key=lambda j: (min(s for s, _, _ in jobs[j]), j))
+                                         task["request"], task["user"]))
+    order = sorted(jobs, key=lambda j: (min(s for s, _, _, _ in jobs[j]), j))
     demands: dict[tuple, int] = {}
-    arrival, classes, counts, times = [], [], [], []
+    arrival, classes, counts, times, users = [], [], [], [], []
     for job in order:
         items = jobs[job]
-        need = tuple(max(r[i] for _, _, r in items) for i in range(2))
+        need = tuple(max(r[i] for _, _, r, _ in items) for i in range(2))
         classes.append(demands.setdefault(need, len(demands)))
-        arrival.append(min(s for s, _, _ in items) / 1e6)
+        arrival.append(min(s for s, _, _, _ in items) / 1e6)
         counts.append(len(items))
-        times.extend(d for _, d, _ in items)
+        times.extend(d for _, d, _, _ in items)
+        users.append(items[0][3])
     arrival = np.array(arrival, dtype=float)
     return Trace(arrival - (arrival[0] if arrival.size else 0.0),
                  np.array(classes, dtype=np.int64), np.array(counts, dtype=np.int64),
                  np.array(times, dtype=float), np.array(list(demands), dtype=float),
-                 np.array(order, dtype=np.int64), dropped)
+                 np.array(order, dtype=np.int64), dropped, np.array(users, dtype=str))
 
 
 def google_like(jobs: int, seed: int, rate: float = 0.5) -> Trace:
@@ -175,8 +179,9 @@ def write_task_events(trace: Trace, path: str | Path) -> None:
             end = t0 + int(round(trace.task_time[first[j] + i] * 1e6))
             for t, event in ((t0, SUBMIT), (t0, SCHEDULE), (end, FINISH)):
                 machine = "" if event == SUBMIT else str(i % 97)
+                user = "user" if trace.job_user is None else str(trace.job_user[j])
                 rows.append((t, event, [str(t), "", str(int(job)), str(i), machine,
-                                        str(event), "user", "1", "2", f"{cpu:.6g}",
+                                        str(event), user, "1", "2", f"{cpu:.6g}",
                                         f"{mem:.6g}", "0.0001", "0"]))
     rows.sort(key=lambda r: (r[0], r[1]))
     opener = gzip.open(path, "wt", newline="") if path.suffix == ".gz" else path.open(
@@ -204,19 +209,22 @@ def run_trace(trace: Trace, capacity, policy: str, **options) -> tuple[np.ndarra
 
 
 def trace_summary(trace: Trace, capacity, policy: str, batches: int = 10,
-                  **options) -> dict:
+                  timeline_dt: float | None = None, **options) -> dict:
     """One run of a trace on servers ``capacity`` under ``policy``, summarised: ``jobs``,
     ``tasks``, ``events`` (launches and completions), ``utilisation`` (per resource: busy
     / capacity while jobs arrive, over [0, last arrival]; over [0, makespan] when every
     job arrives at 0), job completion time JCT = finish − arrival (s): ``jct_mean`` with a
     95% batch-means interval (``batches`` consecutive groups of jobs in arrival order,
     Student t; NaN under 2 jobs per batch: trace jobs are not independent, so the
-    interval is indicative), ``jct_p95`` and the ``makespan`` (last finish, s)."""
+    interval is indicative), ``jct_p95`` and the ``makespan`` (last finish, s); and the
+    kernel's ``run`` (:class:`~mrfq.cluster.model.JobsRun`, its timeline binned from
+    ``timeline_dt``, :func:`~mrfq.cluster.model.run_jobs`) with its window's ``end`` (s:
+    the horizon of its ``done_by_end``)."""
     model = trace_model(trace, capacity, policy, **options)
     end = float(trace.arrival[-1]) if trace.arrival[-1] > 0 else np.inf
-    finish, _, busy, _, events = simulate_jobs(model, trace.arrival, trace.job_class,
-                                               trace.job_tasks, window=(0.0, end),
-                                               task_time=trace.task_time)
+    run = run_jobs(model, trace.arrival, trace.job_class, trace.job_tasks,
+                   window=(0.0, end), task_time=trace.task_time, timeline_dt=timeline_dt)
+    finish, busy, events = run.finish, run.busy, run.events
     makespan = float(finish.max())
     jct = finish - trace.arrival
     half = np.nan
@@ -227,4 +235,5 @@ def trace_summary(trace: Trace, capacity, policy: str, batches: int = 10,
     return {"jobs": int(jct.size), "tasks": int(trace.job_tasks.sum()), "events": int(events),
             "utilisation": busy / (model.capacity.sum(axis=0) * min(end, makespan)),
             "jct_mean": mean, "jct_ci_low": mean - half, "jct_ci_high": mean + half,
-            "jct_p95": float(np.percentile(jct, 95)), "makespan": makespan}
+            "jct_p95": float(np.percentile(jct, 95)), "makespan": makespan, "run": run,
+            "end": end}

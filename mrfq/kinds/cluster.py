@@ -17,6 +17,12 @@ import pandas as pd
 
 from mrfq import policies
 from mrfq.cluster import pooled_model, run_cluster
+from mrfq.cluster.metrics import (
+    completion_ratio,
+    jct_by_tasks,
+    shares_frame,
+    utilisation_frame,
+)
 from mrfq.cluster.model import ClusterModel
 from mrfq.cluster.trace import Trace, load_task_events, trace_summary
 from mrfq.errors import InputError
@@ -141,13 +147,36 @@ def load_trace(scenario: Scenario) -> tuple[Trace, np.ndarray]:
     return trace, capacity
 
 
-def trace_rows(scenario: Scenario, trace: Trace, capacity: np.ndarray) -> list[dict]:
-    """One summary row per cluster policy of a trace run (:func:`trace_summary`)."""
+def _user_names(trace: Trace) -> np.ndarray:
+    """Per job, the user whose task completion ratio it counts to: the trace's user when
+    the file names more than one, else its demand class ("class <k>", from 1)."""
+    if trace.job_user is not None and len(set(trace.job_user.tolist())) > 1:
+        return trace.job_user
+    return np.array([f"class {k + 1}" for k in trace.job_class])
+
+
+def trace_tables(scenario: Scenario, trace: Trace, capacity: np.ndarray,
+                 timeline_dt: float = 0.0) -> dict[str, pd.DataFrame]:
+    """One run of a trace per cluster policy (:func:`trace_summary`), as tables with a
+    ``policy`` column: ``summary`` (one row per policy), ``timeline`` (utilisation per
+    resource per time bin, :func:`mrfq.cluster.metrics.utilisation_frame`), ``shares``
+    (per bin and demand class, :func:`~mrfq.cluster.metrics.shares_frame`), ``jct`` (by
+    job size, :func:`~mrfq.cluster.metrics.jct_by_tasks`), ``jobs`` (per job: class,
+    user, tasks, arrival, finish, jct) and ``completion`` (task completion ratio per
+    user at the last arrival, :func:`~mrfq.cluster.metrics.completion_ratio`). Every
+    policy's timeline has the same bins: width ``timeline_dt`` (0: chosen, about 1/256
+    of the last arrival plus the mean task time), doubled until the longest run fits."""
     cfg = scenario.cluster
-    rows = []
+    users = _user_names(trace)
+    labels = [f"class {k + 1}" for k in range(trace.demand.shape[0])]
+    if not timeline_dt:
+        timeline_dt = (float(trace.arrival[-1]) + float(trace.task_time.mean())) / 256
+    rows, parts = [], {name: [] for name in ("timeline", "shares", "jct", "jobs",
+                                             "completion")}
+    runs = []
     for policy in cfg.policies:
         start = time.perf_counter()
-        out = trace_summary(trace, capacity, policy, cfg.batches,
+        out = trace_summary(trace, capacity, policy, cfg.batches, timeline_dt=timeline_dt,
                             slots_per_server=cfg.slots_per_server)
         rows.append({"kind": policies.CLUSTER, "policy": policy,
                      "trace": Path(cfg.trace).name, "servers": len(capacity),
@@ -158,4 +187,24 @@ def trace_rows(scenario: Scenario, trace: Trace, capacity: np.ndarray) -> list[d
                      **{key: out[key] for key in ("jct_mean", "jct_ci_low", "jct_ci_high",
                                                   "jct_p95", "makespan")},
                      "wall_s": time.perf_counter() - start})
-    return rows
+        runs.append((out["run"], out["end"]))
+    width = max(run.timeline.dt for run, _ in runs)  # the runs' common bins
+    for run, end in runs:
+        timeline = run.timeline.coarsen(width)
+        jct = run.finish - trace.arrival
+        parts["timeline"].append(utilisation_frame(timeline, scenario.resources))
+        parts["shares"].append(shares_frame(timeline, scenario.resources, labels))
+        parts["jct"].append(jct_by_tasks(jct, trace.job_tasks))
+        parts["jobs"].append(pd.DataFrame({
+            "job": trace.job_id, "class": np.asarray(labels)[trace.job_class],
+            "user": users, "tasks": trace.job_tasks, "arrival": trace.arrival,
+            "finish": run.finish, "jct": jct}))
+        parts["completion"].append(completion_ratio(users, trace.arrival, trace.job_tasks,
+                                                    run.done_by_end, end))
+    tables = {"summary": pd.DataFrame(rows)}
+    for name, frames in parts.items():
+        tables[name] = pd.concat([f.assign(policy=p) for f, p in
+                                  zip(frames, cfg.policies, strict=True)],
+                                 ignore_index=True)
+        tables[name] = tables[name][["policy", *frames[0].columns]]
+    return tables
