@@ -434,12 +434,12 @@ def allocate(problem, policies, output, no_properties):
 def cluster(scenario, results, jobs, tolerance):
     """The cluster points of SCENARIO's [cluster] section (docs: guide/clusters.md) and
     the fluid curves, then cluster γ against fluid γ (exit 1 if a point fails); or, with
-    [cluster] trace, one run of the trace per policy (trace_summary.csv)."""
+    [cluster] trace, one run of the trace per policy (a summary, tables and figures)."""
 
     _check_jobs(jobs)
     result = api.cluster(load_scenario(scenario), results, jobs=jobs, tolerance=tolerance,
                          progress=Progress("sweep", always=True))
-    trace = pipeline.TRACE_FILE if "jct_mean" in result.summary else ""
+    trace = pipeline.TRACE_OUTPUTS if "jct_mean" in result.summary else ""
     ok = (console.print_trace(result.summary) if trace
           else _print_validation(result.validation, tolerance))
     click.echo(f"results in {result.results_dir}/ ({trace or 'summary.csv, validation.csv'})")

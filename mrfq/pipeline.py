@@ -37,6 +37,8 @@ TRACE_FILE = "trace_summary.csv"
 #: the other tables of a trace run (:func:`mrfq.kinds.cluster.trace_tables`) and files
 TRACE_TABLES = {"timeline": "utilisation.csv", "shares": "shares.csv", "jct": "jct.csv",
                 "jobs": "jobs.csv", "completion": "completion.csv"}
+#: what a trace run writes, as the CLI lists it
+TRACE_OUTPUTS = ", ".join([TRACE_FILE, *TRACE_TABLES.values()]) + ", figures"
 Progress = Callable[[int, int], None]
 
 
