@@ -96,6 +96,11 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     ``fq_resource`` and FIFO elsewhere; MR3 holds a flow's window at an ingress and
     releases packets by elastic round robin on dominant processing times (rounds
     numbered explicitly) while fewer than ``inflight`` packets are inside, FIFO inside.
+    With routers (SPEC §3.2) every router has its own MR3 ingress: a packet waits at the
+    ingress of each router it enters (its first at injection; another when it moves on
+    from a resource of a different router), each router releases by its own round robin,
+    charging the packet's largest time over that router's resources, while fewer than its
+    own bound are inside it; after an event's moves the routers release in index order.
 
     ``arrivals`` = (times, classes,
     sizes) replaces the Poisson stream by an explicit trace, as in ``run_replication``.
@@ -104,7 +109,7 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     last one left; dovetailing's V_j is the tag at j of the packet in service there (idle:
     its last value) — or "started" — V (V_j) the largest tag ever started (at j).
     ``fq_resource``: bottleneck FQ's resource (−1: the last); ``inflight``: MR3's bound on
-    packets inside the tandem (default 2J).
+    packets inside the tandem, or inside each router (default 2 × its resources).
 
     Explicit-flow settings per class (as ``run_replication``): ``class_window`` (default
     ``window``); ``class_period`` > 0: an open-loop flow, one packet every period from
@@ -129,11 +134,10 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         for j in members:
             router[j] = r
     R = max(router) + 1
-    if policy == "mr3" and R > 1:
-        raise NotImplementedError("MR3 with several routers")
     fq_set = {j % J for j in (fq_resource if isinstance(fq_resource, tuple)
                               else (fq_resource,))}
-    inflight = 2 * J if inflight is None else inflight
+    # MR3: one ingress per router, router r's bound its own (default 2 J_r)
+    limit = [2 * router.count(r) if inflight is None else inflight for r in range(R)]
     K = len(scenario.classes)
     windows = [window] * K if class_window is None else [int(x) for x in class_window]
     periods = [0.0] * K if class_period is None else [float(x) for x in class_period]
@@ -194,13 +198,14 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     completion = {}
     outstanding = flows
     next_index = 0
-    # MR3's ingress: flows with held packets in round-robin order, each with the round in
-    # which it is served next; MaxSC of the previous and current round (normalised by w)
-    rr_flows = []
-    rr_round = 0
-    max_sc = {"previous": 0.0, "current": 0.0}
-    inside = 0
-    turn = {"flow": None, "allowance": 0.0}
+    # MR3's ingress, one per router: flows with held packets there in round-robin order,
+    # each with the round in which it is served next there; MaxSC of the previous and
+    # current round (normalised by w); packets released by it and not yet out of the router
+    rr_flows = [[] for _ in range(R)]
+    rr_round = [0] * R
+    max_sc = [{"previous": 0.0, "current": 0.0} for _ in range(R)]
+    inside = [0] * R
+    turn = [{"flow": None, "allowance": 0.0} for _ in range(R)]
     schedule(arrival(0)[0], J + K, "arrival", None)
 
     def packet_type(flow, number):
@@ -249,7 +254,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             packet["vtags"] = vtags
 
     def hold(flow):
-        """MR3: the window's next packet waits at the ingress."""
+        """MR3: the window's next packet enters the network at its first router's
+        ingress."""
         number = flow["sent"]
         flow["sent"] += 1
         flow["to_inject"] -= 1
@@ -257,40 +263,52 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
         s = types[flow["class"]][packet_type(flow, number)]
         packet = {"flow": flow, "s": s, "route": route(flow["class"], s), "key": None,
                   "vtags": None, "entry": clock[0]}
-        if not flow["held"]:
+        join(packet, packet["route"][0])
+
+    def join(packet, j):
+        """MR3: the packet, next bound for resource j, waits at the ingress of j's router,
+        behind its flow's packets already there."""
+        r = router[j]
+        flow = packet["flow"]
+        packet["next"] = j
+        if not flow["held"][r]:
             # a flow joining during a round is served from the next one
-            flow["round"] = rr_round + (1 if rr_flows else 0)
-            rr_flows.append(flow)
-        flow["held"].append(packet)
+            flow["round"][r] = rr_round[r] + (1 if rr_flows[r] else 0)
+            rr_flows[r].append(flow)
+        flow["held"][r].append(packet)
 
     def release():
-        """MR3 (SPEC §3.1): elastic round robin on dominant processing times, in units of
-        dominant time / weight: allowance 1 + MaxSC(previous round) − SC_i."""
-        nonlocal inside, rr_round
-        while inside < inflight and rr_flows:
-            flow = rr_flows[0]
-            w = weights[flow["class"]]
-            if turn["flow"] is not flow:
-                turn["flow"] = flow
-                turn["allowance"] = 1.0 + max_sc["previous"] - flow["sc"]
-            packet = flow["held"].pop(0)
-            turn["allowance"] -= max(packet["s"]) / w
-            inside += 1
-            arrive(packet, packet["route"][0])
-            if turn["allowance"] <= 0 or not flow["held"]:
-                surplus = -turn["allowance"]
-                max_sc["current"] = max(max_sc["current"], surplus)
-                turn["flow"] = None
-                rr_flows.pop(0)
-                if flow["held"]:
-                    flow["sc"] = surplus
-                    flow["round"] += 1
-                    rr_flows.append(flow)
-                else:
-                    flow["sc"] = 0.0
-                if all(f["round"] > rr_round for f in rr_flows):  # the round is over
-                    rr_round += 1
-                    max_sc["previous"], max_sc["current"] = max_sc["current"], 0.0
+        """MR3 (SPEC §3.1, per router §3.2): every router in index order runs elastic round
+        robin on dominant processing times over its own resources, in units of dominant
+        time / weight: the head flow's allowance 1 + MaxSC(previous round) − SC_i, while
+        fewer than its bound are inside it."""
+        for r in range(R):
+            mine = [j for j in range(J) if router[j] == r]
+            while inside[r] < limit[r] and rr_flows[r]:
+                flow = rr_flows[r][0]
+                w = weights[flow["class"]]
+                if turn[r]["flow"] is not flow:
+                    turn[r]["flow"] = flow
+                    turn[r]["allowance"] = 1.0 + max_sc[r]["previous"] - flow["sc"][r]
+                packet = flow["held"][r].pop(0)
+                turn[r]["allowance"] -= max(packet["s"][j] for j in mine) / w
+                inside[r] += 1
+                arrive(packet, packet["next"])
+                if turn[r]["allowance"] <= 0 or not flow["held"][r]:
+                    surplus = -turn[r]["allowance"]
+                    max_sc[r]["current"] = max(max_sc[r]["current"], surplus)
+                    turn[r]["flow"] = None
+                    rr_flows[r].pop(0)
+                    if flow["held"][r]:
+                        flow["sc"][r] = surplus
+                        flow["round"][r] += 1
+                        rr_flows[r].append(flow)
+                    else:
+                        flow["sc"][r] = 0.0
+                    if all(f["round"][r] > rr_round[r] for f in rr_flows[r]):  # round over
+                        rr_round[r] += 1
+                        max_sc[r]["previous"] = max_sc[r]["current"]
+                        max_sc[r]["current"] = 0.0
 
     def inject(flow):
         number = flow["sent"]
@@ -365,7 +383,10 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             if interval > 0 and int(t / interval) < bins:
                 timeline[flow["class"]][j][int(t / interval)] += packet["s"][j]
             later = packet["route"][packet["route"].index(j) + 1:]
-            if later:
+            if later and policy == "mr3" and router[later[0]] != router[j]:
+                inside[router[j]] -= 1  # it leaves the router for the next one's ingress
+                join(packet, later[0])
+            elif later:
                 if router[later[0]] != router[j]:
                     enter_router(packet, router[later[0]])
                 moves.append((packet, later[0]))
@@ -374,7 +395,7 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                     sojourns.append((flow["index"], flow["class"], t - packet["entry"]))
                 flow["in_system"] -= 1
                 if policy == "mr3":
-                    inside -= 1
+                    inside[router[j]] -= 1
                 if t >= stops[flow["class"]]:  # the flow stops: cancel what is not sent
                     flow["to_inject"] = flow["pending"]
                 if periods[flow["class"]] > 0:  # open loop: departures inject nothing
@@ -420,7 +441,7 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
             flow = {"uid": next_index, "class": k, "index": next_index, "to_inject": size,
                     "in_system": 0, "sent": 0, "pending": 0, "S": [-math.inf] * J,
                     "cost": [0.0] * J, "F": [-math.inf] * J, "queue": [0] * J,
-                    "held": [], "sc": 0.0, "round": 0}
+                    "held": [[] for _ in range(R)], "sc": [0.0] * R, "round": [0] * R}
             next_index += 1
             schedule(arrival(next_index)[0], J + K, "arrival", None)
             # an open-loop flow offers its first packet on arrival, then one every period

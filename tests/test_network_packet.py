@@ -11,12 +11,12 @@ from hypothesis import strategies as st
 from naive import backlogged_rate
 from test_packet_reference import _both
 
-from mrfq.errors import InputError
 from mrfq.fluid import allocate, bmf_conditions
+from mrfq.packet import engine
 from mrfq.packet.engine import run_replication
-from mrfq.packet.model import PacketModel
+from mrfq.packet.model import ArrivalStream, PacketModel
 
-ROUTER_POLICIES = ["drfq", "drfq-dovetail", "bottleneck-fq"]
+ROUTER_POLICIES = ["drfq", "drfq-dovetail", "bottleneck-fq", "mr3"]
 POLICIES = ["pf", "bmf", "fifo", *ROUTER_POLICIES]
 
 # two classes crossing the same two resources in opposite orders
@@ -103,13 +103,84 @@ def test_mr3_on_one_router_with_routes_matches_reference():
     np.testing.assert_array_equal(fast.completion, slow)
 
 
-def test_mr3_on_several_routers_is_refused():
-    case = NETWORKS["nfv"]
-    scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"})
-    with pytest.raises(InputError, match="mr3"):
-        run_replication(PacketModel.from_scenario(scenario), "mr3",
-                        scenario.class_loads(0.5), np.random.SeedSequence(0), flows=5,
-                        mean_size=5, window=2)
+@pytest.mark.parametrize("inflight", [1, 3])
+@pytest.mark.parametrize("name", ["opposite-two-routers", "nfv", "re-entry"])
+def test_mr3_ingress_bound_per_router_matches_reference(name, inflight):
+    """MR3 on several routers with every router's bound L_r = ``inflight`` (1: a router
+    holds one packet at a time; 3: below the default 2 J_r of a two-resource router)."""
+    fast, slow = _run_both(name, "mr3", inflight=inflight)
+    np.testing.assert_array_equal(fast.completion, slow)
+    default, _ = _run_both(name, "mr3")
+    assert not np.array_equal(fast.completion, default.completion)
+
+
+def _mr3_run(scenario, trace, flows):
+    return run_replication(PacketModel.from_scenario(scenario), "mr3",
+                           scenario.class_loads(0.8), np.random.SeedSequence(5), flows=flows,
+                           mean_size=20, window=4, arrivals=trace)
+
+
+def _restricted(classes, keep):
+    """The classes with their requirement vectors (and packet types') cut to ``keep``."""
+    def cut(x):
+        return [x[j] for j in keep]
+    out = []
+    for c in classes:
+        c = dict(c)
+        if "requirements" in c:
+            c["requirements"] = cut(c["requirements"])
+        if "packets" in c:
+            c["packets"] = [{**p, "requirements": cut(p["requirements"])} for p in c["packets"]]
+        out.append(c)
+    return out
+
+
+@pytest.mark.parametrize("name", ["nfv", "re-entry"])
+def test_mr3_router_ingress_on_one_router_is_the_tandem_ingress(name, monkeypatch):
+    """The per-router ingress code (the network loop) on a network of one router gives
+    bit for bit the tandem's MR3 (SPEC §3.1, one ingress), which the tandem loop runs
+    (the networks' classes, with weights, packet mixes and routes, in one router)."""
+    scenario = make_scenario(**{k: v for k, v in NETWORKS[name].items()
+                                if k not in ("load", "routers")})
+    rho = scenario.class_loads(0.85)
+    model = PacketModel.from_scenario(scenario)
+    runs = []
+    for forced in (False, True):
+        if forced:
+            monkeypatch.setattr(engine, "needs_network_loop", lambda routers, mask: True)
+        runs.append(run_replication(model, "mr3", rho, np.random.SeedSequence(7), flows=300,
+                                    mean_size=20, window=4, debug=False))
+    np.testing.assert_array_equal(runs[0].completion, runs[1].completion)
+    np.testing.assert_array_equal(runs[0].sojourn_hist, runs[1].sojourn_hist)
+    assert runs[0].services == runs[1].services
+
+
+def test_mr3_routers_with_disjoint_routes_are_independent_tandems():
+    """Two routers whose classes never cross: each router's MR3 ingress, round robin and
+    resources see only its own classes, so every flow completes exactly when it does in
+    that router's tandem alone with its classes' arrivals (the same trace)."""
+    left = [{"name": "x", "requirements": [1, 0.5, 0, 0], "load_share": 1},
+            {"name": "y", "requirements": [0.3, 1, 0, 0], "load_share": 2, "weight": 2.0}]
+    right = [{"name": "u", "requirements": [0, 0, 1, 0.7], "load_share": 1},
+             # types cycled: a drawn type would hash the flow's index, which differs
+             {"name": "v", "load_share": 1, "packet_order": "cycle",
+              "packets": [{"requirements": [0, 0, 0.4, 1], "probability": 0.5},
+                          {"requirements": [0, 0, 1, 0.2], "probability": 0.5}]}]
+    network = make_scenario(classes=left + right, resources=("a", "b", "c", "d"),
+                            routers={"left": ["a", "b"], "right": ["c", "d"]})
+    times, classes, sizes = ArrivalStream(np.random.SeedSequence(11),
+                                          network.class_loads(1.6), 20.0).next_block()
+    n = 400
+    trace = (times[:n + 1], classes[:n + 1], sizes[:n + 1])
+    whole = _mr3_run(network, trace, n)
+    for part, members, keep, names in ((left, (0, 1), [0, 1], ("a", "b")),
+                                       (right, (2, 3), [2, 3], ("c", "d"))):
+        mine = np.isin(trace[1], members)
+        alone = make_scenario(classes=_restricted(part, keep), resources=names)
+        tandem = _mr3_run(alone, (trace[0][mine], trace[1][mine] - members[0],
+                                  trace[2][mine]), int(np.sum(mine[:n])))
+        assert len(tandem.completion) > 100
+        np.testing.assert_array_equal(whole.completion[mine[:n]], tandem.completion)
 
 
 def test_routes_change_the_order_of_visits():

@@ -24,14 +24,25 @@ def _consistent_state():
     return state
 
 
-def _check(state, t=1.0):
+def _check(state, t=1.0, held_injected=False):
     return kernel._check_invariants(t, WINDOW, state.ni, state.istate[kernel.I_FREE_TOP],
                                     state.flow_i, state.res_i, state.res_f,
-                                    state.free_slots, state.istate, state.in_use)
+                                    state.free_slots, state.istate, state.in_use,
+                                    held_injected)
 
 
 def test_consistent_state_passes():
     assert _check(_consistent_state()) == 0
+
+
+def test_held_packets_count_in_the_system_only_for_mr3_on_several_routers():
+    """MR3 on several routers: a packet waiting at a router's ingress is injected (in
+    FI_IN_SYSTEM) but at no resource; the tandem's held packets are not injected yet."""
+    state = _consistent_state()
+    state.flow_i[kernel.FI_IN_SYSTEM] = 2
+    state.flow_i[kernel.FI_HELD] = 1
+    assert _check(state, held_injected=True) == 0
+    assert _check(state) == kernel.BAD_CONSERVATION
 
 
 def _lost_packet(s):

@@ -71,8 +71,18 @@ def needs_network_loop(routers: int, fq_mask: np.ndarray) -> bool:
 
 def default_inflight(resources: int) -> int:
     """MR3's ingress bound L for J resources: 2J packets inside the tandem (one in service
-    and one waiting at every resource; SPEC §3.1 leaves L open)."""
+    and one waiting at every resource; SPEC §3.1 leaves L open). On several routers,
+    router r's ingress bound L_r is this for r's J_r resources (SPEC §3.2)."""
     return 2 * resources
+
+
+def ingress_limits(model: PacketModel, inflight: int | None) -> np.ndarray:
+    """MR3 on several routers: every router's ingress bound L_r, ``inflight`` if given,
+    else :func:`default_inflight` of the router's number of resources."""
+    router = (np.zeros(model.service.shape[1], np.int64) if model.router is None
+              else model.router)
+    return np.array([default_inflight(int(np.sum(router == r))) if inflight is None
+                     else int(inflight) for r in range(model.n_routers)], np.int64)
 
 
 def sojourn_bin_edges() -> np.ndarray:
@@ -132,16 +142,23 @@ class _State:
     """All arrays of the kernel state (layout in :mod:`mrfq.packet.kernel`); the flow-slot
     arrays grow by doubling."""
 
-    def __init__(self, model: PacketModel, window: int, capacity: int):
+    def __init__(self, model: PacketModel, window: int, capacity: int,
+                 ingress_limits: np.ndarray | None = None):
         J = model.service.shape[1]
         K = model.type_start.shape[0]
         self.window = window
         self.J, self.K = J, K
-        layout = kernel.record_layout(J, window)
+        # MR3 on several routers: one ingress per router, router r's bound L_r
+        R = 0 if ingress_limits is None else len(ingress_limits)
+        layout = kernel.record_layout(J, window, R)
         self.ni, self.nf = int(layout.ni), int(layout.nf)
-        self.istate = np.zeros(kernel.N_ISTATE, dtype=np.int64)
+        self.istate = np.zeros(kernel.N_ISTATE + kernel.IN_SIZE * R, dtype=np.int64)
         self.istate[[kernel.I_RR_HEAD, kernel.I_RR_TAIL, kernel.I_RR_END]] = -1
-        self.fstate = np.zeros(kernel.N_FSTATE)
+        for r in range(R):
+            at = kernel.N_ISTATE + kernel.IN_SIZE * r
+            self.istate[[at + kernel.IN_HEAD, at + kernel.IN_TAIL, at + kernel.IN_END]] = -1
+            self.istate[at + kernel.IN_LIMIT] = ingress_limits[r]
+        self.fstate = np.zeros(kernel.N_FSTATE + kernel.FN_SIZE * R)
         self.res_i = np.zeros(4 * J, dtype=np.int64)
         self.res_f = np.zeros(5 * J)
         self.res_f[:J] = np.inf  # idle
@@ -232,13 +249,14 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     class (``None``: all exponential, i.e. geometric in packets;
     :class:`~mrfq.packet.model.ArrivalStream`). ``fq_resource``: the resource bottleneck FQ
     schedules (−1: the last one, the link), or a tuple of them (one per router, SPEC
-    §3.2). Routes and routers come with ``model`` (SPEC §3.2; MR3 on several routers is
-    not implemented and raises InputError). ``virtual_time``: DRFQ's virtual time,
+    §3.2). Routes and routers come with ``model`` (SPEC §3.2; MR3 on several routers: one
+    ingress per router, :mod:`mrfq.packet.kernel`). ``virtual_time``: DRFQ's virtual time,
     "in-service" (the largest start tag among the packets in service, the DRFQ paper's
     rule) or "started" (the largest start tag of any packet that has begun service, BR's
     reading; SPEC §3). ``inflight``: MR3 releases packets at the
     ingress while fewer than this many are inside the tandem (default
-    :func:`default_inflight`).
+    :func:`default_inflight`); on several routers, every router's ingress while fewer
+    than this many are inside that router (default :func:`ingress_limits`).
 
     Explicit flows (one class each, :mod:`mrfq.packet.flows`): ``class_window[k]``
     (default ``window``), ``class_period[k]`` > 0 makes class k open loop (a packet offered
@@ -259,9 +277,6 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     ``initial_completion``, and the run also lasts until they have completed.
     """
     code = policies.get(policies.PACKET, policy).code
-    if model.n_routers > 1 and code == policies.codes(policies.PACKET).MR3:
-        raise InputError("mr3 with several routers (one ingress per router) is not "
-                         "implemented yet", "packet.policies")
     debug = debug_enabled() if debug is None else debug
     stream = ArrivalStream(seed_seq, class_loads, mean_size, size_laws)
     hash_key = np.uint64(seed_seq.generate_state(1, np.uint64)[0])
@@ -319,19 +334,21 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     window = int(windows.max()) + int(np.any(periods > 0))
     timeline = np.zeros(K * model.service.shape[1] * bins if interval > 0 else 0)
     dropped = np.zeros(K, np.int64)
-    state = _State(model, window, INITIAL_CAPACITY)
+    fq = tuple(int(j) % model.service.shape[1] for j in np.atleast_1d(fq_resource))
+    fq_mask = np.zeros(model.service.shape[1], np.bool_)
+    fq_mask[list(fq)] = True
+    network = needs_network_loop(model.n_routers, fq_mask)
+    routed_mr3 = network and code == policies.codes(policies.PACKET).MR3
+    state = _State(model, window, INITIAL_CAPACITY,
+                   ingress_limits(model, inflight) if routed_mr3 else None)
     buckets = kernel.SOJOURN_BUCKETS
     sojourn_hist = np.zeros((buckets * K + 1) * kernel.SOJOURN_BINS, np.int64)  # + scratch
     sojourn_sum = np.zeros(buckets * K + 1)
     bucket_time = np.full(buckets, np.nan)
     bucket_work = np.full(buckets * state.J, np.nan)
     service, next_resource, type_charge = _flat_model(model)
-    fq = tuple(int(j) % state.J for j in np.atleast_1d(fq_resource))
-    fq_mask = np.zeros(state.J, np.bool_)
-    fq_mask[list(fq)] = True
     router = (np.zeros(state.J, np.int64) if model.router is None
               else np.ascontiguousarray(model.router, np.int64))
-    network = needs_network_loop(model.n_routers, fq_mask)
     constants = kernel.Model(
         service=service, next_resource=next_resource, first_resource=model.first_resource,
         type_charge=type_charge, type_cdf=model.type_cdf, class_type0=model.type_start,

@@ -72,6 +72,22 @@ tandem by elastic round robin on dominant processing time while fewer than
 the ingress (:func:`_hold`), so its delay includes the wait there. None of them uses the
 lone-flow loop.
 
+MR3 on several routers (SPEC §3.2): every router r has its own ingress, run by the same
+rule on its own state (round-robin list, rounds, MaxSC, allowance, each flow's SC_r) and
+its own bound L_r (``inflight``, default 2 J_r for its J_r resources). A packet waits at
+the ingress of every router it enters: its first router's when it is injected (it is
+drawn and numbered then, and its sojourn starts), another router's when it completes at
+a resource and its next resource is in that router (it leaves its router: one fewer
+inside); a route that comes back to a router enters its ingress again. A flow's packets
+held at r are released in the order they arrived there, each to its next resource,
+charged its largest time over r's resources / w (``router_charge``, DRFQ's charge in r);
+r releases while fewer than L_r packets are inside it (released by its ingress, not yet
+left r). After an event's packet movements and injections the routers release in index
+order (the order is not observable: a router's releases go to its own resources, and
+arrival numbers are compared only at one resource). Inside a router, FIFO. With one
+router this is the tandem's ingress exactly (``tests/test_network_packet.py`` runs it
+through the network loop against the tandem loop).
+
 Memory layout (why it looks like this: every separate array is a base pointer and a
 stride the loop must keep in a register or reload from the stack; with ~50 arrays the
 loop spent most of its instructions on spills). State is a handful of flat arrays:
@@ -171,6 +187,15 @@ _SLOT_MASK = np.int64(MAX_SLOTS - 1)
 (FI_CLASS, FI_INDEX, FI_TO_INJECT, FI_IN_SYSTEM, FI_SENT, FI_PENDING, FI_FREE_N, FI_TYPE0,
  FI_NTYPES, FI_HELD, FI_NEXT, FI_SOJOURN, FI_FREE_HEAD) = range(13)
 FI_RES = 13  # resource j: FI_RES + 3j = packets of the flow at j, +1 FIFO head, +2 FIFO length
+# MR3 on several routers: a flow's record at one router's ingress (record_layout), and
+# router r's ingress state at istate[N_ISTATE + IN_SIZE·r + IN_*] (packets released and
+# not yet left r, the bound L_r, the round-robin list's head, tail and last flow of the
+# round, whether the head's turn has begun) and fstate[N_FSTATE + 3r + FN_*] (MaxSC of
+# the previous and current round, the head's allowance); the tandem's MR3 uses the
+# I_RR_* and F_MAXSC_* fields above
+IG_HELD, IG_HEAD, IG_NEXT, IG_RING = range(4)
+IN_INSIDE, IN_LIMIT, IN_HEAD, IN_TAIL, IN_END, IN_OPEN, IN_SIZE = range(7)
+FN_MAXSC_PREV, FN_MAXSC_CUR, FN_ALLOWANCE, FN_SIZE = range(4)
 
 
 
@@ -267,6 +292,8 @@ class Layout(NamedTuple):
     o_weight: int
     o_sc: int
     o_entry: int
+    o_ingress: int
+    o_ingress_sc: int
 
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -276,8 +303,9 @@ _U = np.uint64
 
 
 @njit(cache=True)
-def record_layout(J, W):
-    """Sizes and offsets of a flow slot's records for J resources and window W.
+def record_layout(J, W, ingresses=0):
+    """Sizes and offsets of a flow slot's records for J resources and window W (and,
+    for MR3 on several routers, ``ingresses`` routers' ingress records; 0 otherwise).
 
     Each resource's FIFO of the flow is four parallel rings of W entries at j·W: packet
     number and heap id (int), tag and service time at j (float), so starting a packet and
@@ -291,13 +319,18 @@ def record_layout(J, W):
     times [J·W]; and last, the time every packet number entered the router [W], its
     injection or, for MR3, when it joined the ingress (its per-packet sojourn starts
     there).
+    MR3 on several routers, per router r: at o_ingress + r·(IG_RING + 2W) the flow's
+    packets held at r's ingress (IG_HELD), the ring's head (IG_HEAD), the next flow in
+    r's round-robin list (IG_NEXT), and the ring of (packet number, next resource) pairs
+    [2W]; its surplus count SC_r / w at float o_ingress_sc + r.
     Returns a :class:`Layout`.
     """
     o_free = FI_RES + 3 * J
     o_type = o_free + W
     o_fifo_pk = o_type + W
     o_fifo_id = o_fifo_pk + J * W
-    ni = o_fifo_id + J * W
+    o_ingress = o_fifo_id + J * W
+    ni = o_ingress + ingresses * (IG_RING + 2 * W)
     o_charge = 2 * J
     o_weight = 3 * J
     o_sc = o_weight + 1
@@ -306,9 +339,10 @@ def record_layout(J, W):
     o_fifo_key = o_vtags + W * J
     o_fifo_s = o_fifo_key + J * W
     o_entry = o_fifo_s + J * W
-    nf = o_entry + W
+    o_ingress_sc = o_entry + W
+    nf = o_ingress_sc + ingresses
     return Layout(ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_vtags, o_fifo_key,
-                  o_fifo_s, o_charge, o_weight, o_sc, o_entry)
+                  o_fifo_s, o_charge, o_weight, o_sc, o_entry, o_ingress, o_ingress_sc)
 
 
 @intrinsic
@@ -821,6 +855,120 @@ def _released(flow_i, flow_f, istate, fstate, layout, slot, b, bf, charge):
             istate[I_RR_END] = istate[I_RR_TAIL]
 
 
+# MR3 on several routers (SPEC §3.2): every router runs the tandem's ingress on its own.
+# Called, not inlined, for the reasons given at _hold.
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _ingress_reset(flow_i, flow_f, layout, W, R, b, bf):
+    """MR3 on several routers: a new flow holds nothing at any ingress, SC_r = 0."""
+    for r in range(R):
+        base = b + _U(layout.o_ingress + r * (IG_RING + 2 * W))
+        flow_i[base + _U(IG_HELD)] = 0
+        flow_i[base + _U(IG_HEAD)] = 0
+        flow_i[base + _U(IG_NEXT)] = -1
+        flow_f[bf + _U(layout.o_ingress_sc + r)] = 0.0
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _ingress_join(flow_i, istate, layout, W, r, slot, b, pk, dest):
+    """MR3 on several routers: packet ``pk`` of the flow in ``slot`` (int record at b),
+    whose next resource is ``dest``, enters router r and waits at r's ingress, behind the
+    flow's other packets held there; a flow that held none there joins the tail of r's
+    round-robin list (a packet injected enters its first router so; a packet that
+    completes at a resource of another router enters this one so)."""
+    base = b + _U(layout.o_ingress + r * (IG_RING + 2 * W))
+    held = flow_i[base + _U(IG_HELD)]
+    position = flow_i[base + _U(IG_HEAD)] + held
+    if position >= W:
+        position -= W
+    flow_i[base + _U(IG_RING + 2 * position)] = pk
+    flow_i[base + _U(IG_RING + 2 * position + 1)] = dest
+    flow_i[base + _U(IG_HELD)] = held + 1
+    flow_i[b + _U(FI_HELD)] += 1
+    if held == 0:
+        flow_i[base + _U(IG_NEXT)] = -1
+        g = N_ISTATE + IN_SIZE * r
+        tail = istate[g + IN_TAIL]
+        if tail < 0:
+            istate[g + IN_HEAD] = slot
+            if istate[g + IN_END] < 0:
+                istate[g + IN_END] = slot
+        else:
+            flow_i[_U(tail * layout.ni + layout.o_ingress + r * (IG_RING + 2 * W)
+                      + IG_NEXT)] = slot
+        istate[g + IN_TAIL] = slot
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _ingress_release(flow_i, flow_f, istate, fstate, layout, W, R, first):
+    """MR3 on several routers: the next release of the routers' ingresses, in router
+    order from router ``first`` (the routers before it release nothing more in this
+    event: a release changes only its own router's state). Router r releases while
+    fewer than L_r packets are inside it (released by its ingress and not yet left it)
+    and its list holds a flow: the head flow's oldest packet held at r, with the rule of
+    :func:`_release_next` on r's own list, MaxSC and allowance. Returns (r, slot,
+    packet, next resource), r = −1 when no router releases."""
+    for r in range(first, R):
+        g = N_ISTATE + IN_SIZE * r
+        slot = istate[g + IN_HEAD]
+        if istate[g + IN_INSIDE] >= istate[g + IN_LIMIT] or slot < 0:
+            continue
+        base = _U(slot * layout.ni + layout.o_ingress + r * (IG_RING + 2 * W))
+        if istate[g + IN_OPEN] == 0:
+            istate[g + IN_OPEN] = 1
+            fstate[N_FSTATE + FN_SIZE * r + FN_ALLOWANCE] = (
+                1.0 + fstate[N_FSTATE + FN_SIZE * r + FN_MAXSC_PREV]
+                - flow_f[_U(slot * layout.nf + layout.o_ingress_sc + r)])
+        head = flow_i[base + _U(IG_HEAD)]
+        pk = flow_i[base + _U(IG_RING + 2 * head)]
+        dest = flow_i[base + _U(IG_RING + 2 * head + 1)]
+        head += 1
+        flow_i[base + _U(IG_HEAD)] = 0 if head == W else head
+        flow_i[base + _U(IG_HELD)] -= 1
+        flow_i[_U(slot * layout.ni + FI_HELD)] -= 1
+        istate[g + IN_INSIDE] += 1
+        return r, slot, pk, dest
+    return -1, 0, 0, 0
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def _ingress_released(flow_i, flow_f, istate, fstate, layout, W, r, slot, b, bf, charge):
+    """MR3 on several routers: router r's ingress has released a packet of the flow in
+    ``slot`` (records at b, bf) of cost ``charge`` (its dominant time over r's resources
+    / w): :func:`_released` on router r's list, MaxSC and allowance, and the flow's
+    packets held and SC_r at r."""
+    f = N_FSTATE + FN_SIZE * r
+    g = N_ISTATE + IN_SIZE * r
+    base = b + _U(layout.o_ingress + r * (IG_RING + 2 * W))
+    allowance = fstate[f + FN_ALLOWANCE] - charge
+    fstate[f + FN_ALLOWANCE] = allowance
+    held = flow_i[base + _U(IG_HELD)]
+    if allowance <= 0.0 or held == 0:  # the turn ends
+        surplus = -allowance
+        if surplus > fstate[f + FN_MAXSC_CUR]:
+            fstate[f + FN_MAXSC_CUR] = surplus
+        istate[g + IN_OPEN] = 0
+        nxt = flow_i[base + _U(IG_NEXT)]
+        istate[g + IN_HEAD] = nxt
+        if nxt < 0:
+            istate[g + IN_TAIL] = -1
+        if held > 0:
+            flow_f[bf + _U(layout.o_ingress_sc + r)] = surplus
+            flow_i[base + _U(IG_NEXT)] = -1
+            tail = istate[g + IN_TAIL]
+            if tail < 0:
+                istate[g + IN_HEAD] = slot
+            else:
+                flow_i[_U(tail * layout.ni + layout.o_ingress + r * (IG_RING + 2 * W)
+                          + IG_NEXT)] = slot
+            istate[g + IN_TAIL] = slot
+        else:
+            flow_f[bf + _U(layout.o_ingress_sc + r)] = 0.0
+        if istate[g + IN_END] == slot:  # the round ends
+            fstate[f + FN_MAXSC_PREV] = fstate[f + FN_MAXSC_CUR]
+            fstate[f + FN_MAXSC_CUR] = 0.0
+            istate[g + IN_END] = istate[g + IN_TAIL]
+
+
 @njit(cache=True, inline="always", _nrt=False)
 def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
                free_slots, completion, sojourn_hist, sojourn_sum, flows, J, W, layout,
@@ -1170,7 +1318,10 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
     K = class_rtt.shape[0]
     W = window
     pend_cap = pend_time.shape[0] // K
-    layout = record_layout(J, W)
+    # routers (1: the tandem); MR3 on several routers keeps an ingress record per router
+    R = model.router_charge.shape[0] // model.type_charge.shape[0]
+    routed_mr3 = policy == MR3 and network
+    layout = record_layout(J, W, R if routed_mr3 else 0)
     ni, nf, o_free = layout.ni, layout.nf, layout.o_free
     o_fifo_pk, o_fifo_id = layout.o_fifo_pk, layout.o_fifo_id
     o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
@@ -1307,7 +1458,13 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
                     timeline[_U((flow_i[b + _U(FI_CLASS)] * J + done) * bins + at_bin)] += (
                         service[_U(ptype * J + done)])
             flow_i[b + _U(FI_RES + 3 * done)] -= 1
-            if target >= 0:  # on to the next resource
+            if (target >= 0 and routed_mr3
+                    and model.router[_U(target)] != model.router[_U(done)]):
+                # MR3: it leaves its router and waits at the next one's ingress
+                istate[N_ISTATE + IN_SIZE * model.router[_U(done)] + IN_INSIDE] -= 1
+                _ingress_join(flow_i, istate, layout, W, model.router[_U(target)], slot, b,
+                              pk, target)
+            elif target >= 0:  # on to the next resource
                 if (network and (policy == DRFQ or policy == DRFQ_DOVETAIL)
                         and model.router[_U(target)] != model.router[_U(done)]):
                     _router_tag(policy, flow_f, res_f, J, layout, model, bf, pk,
@@ -1331,7 +1488,9 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
                     flow_i[b + _U(o_free + n_free)] = pk
                 flow_i[b + _U(FI_FREE_N)] = n_free + 1
                 reserved = flow_i[b + _U(FI_PENDING)]
-                if policy == MR3:  # packets held at the ingress are reserved as well
+                if routed_mr3:  # (its held packets are injected: in FI_IN_SYSTEM)
+                    istate[N_ISTATE + IN_SIZE * model.router[_U(done)] + IN_INSIDE] -= 1
+                elif policy == MR3:  # packets held at the ingress are reserved as well
                     istate[I_INSIDE] -= 1
                     reserved += flow_i[b + _U(FI_HELD)]
                 open_loop = False
@@ -1347,7 +1506,7 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
                         pend_slot[_U(k * pend_cap + pos)] = slot
                         pend_len[k] += 1
                         flow_i[b + _U(FI_PENDING)] += 1
-                    elif policy == MR3:
+                    elif policy == MR3 and not network:
                         _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, 1, t)
                     else:
                         n_inject = 1
@@ -1370,11 +1529,11 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
             open_loop = False
             if explicit and special:
                 open_loop = class_period[_U(k)] > 0.0
-            held = flow_i[b + _U(FI_HELD)] if policy == MR3 else 0
+            held = flow_i[b + _U(FI_HELD)] if policy == MR3 and not network else 0
             if open_loop and flow_i[b + _U(FI_IN_SYSTEM)] + held >= class_window[_U(k)]:
                 flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
                 dropped[_U(k)] += 1
-            elif policy == MR3:
+            elif policy == MR3 and not network:
                 _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, 1, t)
             else:
                 n_inject = 1
@@ -1416,6 +1575,10 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
                 flow_i[b + _U(FI_HELD)] = 0
                 flow_i[b + _U(FI_FREE_HEAD)] = 0
                 flow_f[bf + _U(layout.o_sc)] = 0.0
+            if routed_mr3:  # injected now, held at their first routers' ingresses
+                _ingress_reset(flow_i, flow_f, layout, W, R, b, bf)
+                n_inject = first
+            elif policy == MR3:
                 _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, first, t)
             else:
                 n_inject = first
@@ -1425,7 +1588,7 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
         if explicit and offer_next:  # offer the open-loop flow's next packet one period later
             # (its packets not yet injected, less those about to be: the one injected
             # now, or for MR3 all it holds at the ingress)
-            now = flow_i[b + _U(FI_HELD)] if policy == MR3 else n_inject
+            now = flow_i[b + _U(FI_HELD)] if policy == MR3 and not network else n_inject
             if flow_i[b + _U(FI_TO_INJECT)] - now > 0:
                 pos = (pend_head[k] + pend_len[k]) % pend_cap
                 pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
@@ -1433,28 +1596,49 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
                 pend_len[k] += 1
                 flow_i[b + _U(FI_PENDING)] += 1
         # ---- the packets injected now: the event's flow's, or those MR3's ingress
-        # releases (one call site of _inject and _arrive)
+        # releases (one call site of _inject and _arrive). MR3 on several routers: the
+        # injected packets join their first routers' ingresses, then the routers release
+        # in index order (from router `releasing`)
+        releasing = -1
         while True:
-            if policy == MR3:
+            if policy == MR3 and not network:
                 slot = _release_next(flow_i, flow_f, istate, fstate, layout, model.inflight)
                 if slot < 0:
                     break
                 b = _U(slot * ni)
                 bf = _U(slot * nf)
-            elif n_inject == 0:
-                break
-            else:
+            elif n_inject > 0:
                 n_inject -= 1
-            pk, dest, s, vglobal = _inject(policy, flow_i, flow_f, res_f, J, layout, model,
-                                           b, bf, vglobal, in_service, network)
-            if policy != MR3:  # (an MR3 packet's entry: when it joined the ingress, _hold)
-                flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
+            elif routed_mr3:
+                releasing, slot, pk, dest = _ingress_release(
+                    flow_i, flow_f, istate, fstate, layout, W, R, max(releasing, 0))
+                if releasing < 0:
+                    break
+                b = _U(slot * ni)
+                bf = _U(slot * nf)
+            else:
+                break
+            if releasing >= 0:  # (routed MR3) a released packet moves on to `dest`
+                s = service[_U(flow_i[b + _U(layout.o_type) + _U(pk)] * J + dest)]
+            else:
+                pk, dest, s, vglobal = _inject(policy, flow_i, flow_f, res_f, J, layout,
+                                               model, b, bf, vglobal, in_service, network)
+                if policy != MR3 or network:  # (tandem MR3: when it joined the ingress)
+                    flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
+                if routed_mr3:
+                    _ingress_join(flow_i, istate, layout, W, model.router[_U(dest)], slot,
+                                  b, pk, dest)
+                    continue
             vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                               heap_id, istate, service, next_resource, J, W, layout,
                               slot, b, bf, pk, dest, s, seq, t, vglobal, fq, in_service,
                               network, model.fq_mask, ev_key, ev_id)
             seq += 1
-            if policy == MR3:
+            if routed_mr3:
+                ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
+                _ingress_released(flow_i, flow_f, istate, fstate, layout, W, releasing,
+                                  slot, b, bf, model.router_charge[_U(ptype * R + releasing)])
+            elif policy == MR3:
                 charge = model.type_charge[_U(flow_i[b + _U(layout.o_type) + _U(pk)])]
                 _released(flow_i, flow_f, istate, fstate, layout, slot, b, bf, charge)
         # ==== phase 2: every idle resource with waiting packets starts the smallest
@@ -1512,7 +1696,7 @@ def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, a
         # ==== debug: the invariants after every event
         if debug:
             code = _check_invariants(t, W, ni, free_top, flow_i, res_i, res_f, free_slots,
-                                     istate, in_use)
+                                     istate, in_use, routed_mr3)
             if code != 0:
                 status = code
                 break
@@ -1673,8 +1857,10 @@ def run_kernel(policy: int, debug: bool, budget: int, model: tuple, arrivals: tu
 
 @njit(cache=True, _nrt=False)
 def _check_invariants(t, window, ni, free_top, flow_i, res_i, res_f, free_slots, istate,
-                      in_use):
-    """Debug mode: conservation, window, work conservation and utilisation after an event."""
+                      in_use, held_injected):
+    """Debug mode: conservation, window, work conservation and utilisation after an event.
+    ``held_injected``: MR3 on several routers, whose packets held at the ingresses are
+    injected (in FI_IN_SYSTEM) and not at a resource."""
     J = res_i.shape[0] // 4
     if istate[I_VIOLATION] != 0:
         return istate[I_VIOLATION]
@@ -1692,10 +1878,12 @@ def _check_invariants(t, window, ni, free_top, flow_i, res_i, res_f, free_slots,
             if queued < 0 or flow_i[b + FI_RES + 3 * j + 2] > queued:
                 return BAD_CONSERVATION
             total += queued
-        if total != flow_i[b + FI_IN_SYSTEM]:
+        held = flow_i[b + FI_HELD]
+        if total + (held if held_injected else 0) != flow_i[b + FI_IN_SYSTEM]:
             return BAD_CONSERVATION
-        if (flow_i[b + FI_IN_SYSTEM] + flow_i[b + FI_PENDING] + flow_i[b + FI_HELD] > window
-                or flow_i[b + FI_TO_INJECT] < 0):
+        if (flow_i[b + FI_IN_SYSTEM] + flow_i[b + FI_PENDING]
+                + (0 if held_injected else held) > window
+                or flow_i[b + FI_TO_INJECT] < 0 or held < 0):
             return BAD_WINDOW
     for j in range(J):
         busy = res_f[j] < np.inf

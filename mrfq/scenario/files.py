@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from mrfq import fields, policies
+from mrfq import fields
 from mrfq.errors import InputError
 from mrfq.explicit import parse_flows
 from mrfq.io import read_toml
@@ -82,10 +82,6 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
                        "packet.fq_resource", source)
 
     check_init(packet, classes, "packet.init", source)
-    # MR3 has one ingress per router in SPEC §3.2: not implemented yet
-    if routers and policies.named(policies.PACKET).MR3 in packet.policies:
-        raise fail("mr3 on several routers (one ingress per router) is not implemented",
-                   "packet.policies", source)
 
     flows, timeline = parse_flows(raw.get("flows"), raw.get("timeline"), names,
                                   packet.window, source)
