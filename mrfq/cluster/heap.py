@@ -7,18 +7,29 @@ with a fresh ``NUMBA_CACHE_DIR`` (or touch kernel.py) so that it is recompiled."
 from numba import njit
 
 
+@njit(cache=True, inline="always")
+def _before(h_time, h_seq, a, b):
+    """Entry a comes out before entry b: earlier end, or the same end and launched first."""
+    return h_time[a] < h_time[b] or (h_time[a] == h_time[b] and h_seq[a] < h_seq[b])
+
+
+@njit(cache=True, inline="always")
+def _swap(h_time, h_seq, h_job, h_srv, a, b):
+    h_time[a], h_time[b] = h_time[b], h_time[a]
+    h_seq[a], h_seq[b] = h_seq[b], h_seq[a]
+    h_job[a], h_job[b] = h_job[b], h_job[a]
+    h_srv[a], h_srv[b] = h_srv[b], h_srv[a]
+
+
 @njit(cache=True)
 def heap_push(h_time, h_seq, h_job, h_srv, size, t, seq, job, srv):
     i = size
     h_time[i], h_seq[i], h_job[i], h_srv[i] = t, seq, job, srv
     while i > 0:
         p = (i - 1) // 2
-        if h_time[p] < h_time[i] or (h_time[p] == h_time[i] and h_seq[p] < h_seq[i]):
+        if _before(h_time, h_seq, p, i):
             break
-        h_time[p], h_time[i] = h_time[i], h_time[p]
-        h_seq[p], h_seq[i] = h_seq[i], h_seq[p]
-        h_job[p], h_job[i] = h_job[i], h_job[p]
-        h_srv[p], h_srv[i] = h_srv[i], h_srv[p]
+        _swap(h_time, h_seq, h_job, h_srv, p, i)
         i = p
     return size + 1
 
@@ -32,14 +43,10 @@ def heap_pop(h_time, h_seq, h_job, h_srv, size):
         c = 2 * i + 1
         if c >= size:
             break
-        if c + 1 < size and (h_time[c + 1] < h_time[c] or (
-                h_time[c + 1] == h_time[c] and h_seq[c + 1] < h_seq[c])):
+        if c + 1 < size and _before(h_time, h_seq, c + 1, c):
             c += 1
-        if h_time[i] < h_time[c] or (h_time[i] == h_time[c] and h_seq[i] < h_seq[c]):
+        if _before(h_time, h_seq, i, c):
             break
-        h_time[c], h_time[i] = h_time[i], h_time[c]
-        h_seq[c], h_seq[i] = h_seq[i], h_seq[c]
-        h_job[c], h_job[i] = h_job[i], h_job[c]
-        h_srv[c], h_srv[i] = h_srv[i], h_srv[c]
+        _swap(h_time, h_seq, h_job, h_srv, c, i)
         i = c
     return size
