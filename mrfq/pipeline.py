@@ -25,7 +25,7 @@ from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
 from mrfq.io import check_figure_formats, check_writable_dir, write_csv
-from mrfq.kinds.cluster import load_trace, trace_tables
+from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES, load_trace, trace_tables
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
 from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
@@ -33,10 +33,6 @@ from mrfq.validation import fair_dominant_shares, known_limitations, validate_su
 
 DEFAULT_SCENARIO = "fig3_quick"
 VALIDATION_FILE = "validation.csv"
-TRACE_FILE = "trace_summary.csv"
-#: the other tables of a trace run (:func:`mrfq.kinds.cluster.trace_tables`) and files
-TRACE_TABLES = {"timeline": "utilisation.csv", "shares": "shares.csv", "jct": "jct.csv",
-                "jobs": "jobs.csv", "completion": "completion.csv"}
 #: what a trace run writes, as the CLI lists it
 TRACE_OUTPUTS = ", ".join([TRACE_FILE, *TRACE_TABLES.values()]) + ", figures"
 Progress = Callable[[int, int], None]
@@ -167,6 +163,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
     types written (default: the suffix of ``output``, else PNG and PDF). Returns the
     files written."""
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
+    from mrfq.plot_cluster import replot_trace
     from mrfq.plots import (
         check_formats,
         dominant_share_over_time,
@@ -180,6 +177,8 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
         formats = (Path(output).suffix,)
     formats = check_formats(formats)
     results = Path(results_dir)
+    if (results / TRACE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
+        return replot_trace(results, output, formats)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
         timeline = pd.read_csv(results / TIMELINE_FILE, dtype={"flow": str})
         return dominant_share_over_time(timeline, Path(output) if output else

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES
 from mrfq.plots import _colour, _save, _title
 from mrfq.policies import label
 
@@ -163,13 +164,33 @@ def completion_times(jobs: pd.DataFrame, jct: pd.DataFrame, path: str | Path,
 
 
 def trace_figures(tables: dict[str, pd.DataFrame], results_dir: str | Path,
-                  title: str = "", formats: Sequence[str] | None = None) -> list[Path]:
-    """The three figures of a trace run into ``results_dir``: ``shares``,
-    ``utilisation`` and ``completion_times`` (each in every format)."""
+                  title: str = "", formats: Sequence[str] | None = None,
+                  prefix: str = "") -> list[Path]:
+    """The three figures of a trace run into ``results_dir``: ``<prefix>shares``,
+    ``<prefix>utilisation`` and ``<prefix>completion_times`` (each in every format)."""
     results = Path(results_dir)
-    return [*shares_over_time(tables["shares"], tables["timeline"], results / "shares",
-                              title, formats),
-            *utilisation_over_time(tables["timeline"], results / "utilisation", title,
-                                   formats),
-            *completion_times(tables["jobs"], tables["jct"], results / "completion_times",
-                              title, formats)]
+    return [*shares_over_time(tables["shares"], tables["timeline"],
+                              results / f"{prefix}shares", title, formats),
+            *utilisation_over_time(tables["timeline"], results / f"{prefix}utilisation",
+                                   title, formats),
+            *completion_times(tables["jobs"], tables["jct"],
+                              results / f"{prefix}completion_times", title, formats)]
+
+
+def replot_trace(results_dir: str | Path, output: str | Path | None = None,
+                 formats: Sequence[str] | None = None) -> list[Path]:
+    """The figures of a trace run (:func:`trace_figures`) redrawn from the tables it wrote
+    in ``results_dir`` (``mrfq plot DIR``): into that directory, or with ``output`` =
+    ``dir/name`` as ``dir/name_shares`` and so on."""
+    results = Path(results_dir)
+    text = {"policy": str, "class": str, "user": str}
+    tables = {name: pd.read_csv(results / file, dtype={**text, "tasks": str} if name == "jct"
+                                else text)
+              for name, file in TRACE_TABLES.items()}
+    summary = pd.read_csv(results / TRACE_FILE).iloc[0]
+    title = (f"Trace run: {summary['trace']} ({summary['jobs']} jobs, {summary['tasks']} "
+             f"tasks) on {summary['servers']} servers, one run per scheduler")
+    if output is None:
+        return trace_figures(tables, results, title, formats)
+    output = Path(output)
+    return trace_figures(tables, output.parent, title, formats, f"{output.stem}_")

@@ -164,3 +164,27 @@ def test_the_other_verbs_refuse_a_trace_scenario(tmp_path, verb):
     assert not out.exists()
     with pytest.raises(mrfq.InputError, match="cluster.trace: a trace scenario has no"):
         mrfq.sweep(path, tmp_path / "r")
+
+
+def test_plot_redraws_a_trace_runs_figures_from_its_tables(tmp_path):
+    """``mrfq plot DIR`` on a trace run's directory reads the tables it wrote back (the
+    same numbers as the run returned) and draws the three figures again, into the
+    directory or under ``-o``'s stem."""
+    from mrfq.kinds.cluster import TRACE_TABLES
+
+    shutil.copy(SMALL, tmp_path / "trace.csv")
+    result = mrfq.cluster(_scenario(tmp_path), tmp_path / "r")
+    for name, file in TRACE_TABLES.items():
+        back = pd.read_csv(tmp_path / "r" / file)
+        assert back.shape == result.tables[name].shape, name
+    for figure in result.figures:
+        figure.unlink()
+    runner = CliRunner()
+    out = runner.invoke(main, ["plot", str(tmp_path / "r")])
+    assert out.exit_code == 0, out.output
+    assert sorted(p.name for p in (tmp_path / "r").glob("*.png")) == [
+        "completion_times.png", "shares.png", "utilisation.png"]
+    written = mrfq.plot(tmp_path / "r", output=tmp_path / "fig.pdf")
+    assert sorted(p.name for p in written) == [
+        "fig_completion_times.pdf", "fig_shares.pdf", "fig_utilisation.pdf"]
+    assert all(p.stat().st_size > 5_000 for p in written)

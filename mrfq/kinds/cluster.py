@@ -155,6 +155,12 @@ def _user_names(trace: Trace) -> np.ndarray:
     return np.array([f"class {k + 1}" for k in trace.job_class])
 
 
+#: a trace run's files: the summary (one row per policy) and its other tables by name
+TRACE_FILE = "trace_summary.csv"
+TRACE_TABLES = {"timeline": "utilisation.csv", "shares": "shares.csv", "jct": "jct.csv",
+                "jobs": "jobs.csv", "completion": "completion.csv"}
+
+
 def trace_tables(scenario: Scenario, trace: Trace, capacity: np.ndarray,
                  timeline_dt: float = 0.0) -> dict[str, pd.DataFrame]:
     """One run of a trace per cluster policy (:func:`trace_summary`), as tables with a
