@@ -147,12 +147,13 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
     (Figure 3 layout and the fluid panels), a directory of :func:`flows` (dominant share
     over time), a fluid table from :func:`fluid` as a CSV file or a DataFrame (Figure 1/2
     layout; a DataFrame needs ``output``). With no source: BR Figures 1 and 2 into
-    ``plots/`` (their fluid curves are swept, cached, under ``results/``). ``formats``:
+    the directory ``output`` (default ``plots/``; their fluid curves are swept, cached,
+    under ``results/``). ``formats``:
     the file types (default: the suffix of ``output``, else PNG and PDF). Returns the
     files written."""
     chosen = check_formats(formats) if formats is not None else None
     if not sources:
-        return pipeline.paper_fluid_figures(jobs=jobs,
+        return pipeline.paper_fluid_figures(output or "plots", jobs=jobs, formats=chosen,
                                             progress=progress_callback(progress, "fluid"))
     written: list[Path] = []
     for source in sources:

@@ -231,8 +231,8 @@ def flows(scenario, results, policies, seed):
 @click.option("--jobs", type=int, help=JOBS_HELP + " For the fluid curves (no SOURCES).")
 @user_errors
 def plot(sources, output, formats, jobs):
-    """Draw figures. With no SOURCES: BR Figures 1–2 (fluid) into plots/fig1.png, fig2.png
-    (the curves are swept, cached, into results/fig1_balanced and results/fig2_unbalanced).
+    """Draw figures. With no SOURCES: BR Figures 1–2 (fluid) into plots/ or the directory
+    -o names (the curves are swept, cached, into results/fig1_balanced, fig2_unbalanced).
 
     A SOURCE may be a results directory of ``mrfq sweep`` (Figure 3 layout: one panel per
     packet policy, fluid lines, packet points with CIs; plus the Figure 1/2 panels) or a
@@ -245,11 +245,11 @@ def plot(sources, output, formats, jobs):
         _log("no SOURCES: BR Figures 1-2, the fluid sweeps of "
              + " and ".join(f"{name} (into results/{name}/, cached)"
                             for name, _ in pipeline.PAPER_FLUID_FIGURES)
-             + ", drawn into plots/")
+             + f", drawn into {output or 'plots'}/")
     for source in sources:
         if not Path(source).exists():
             raise InputError("no such file or directory", None, source)
-    if output:
+    if output and sources:
         check_writable(output)
     for item in api.plot(*sources, output=output, formats=formats, jobs=jobs,
                          progress=Progress("fluid")):

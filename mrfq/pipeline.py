@@ -363,13 +363,16 @@ PAPER_FLUID_FIGURES = (("fig1_balanced", "fig1"), ("fig2_unbalanced", "fig2"))
 
 
 def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Path = "results",
-                        jobs: int | None = 2, progress: Progress | None = None) -> list[Path]:
+                        jobs: int | None = 2, progress: Progress | None = None,
+                        formats: Iterable[str] | str | None = None) -> list[Path]:
     """BR Figures 1 and 2 (fluid): the sweeps of the packaged scenarios into
     ``results_root/<name>`` (cached), their tables as ``figN_fluid.csv`` and the two-panel
-    figures ``figN.png``/``.pdf`` in ``output_dir``."""
+    figures ``figN`` in ``formats`` (default PNG and PDF) in ``output_dir``."""
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
     from mrfq.plots import fluid_comparison
 
+    formats = check_figure_formats(formats)
+    check_writable_dir(output_dir)  # before the sweeps (which check results_root)
     written = []
     for name, stem in PAPER_FLUID_FIGURES:
         scenario = load_scenario(name)
@@ -379,7 +382,7 @@ def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Pa
         write_csv(table, csv)
         written.append(csv)
         written += fluid_comparison(table, Path(output_dir) / stem,
-                                    scenario.description, _xlabel(scenario))
+                                    scenario.description, _xlabel(scenario), formats)
     return written
 
 

@@ -301,3 +301,26 @@ def test_the_results_directory_check_leaves_nothing_behind(tmp_path):
     check_writable_dir(tmp_path / "kept")
     assert [p.name for p in tmp_path.iterdir()] == ["kept"]
     assert list((tmp_path / "kept").iterdir()) == []
+
+
+def test_plot_without_sources_checks_its_directory_and_honours_output_and_format(
+        tmp_path, monkeypatch):
+    """``mrfq plot`` with no SOURCES sweeps Figures 1–2 first (a minute): its figure
+    directory is checked before that, and ``-o`` (the directory) and ``--format`` apply
+    (checked here on one load per figure)."""
+    (tmp_path / "plots").write_text("")
+    result = _run("plot", "--jobs", "1", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: plots: exists and is not a directory")
+    assert not (tmp_path / "results").exists()
+    import mrfq
+    from mrfq import pipeline
+
+    full = pipeline.fluid
+    monkeypatch.setattr(pipeline, "fluid", lambda scenario, results, **kw: full(
+        scenario, results, loads=[0.3], **kw))
+    monkeypatch.chdir(tmp_path)
+    written = mrfq.plot(output=tmp_path / "figs", formats="svg", jobs=1)
+    assert sorted(p.name for p in written if p.suffix != ".csv") == ["fig1.svg", "fig2.svg"]
+    assert all(p.parent == tmp_path / "figs" for p in written)
