@@ -65,22 +65,32 @@ def _probe_directory(directory: Path, field: str | None, shown: Path) -> None:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
         raise InputError(f"{ancestor} is not a directory", field, str(shown))
-    made = []
-    try:
-        for level in reversed([directory, *directory.parents]):
-            if not level.exists():
-                level.mkdir()
-                made.append(level)
-        fd, tmp = tempfile.mkstemp(prefix=".mrfq-check.", dir=directory)
-        os.close(fd)
-        os.unlink(tmp)
-    except OSError as exc:
-        raise InputError(f"cannot be written ({exc.strerror or exc})", field,
-                         str(shown)) from None
-    finally:
-        for level in reversed(made):
-            with contextlib.suppress(OSError):  # another run may be filling it by now
-                level.rmdir()
+    for attempt in range(3):
+        made = []
+        try:
+            for level in reversed([directory, *directory.parents]):
+                if not level.exists():
+                    try:
+                        level.mkdir()
+                        made.append(level)
+                    except FileExistsError:  # another run made it meanwhile: fine
+                        pass
+            fd, tmp = tempfile.mkstemp(prefix=".mrfq-check.", dir=directory)
+            os.close(fd)
+            os.unlink(tmp)
+            return
+        except FileNotFoundError:
+            # another run's check removed a directory it had made under ours: try again
+            if attempt == 2:
+                raise InputError("cannot be written (No such file or directory)", field,
+                                 str(shown)) from None
+        except OSError as exc:
+            raise InputError(f"cannot be written ({exc.strerror or exc})", field,
+                             str(shown)) from None
+        finally:
+            for level in reversed(made):
+                with contextlib.suppress(OSError):  # another run may be filling it by now
+                    level.rmdir()
 
 
 def write_csv(frame: pd.DataFrame, path: str | Path) -> None:

@@ -62,7 +62,7 @@ def _distinct(names: list[str], field: str, source: str | None, what: str) -> No
         seen.add(name)
 
 
-def _parse(raw: Any, source: str | None) -> tuple[Problem, list[str]]:
+def _parse(raw: Any, source: str | None) -> Problem:
     raw = fields.check_keys(raw, _TOP_KEYS, "", source)
     for key in ("name", "description"):
         if key in raw:

@@ -91,7 +91,8 @@ SECTIONS = (
             "then makes a flow of size x into about m·x packets.",
             frozenset({"distribution"}.union(*sizes._PARAMETERS.values())), {
                 "distribution": "one of " + ", ".join(f"\"{d}\"" for d in DISTRIBUTIONS)
-                                + "; default \"exponential\". The law.",
+                                + ". Required in a size table (a class without `size` is "
+                                "exponential).",
                 "scv": "number ≥ 1, required. Squared coefficient of variation of the "
                        "two-phase hyperexponential (balanced means).",
                 "sigma": "number ≥ 0, required. σ of the underlying normal (mean 1).",
@@ -100,16 +101,18 @@ SECTIONS = (
                          "intervals say so.",
                 "max": "number > (α − 1)/α. Truncate the Pareto law there (then "
                        "rescaled to mean 1); default none.",
-                "file": "path, relative to the scenario file. `empirical`: a CSV file "
-                        "of positive sizes, one flow per row in the first column (an "
+                "file": "path, relative to the scenario file. `empirical` (required): a "
+                        "CSV file of positive sizes, one flow per row in the first column (an "
                         "optional header; drawn uniformly with replacement). `cdf`: a "
-                        "two-column CSV table (size, cdf), the last cdf 1, the law linear "
-                        "between rows.",
-                "points": "list of `[size, cdf]` pairs, sizes increasing, cdf "
-                          "non-decreasing and ending at 1. An inline CDF table; give "
-                          "exactly one of `points`, `file`, `workload`.",
+                        "two-column CSV table (size, cdf) with the rules of `points`.",
+                "points": "list of at least two `[size, cdf]` pairs: sizes positive "
+                          "and strictly increasing, cdf values in [0, 1], non-decreasing, "
+                          "the last 1. The law is linear between points, with an atom of "
+                          "the first cdf value at the first size. Give exactly one of "
+                          "`points`, `file`, `workload`.",
                 "workload": "one of " + ", ".join(f"\"{w}\"" for w in BUNDLED)
-                            + ". A bundled published flow-size CDF (Size laws).",
+                            + ". A bundled published flow-size CDF (`mrfq list` names "
+                              "them; their sources: the Python guide).",
                 "rescale": "true or false, default true. Divide the sizes by the law's "
                            "mean (mean 1 = m packets); false takes them as work units as "
                            "given, and the law's mean is the table's.",
