@@ -148,3 +148,18 @@ def test_fields_reach_the_problem():
         problem_from_dict({"resources": ["r"], "users": [{"demand": [1], "weight": "x"}]},
                           "f.toml")
     assert info.value.message.startswith("f.toml: users[0].weight: ")
+
+
+def test_policies_set_on_a_problem_by_hand_are_checked_like_the_files():
+    """``Problem.policies`` set by hand: case-insensitive names, a lone string is one name,
+    an unknown name is an InputError with the registry's suggestion (not a KeyError)."""
+    from dataclasses import replace
+
+    from mrfq.allocation import allocation_report
+
+    problem = load_problem("drf_slides")
+    for given in (("DRF",), "drf"):
+        report = allocation_report(replace(problem, policies=given), properties=False)
+        assert [r.policy for r in report.results] == ["drf"]
+    with pytest.raises(InputError, match="did you mean 'drf'"):
+        allocation_report(replace(problem, policies=("drff",)), properties=False)

@@ -78,7 +78,12 @@ def allocation_report(path: str | Path | Problem, policies: Sequence[str] = (),
         problem, path = path, "<problem>"
     else:
         problem = load_problem(path)
-    chosen = list(problem.policies or POLICIES)
+    chosen = list(POLICIES)
+    if problem.policies:  # set by its file (checked there) or by hand: check the names
+        value = problem.policies
+        chosen = list(fields.name_list(value if isinstance(value, str) else list(value),
+                                       "policies", str(path), allowed=tuple(POLICIES),
+                                       what="policy", lower=True))
     skipped = {}
     if policies:
         chosen = list(fields.name_list(list(policies), "--policies", None,
