@@ -166,6 +166,19 @@ def test_production_loop_matches_the_checked_debug_loop(name, policy):
     assert runs[0].services == runs[1].services
 
 
+def test_every_compiled_loop_has_a_cache_index_of_its_own():
+    """The loops are closures of one factory (kernel._make_event_loop); Numba's disk cache
+    names an index by the function's name and line, so loops sharing a name would share
+    an index file, and parallel first compilations could overwrite each other's entries
+    and replay the wrong loop. Each loop must carry its own name."""
+    loops = [value for name, value in vars(kernel).items()
+             if name.startswith("_loop_") and hasattr(value, "py_func")]
+    assert len(loops) >= 15  # 9 tandem, 1 general, 5 network
+    names = [loop.py_func.__qualname__ for loop in loops]
+    assert len(set(names)) == len(names), names
+    assert all(loop.py_func.__closure__ for loop in loops)  # the flags are constants
+
+
 STATE_NAMES = ("istate", "fstate", "free_slots", "flow_i", "flow_f", "res_i", "res_f",
                "heap_key", "heap_id")
 assert kernel.State._fields[:len(STATE_NAMES)] == STATE_NAMES
