@@ -1236,10 +1236,10 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
 
 # The lone-flow loop is called, not inlined: inlined into the event loop it cost the
 # general path 9% at load 0.9 (register allocation of the larger loop), and it is entered
-# once per lone-flow period, not once per event. One written-out function per policy, for
-# the reasons given at the per-policy loops below (policy a compile-time constant; no
-# cached factories). A single function with the policy as a run-time argument compiles
-# 10 s faster and ran within noise of these (BENCHMARKS.md); these are what was timed.
+# once per lone-flow period, not once per event. One written-out function per policy (the
+# policy a compile-time constant, as in the loops of _make_event_loop below). A single
+# function with the policy as a run-time argument compiles 10 s faster and ran within
+# noise of these (BENCHMARKS.md); these are what was timed.
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_drfq(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
                     free_slots, completion, sojourn_hist, sojourn_sum, flows, J, W,
@@ -1276,18 +1276,21 @@ def _lone_flow_bmf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_i
 # No array is allocated inside the loop, so it runs without Numba's reference counting
 # (NRT): the atomic incref/decref pairs around array temporaries cost ~40% of the time.
 #
-# Why one function, its phases as delimited sections (issue 21, measured): each phase as
+# Why one loop body, its phases as delimited sections (issue 21, measured): each phase as
 # its own inline="always" function (one call site each, the same code after inlining)
 # kept the speed (once a merge of every loop scalar at the lone-flow turn, which had
 # cost drfq and bmf 7-10%, was avoided) but made the first compilation of drfq,pf,bmf
 # ~30% longer (70 against 53 s CPU, idle machine, benchmarks/bench_compile.py; only the
 # small phases split, the three that inline helpers kept here: +3%). The time is Numba
 # copying IR when it inlines: an inlined function's IR is deep-copied block by block,
-# each block with its whole variable scope, and this loop's IR is copied again into
-# each per-policy loop; a phase function adds a level of copies and its parameters and
-# results to the scope (copied variables +30%; +7% for the small phases alone).
+# each block with its whole variable scope (the loop body was then itself an inlined
+# function, copied into each per-policy loop); a phase function adds a level of copies
+# and its parameters and results to the scope (copied variables +30%; +7% for the small
+# phases alone).
+
 #: a loop constant left to run time (the general loops: :func:`_make_event_loop`)
 ANY = -1
+_LOOP_NAMES: set[str] = set()  # the loops made so far (each its own cache index)
 
 
 def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clock: int,
@@ -1305,22 +1308,29 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
     Why a factory (issue 26, measured: BENCHMARKS.md "The main job"): Numba types and
     compiles every branch it cannot prove dead, and it proves a branch dead only when
     the condition is a constant of the function being compiled (a closure variable or a
-    global), not an argument bound by inlining. The policy tests in the loop's body are
-    therefore written ``MR3_LOOP or ANY_POLICY and policy == MR3``: in the loop of
-    another policy both closure constants are False and the MR3 code is never typed, in
-    the MR3 loop the first is True, and only the general loops test at run time. The
-    inlined helpers (:func:`_inject`, :func:`_arrive`, ...) keep their policy tests as
-    arguments, which LLVM folds. Each loop gets its own name, so that Numba's disk cache
-    (one index per function name and line, keyed by the closure's values) keeps the
-    loops apart and parallel first compilations never share an index file."""
+    global), not an argument bound by inlining. The policy tests in the loop's body that
+    guard calls or larger blocks are therefore written ``MR3_LOOP or ANY_POLICY and
+    policy == MR3``: in the loop of another policy both closure constants are False and
+    the MR3 code is never typed, in the MR3 loop the first is True, and only the general
+    loops test at run time; likewise ``ROUTERS and network``, ``ROUTED_MR3 and
+    routed_mr3`` and ``LONE_FLOW and lone_flow`` (tandem loops without explicit flows
+    only: the lone-flow loop keeps neither the network's event tree nor open-loop flows,
+    stop times or timelines). Tests that guard a store or two stay plain run-time tests
+    (``policy == MR3``), and so do the inlined helpers' (:func:`_inject`,
+    :func:`_arrive`, ...), which take the policy as an argument: LLVM folds them. Each
+    loop gets its own name, so that Numba's disk cache (one index per function name and
+    line, keyed by the closure's values) keeps the loops apart and parallel first
+    compilations never share an index file; a name made twice is refused."""
     ANY_POLICY = fixed_policy == ANY
     DRFQ_LOOP = fixed_policy == DRFQ
     DRFQ_DOVETAIL_LOOP = fixed_policy == DRFQ_DOVETAIL
     PF_LOOP = fixed_policy == PF
     BMF_LOOP = fixed_policy == BMF
     MR3_LOOP = fixed_policy == MR3
+    ROUTERS = fixed_network != 0  # the loop may run a network
     # the loop may run MR3 with one ingress per router
-    ROUTED_MR3 = (MR3_LOOP or ANY_POLICY) and fixed_network != 0
+    ROUTED_MR3 = (MR3_LOOP or ANY_POLICY) and ROUTERS
+    LONE_FLOW = fixed_network == 0 and not explicit  # see above
 
     def loop(policy, debug, lone_flow, budget, model, arrivals, state):
         """Advance the simulation by at most ``budget`` events; return a status code.
@@ -1334,8 +1344,9 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
         resource); 2, every idle resource with waiting packets starts one; the debug checks.
 
         ``model``, ``arrivals``, ``state``: a :class:`Model`, :class:`Arrivals` and
-        :class:`State` (named tuples of plain arrays and scalars). ``network``: routers
-        with their own DRFQ (:func:`_router_tag` when a packet enters one) and bottleneck FQ
+        :class:`State` (named tuples of plain arrays and scalars). ``network`` (the
+        loop's constant, or from the model in the general loops): routers with their own
+        DRFQ (:func:`_router_tag` when a packet enters one) and bottleneck FQ
         on ``model.fq_mask`` (SPEC §3.2); False, the tandem code exactly as before.
         """
         if not ANY_POLICY:
@@ -1398,7 +1409,7 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                 status = NEED_ARRIVALS
                 break
             # ==== phase 0: a lone flow's events, until the next arrival
-            if (lone_flow and active == 1 and not debug
+            if (LONE_FLOW and lone_flow and active == 1 and not debug
                     and (DRFQ_LOOP or PF_LOOP or BMF_LOOP
                          or ANY_POLICY and (policy == DRFQ or policy == PF or policy == BMF))):
                 lone = -1
@@ -1443,7 +1454,7 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
             best_t = t_arrival
             kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
             which = 0
-            if network:  # the earliest completion: the root of the event tree
+            if ROUTERS and network:  # the earliest completion: the root of the event tree
                 if ev_key[1] < np.inf and ev_key[1] <= best_t:
                     best_t = ev_key[1]
                     kind = 0
@@ -1508,7 +1519,7 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                     _ingress_join(flow_i, istate, layout, W, model.router[_U(target)], slot, b,
                                   pk, target)
                 elif target >= 0:  # on to the next resource
-                    if ((DRFQ_LOOP or DRFQ_DOVETAIL_LOOP
+                    if (ROUTERS and (DRFQ_LOOP or DRFQ_DOVETAIL_LOOP
                          or ANY_POLICY and (policy == DRFQ or policy == DRFQ_DOVETAIL))
                             and network
                             and model.router[_U(target)] != model.router[_U(done)]):
@@ -1735,7 +1746,7 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                     if n_heap > 0:
                         last = _U(n_heap * J + j)
                         _sift_down(heap_key, heap_id, n_heap, J, j, heap_key[last], heap_id[last])
-            if network and kind == 0 and res_f[_U(which)] == np.inf:
+            if ROUTERS and network and kind == 0 and res_f[_U(which)] == np.inf:
                 # the completed resource stays idle: its leaf leaves the event tree (had it
                 # started a packet, _begin_service set it). Until now the tree's nodes above
                 # it were stale, which only the nodes on its path could be: an update of
@@ -1759,15 +1770,17 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
         istate[I_FREE_TOP] = free_top
         return status
 
-
-
     # e.g. _loop_bmf_tandem, _loop_drfq_started_tandem, _loop_any_checked_explicit_any
     names = {code: name.lower() for name, code in vars(_CODES).items()}
     parts = [names.get(fixed_policy, "any"), "checked" if checked else "",
              "explicit" if explicit else "", {0: "started", 1: "", ANY: "any"}[fixed_clock]
              if fixed_policy in (DRFQ, DRFQ_DOVETAIL, ANY) else "",
              {0: "tandem", 1: "network", ANY: "any"}[fixed_network]]
-    loop.__name__ = loop.__qualname__ = "_loop_" + "_".join(part for part in parts if part)
+    name = "_loop_" + "_".join(part for part in parts if part)
+    if name in _LOOP_NAMES:
+        raise RuntimeError(f"two event loops named {name}: they would share a cache index")
+    _LOOP_NAMES.add(name)
+    loop.__name__ = loop.__qualname__ = name  # before njit, which names the cache index
     return njit(cache=True, _nrt=False, error_model="numpy")(loop)
 
 
