@@ -3,15 +3,15 @@
 The issue estimates that a hand-written C loop of the model would run the paper-scale
 Figure 3 sweep in about 15 minutes on 2 cores. This script measures that yardstick instead
 of assuming it: ``benchmarks/c_loop/event_loop.c`` is a line-by-line C port of
-``mrfq.packet.kernel._event_loop`` (PF and BMF; no round-trip times, one packet type per
-class; without the kernel's delay histogram and busy-time counters, so its runs report no
-delays or utilisation), compiled here with the system C compiler (default ``cc -O3
--march=native``). Both loops run on the same state arrays from the same driver
-(``run_replication``), interleaved in one process; the script checks that their completion
-times are identical bit for bit, then reports M packet-resource services per CPU-second
-and the ratio C / Numba. The C port has no lone-flow loop (``kernel._lone_flow``), so the
-like-for-like Numba runs turn it off; the script also times the Numba kernel as shipped,
-with it.
+the event loop (``mrfq.packet.kernel._make_event_loop``) (PF and BMF; no round-trip
+times, one packet type per class; without the kernel's delay histogram and busy-time
+counters, so its runs report no delays or utilisation), compiled here with the system C
+compiler (default ``cc -O3 -march=native``). Both loops run on the same state arrays
+from the same driver (``run_replication``), interleaved in one process; the script
+checks that their completion times are identical bit for bit, then reports M
+packet-resource services per CPU-second and the ratio C / Numba. The C port has no
+lone-flow loop (``kernel._lone_flow``), so the like-for-like Numba runs turn it off; the
+script also times the Numba kernel as shipped, with it.
 
 Usage: python benchmarks/bench_c_loop.py [--loads 0.3,0.8,0.9] [--policies bmf,pf]
        [--services 5e7] [--repeat 3] [--cflags "-O3 -march=native"]

@@ -111,7 +111,7 @@ def list_() -> None:
 
 @main.command()
 @click.argument("scenario")
-@click.option("-o", "--output", required=True, help="CSV file to write.")
+@console.output_option(required=True, help="CSV file to write.")
 @click.option("--policies", help="Override the fluid policies, comma-separated ("
               + ", ".join(registry.names(registry.FLUID)) + ").")
 @click.option("--loads", help="Override the load values, e.g. '0.5,0.9'.")
@@ -149,7 +149,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
               help="The packet policy.")
 @click.option("--load", "load", required=True, type=float, help="Value on the load axis.")
 @click.option("--seed", type=int, help="Override the scenario's seed.")
-@click.option("-o", "--output", help="CSV file for the per-class table.")
+@console.output_option(help="CSV file for the per-class table.")
 @click.option("--flows", type=COUNT, help="Flow arrivals per replication (e.g. 1e4).")
 @click.option("--mean-size", type=float, help="Mean flow size m in packets.")
 @click.option("--window", type=COUNT, help="Window W in packets.")
@@ -166,7 +166,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
               "gamma, every class: replications are added until it is reached.")
 @click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
               "--precision (default: the scenario's, 1000).")
-@click.option("--flows-out", help="CSV file for per-flow records.")
+@console.output_option("--flows-out", help="CSV file for per-flow records.")
 @click.option("--size-bins-out", help="CSV file for flow completion time and slowdown by "
               "flow size (decades of packets).")
 @click.option("--debug", is_flag=True, help="Check engine invariants after every event.")
@@ -207,7 +207,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
 
 @main.command()
 @click.argument("scenario")
-@click.option("-o", "--output", "results", help="Results directory "
+@console.output_option("-o", "--output", "results", help="Results directory "
               "(default results/<scenario name>).")
 @click.option("--policies", help="Packet policies, comma-separated ("
               + ", ".join(registry.names(registry.PACKET)) + "; default: the scenario's).")
@@ -224,7 +224,7 @@ def flows(scenario, results, policies, seed):
 
 @main.command()
 @click.argument("sources", nargs=-1)
-@click.option("-o", "--output", help="Output figure; its suffix sets the format (default: "
+@console.output_option(help="Output figure; its suffix sets the format (default: "
               "<results>/<name>, as PNG and PDF).")
 @click.option("--format", "formats", help="Figure formats, comma-separated (default: the "
               "suffix of -o, else png,pdf).")
@@ -272,7 +272,7 @@ def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str 
 
 @main.command()
 @click.argument("scenario")
-@click.option("-o", "--output", "results", help="Results directory "
+@console.output_option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help=JOBS_HELP)
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
@@ -331,7 +331,7 @@ def validate(results, tolerance):
 
 @main.command()
 @click.argument("scenario", required=False)
-@click.option("-o", "--output", "results", help="Results directory "
+@console.output_option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help=JOBS_HELP)
 @click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
@@ -381,7 +381,7 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
               "scenario's).")
 @click.option("--loads", help="Load values, e.g. '0.5,0.9' (default: the scenario's).")
 @click.option("--seed", type=int, help="Seed of the pilots (default: the scenario's).")
-@click.option("-o", "--output", help="CSV file for the full table.")
+@console.output_option(help="CSV file for the full table.")
 @user_errors
 def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):
     """Run-length advisor: from a short pilot run per packet point of SCENARIO, the flows
@@ -407,7 +407,7 @@ def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):
 @click.argument("problem")
 @click.option("--policies", help="Policies to run, comma-separated (default: the file's "
               "list or all): " + ", ".join(registry.names(registry.ALLOCATION)) + ".")
-@click.option("-o", "--output", help="CSV with one row per (policy, user).")
+@console.output_option(help="CSV with one row per (policy, user).")
 @click.option("--no-properties", is_flag=True, help="Skip the property checks.")
 @user_errors
 def allocate(problem, policies, output, no_properties):
@@ -425,7 +425,7 @@ def allocate(problem, policies, output, no_properties):
 
 @main.command()
 @click.argument("scenario")
-@click.option("-o", "--output", "results", help="Results directory "
+@console.output_option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
 @click.option("--tolerance", type=float, default=0.05, show_default=True,

@@ -95,6 +95,23 @@ class Count(click.ParamType):
 COUNT = Count()
 
 
+class OutputPath(click.ParamType):
+    """A file or directory to write: an empty path (``-o ""``, often an unset shell
+    variable) is refused, not taken as "no output"."""
+
+    name = "path"
+
+    def convert(self, value, param, ctx):
+        if not str(value).strip():
+            self.fail("an empty path", param, ctx)
+        return value
+
+
+def output_option(*names: str, **kwargs):
+    """``-o/--output`` (or the ``names`` given) as an :class:`OutputPath` option."""
+    return click.option(*(names or ("-o", "--output")), type=OutputPath(), **kwargs)
+
+
 def print_trace(table) -> bool:
     """The summary of a trace run (one row per cluster policy); True (nothing to fail)."""
     shown = [c for c in table if c not in ("kind", "trace", "servers", "wall_s")]

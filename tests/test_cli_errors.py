@@ -180,6 +180,24 @@ def test_an_unwritable_output_is_refused_before_any_work(tmp_path, command, targ
         "not_a_directory"]
 
 
+@pytest.mark.parametrize("command", [
+    ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "-o"],
+    ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows-out"],
+    ["fluid", "fig3_quick", "-o"], ["plan", "fig3_quick", "-o"], ["run", "fig3_quick", "-o"],
+    ["sweep", "fig3_quick", "-o"], ["flows", "isolation_rogue", "-o"],
+    ["cluster", "quickstart", "-o"], ["allocate", "drfh_two_servers", "-o"],
+    ["plot", "-o"],
+], ids=" ".join)
+def test_an_empty_output_path_is_refused(tmp_path, command):
+    """``-o ""`` (say an unset shell variable) is an error, not "no output": before, a
+    simulation ran, printed its table and wrote nothing, with exit 0."""
+    result = _run(*command, "", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    option = "--flows-out" if "--flows-out" in command else "--output"
+    assert result.stderr.strip() == f"error: {option}: an empty path"
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
 def test_unwritable_output_is_one_line_error(tmp_path):
     directory = tmp_path / "a_directory"
     directory.mkdir()

@@ -166,6 +166,22 @@ def test_production_loop_matches_the_checked_debug_loop(name, policy):
     assert runs[0].services == runs[1].services
 
 
+def test_every_compiled_loop_has_a_cache_index_of_its_own():
+    """The loops are closures of one factory (kernel._make_event_loop); Numba's disk cache
+    names an index by the function's name and line, so loops sharing a name would share
+    an index file, and parallel first compilations could overwrite each other's entries
+    and replay the wrong loop. Each loop must carry its own name."""
+    loops = [value for name, value in vars(kernel).items()
+             if name.startswith("_loop_") and hasattr(value, "py_func")]
+    assert len(loops) >= 15  # 9 tandem, 1 general, 5 network
+    # the index file's name as Numba's cache will write it (fixed when njit ran)
+    indexes = [loop._cache._cache_file._index_name for loop in loops]
+    assert len(set(indexes)) == len(indexes), indexes
+    assert all(loop.py_func.__closure__ for loop in loops)  # the flags are constants
+    with pytest.raises(RuntimeError, match="share a cache index"):
+        kernel._make_event_loop(kernel.BMF, False, False, 0, 0)  # _loop_bmf again
+
+
 STATE_NAMES = ("istate", "fstate", "free_slots", "flow_i", "flow_f", "res_i", "res_f",
                "heap_key", "heap_id")
 assert kernel.State._fields[:len(STATE_NAMES)] == STATE_NAMES

@@ -1,4 +1,4 @@
-/* A C port of mrfq's packet event loop (mrfq/packet/kernel.py, _event_loop), used only by
+/* A C port of mrfq's packet event loop (mrfq/packet/kernel.py, _make_event_loop), used only by
  * benchmarks/bench_c_loop.py as a speed yardstick: same state arrays, same algorithm, same
  * floating-point operations, so its completion times must equal the Numba kernel's bit
  * for bit. Covered: policies PF and BMF, no round-trip times, one packet type per class,

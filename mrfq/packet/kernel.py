@@ -1236,10 +1236,10 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
 
 # The lone-flow loop is called, not inlined: inlined into the event loop it cost the
 # general path 9% at load 0.9 (register allocation of the larger loop), and it is entered
-# once per lone-flow period, not once per event. One written-out function per policy, for
-# the reasons given at the per-policy loops below (policy a compile-time constant; no
-# cached factories). A single function with the policy as a run-time argument compiles
-# 10 s faster and ran within noise of these (BENCHMARKS.md); these are what was timed.
+# once per lone-flow period, not once per event. One written-out function per policy (the
+# policy a compile-time constant, as in the loops of _make_event_loop below). A single
+# function with the policy as a run-time argument compiles 10 s faster and ran within
+# noise of these (BENCHMARKS.md); these are what was timed.
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _lone_flow_drfq(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
                     free_slots, completion, sojourn_hist, sojourn_sum, flows, J, W,
@@ -1276,559 +1276,551 @@ def _lone_flow_bmf(budget, model, flow_i, flow_f, res_i, res_f, heap_key, heap_i
 # No array is allocated inside the loop, so it runs without Numba's reference counting
 # (NRT): the atomic incref/decref pairs around array temporaries cost ~40% of the time.
 #
-# Why one function, its phases as delimited sections (issue 21, measured): each phase as
+# Why one loop body, its phases as delimited sections (issue 21, measured): each phase as
 # its own inline="always" function (one call site each, the same code after inlining)
 # kept the speed (once a merge of every loop scalar at the lone-flow turn, which had
 # cost drfq and bmf 7-10%, was avoided) but made the first compilation of drfq,pf,bmf
 # ~30% longer (70 against 53 s CPU, idle machine, benchmarks/bench_compile.py; only the
 # small phases split, the three that inline helpers kept here: +3%). The time is Numba
 # copying IR when it inlines: an inlined function's IR is deep-copied block by block,
-# each block with its whole variable scope, and this loop's IR is copied again into
-# each per-policy loop; a phase function adds a level of copies and its parameters and
-# results to the scope (copied variables +30%; +7% for the small phases alone).
-@njit(inline="always", _nrt=False, error_model="numpy")
-def _event_loop(policy, debug, explicit, lone_flow, in_service, budget, model, arrivals,
-                state, network):
-    """Advance the simulation by at most ``budget`` events; return a status code.
+# each block with its whole variable scope (the loop body was then itself an inlined
+# function, copied into each per-policy loop); a phase function adds a level of copies
+# and its parameters and results to the scope (copied variables +30%; +7% for the small
+# phases alone).
 
-    One event, in sections marked ``# ==== phase``: 0, a lone flow runs its events in
-    :func:`_lone_flow` until the next arrival (``lone_flow``; not in debug runs, which
-    check the invariants after every event, nor for dovetailing DRFQ); the next event by
-    (time, priority); 1, its bookkeeping and packet movements (a completion, a
-    round-trip injection or a flow arrival, then an open-loop flow's next offer, then
-    the injections, or MR3's ingress releases, each packet arriving at its first
-    resource); 2, every idle resource with waiting packets starts one; the debug checks.
+#: a loop constant left to run time (the general loops: :func:`_make_event_loop`)
+ANY = -1
+_LOOP_NAMES: set[str] = set()  # the loops made so far (each its own cache index)
 
-    ``model``, ``arrivals``, ``state``: a :class:`Model`, :class:`Arrivals` and
-    :class:`State` (named tuples of plain arrays and scalars). ``network``: routers
-    with their own DRFQ (:func:`_router_tag` when a packet enters one) and bottleneck FQ
-    on ``model.fq_mask`` (SPEC §3.2); False, the tandem code exactly as before.
-    """
-    # the rest of the model is used by _inject, which takes the whole tuple
-    service, next_resource, class_type0, class_ntypes, class_rtt, class_weight, window = (
-        model.service, model.next_resource, model.class_type0, model.class_ntypes,
-        model.class_rtt, model.class_weight, model.window)
-    (arr_time, arr_class, arr_size, n_arrivals, flows, completion, timeline, dropped,
-     sojourn_hist, sojourn_sum, _, _, _) = arrivals
-    class_window, class_period, class_stop = (model.class_window, model.class_period,
-                                              model.class_stop)
-    (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
-     pend_slot, pend_head, pend_len, in_use, ev_key, ev_id) = state
-    J = res_i.shape[0] // 4
-    K = class_rtt.shape[0]
-    W = window
-    pend_cap = pend_time.shape[0] // K
-    # routers (1: the tandem); MR3 on several routers keeps an ingress record per router
-    R = model.router_charge.shape[0] // model.type_charge.shape[0]
-    routed_mr3 = policy == MR3 and network
-    layout = record_layout(J, W, R if routed_mr3 else 0)
-    ni, nf, o_free = layout.ni, layout.nf, layout.o_free
-    o_fifo_pk, o_fifo_id = layout.o_fifo_pk, layout.o_fifo_id
-    o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
-    o_charge, o_weight = layout.o_charge, layout.o_weight
-    fq = model.fq_resource
-    has_rtt = False  # round-trip or open-loop injections use the timed rings
-    special = False  # open-loop flows or stop times (explicit flows)
-    for k in range(K):
-        if class_rtt[k] > 0.0 or (explicit and class_period[k] > 0.0):
-            has_rtt = True
-        if explicit and (class_period[k] > 0.0 or class_stop[k] < np.inf):
-            special = True
-    has_timeline = explicit and model.interval > 0.0
-    bins = timeline.shape[0] // (K * J) if has_timeline else 0
-    t = fstate[F_TIME]
-    vglobal = fstate[F_VGLOBAL]
-    nxt = istate[I_NEXT_ARRIVAL]
-    outstanding = istate[I_OUTSTANDING]
-    seq = istate[I_SEQ]
-    services = istate[I_SERVICES]
-    active = istate[I_ACTIVE]
-    free_top = istate[I_FREE_TOP]
-    t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
-    events = istate[I_EVENTS] * 0  # int64 from the start: a literal 0 makes Numba
-    # compile the lone-flow loops twice (once for Literal[int](0), once for int64)
-    status = BUDGET
-    while events < budget:
-        if outstanding == 0:
-            status = DONE
-            break
-        if nxt >= n_arrivals:
-            status = NEED_ARRIVALS
-            break
-        # ==== phase 0: a lone flow's events, until the next arrival
-        if (lone_flow and active == 1 and not debug
-                and (policy == DRFQ or policy == PF or policy == BMF)):
-            lone = -1
-            for j in range(J):
-                if res_f[j] < np.inf:
-                    lone = res_i[j]
-                    break
-            if lone >= 0:
-                b = _U(lone * ni)
-                ptype = flow_i[b + _U(FI_TYPE0)]
-                first = model.first_resource[_U(ptype)]
-                second = next_resource[_U(ptype * J + first)]
-                if (flow_i[b + _U(FI_NTYPES)] == 1 and flow_i[b + _U(FI_PENDING)] == 0
-                        and not (has_rtt and class_rtt[_U(flow_i[b + _U(FI_CLASS)])] > 0.0)
-                        and second >= 0 and next_resource[_U(ptype * J + second)] < 0):
-                    if policy == BMF:
-                        scalars = _lone_flow_bmf(budget, model, flow_i, flow_f, res_i,
-                                                 res_f, heap_key, heap_id, free_slots,
-                                                 completion, sojourn_hist, sojourn_sum,
-                                                 flows, J, W, layout, lone, t_arrival, t,
-                                                 vglobal, seq, services, events,
-                                                 outstanding, free_top, active)
-                    elif policy == PF:
-                        scalars = _lone_flow_pf(budget, model, flow_i, flow_f, res_i, res_f,
-                                                heap_key, heap_id, free_slots, completion,
-                                                sojourn_hist, sojourn_sum, flows, J, W,
-                                                layout, lone, t_arrival, t,
-                                                vglobal, seq, services, events, outstanding,
-                                                free_top, active)
-                    else:
-                        scalars = _lone_flow_drfq(budget, model, flow_i, flow_f, res_i,
-                                                  res_f, heap_key, heap_id, free_slots,
-                                                  completion, sojourn_hist, sojourn_sum,
-                                                  flows, J, W, layout, lone, t_arrival, t,
-                                                  vglobal, seq, services, events,
-                                                  outstanding, free_top, active)
-                    t, vglobal, seq, services, events, outstanding, free_top, active = scalars
-                    if events >= budget or outstanding == 0:
-                        continue
-        # ==== the next event: (time, priority) lexicographic; strict < keeps the lower
-        # priority
-        best_t = t_arrival
-        kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
-        which = 0
-        if network:  # the earliest completion: the root of the event tree
-            if ev_key[1] < np.inf and ev_key[1] <= best_t:
-                best_t = ev_key[1]
-                kind = 0
-                which = ev_id[1]
-        else:
-            for j in range(J):
-                d = res_f[j]  # ∞ when idle
-                if d < best_t or (d == best_t and kind == 2):
-                    best_t = d
+
+def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clock: int,
+                     fixed_network: int):
+    """Build one compiled event loop: ``loop(policy, debug, lone_flow, budget, model,
+    arrivals, state)``, a status code (the loop is described below).
+
+    ``fixed_policy`` (a policy code), ``fixed_clock`` (1: DRFQ's in-service clock, 0:
+    the started one) and ``fixed_network`` (1: several routers, :func:`_tree_set`,
+    :func:`_router_tag`; 0: the tandem) are the loop's constants, or ANY to read the
+    ``policy`` argument, ``model.in_service`` and the model's routers at run time;
+    ``checked``: the ``debug`` argument is read (else debug is off); ``explicit``: the
+    loop handles open-loop flows, stop times and timelines.
+
+    Why a factory (issue 26, measured: BENCHMARKS.md "The main job"): Numba types and
+    compiles every branch it cannot prove dead, and it proves a branch dead only when
+    the condition is a constant of the function being compiled (a closure variable or a
+    global), not an argument bound by inlining. The policy tests in the loop's body that
+    guard calls or larger blocks are therefore written ``MR3_LOOP or ANY_POLICY and
+    policy == MR3``: in the loop of another policy both closure constants are False and
+    the MR3 code is never typed, in the MR3 loop the first is True, and only the general
+    loops test at run time; likewise ``ROUTERS and network``, ``ROUTED_MR3 and
+    routed_mr3`` and ``LONE_FLOW and lone_flow`` (tandem loops without explicit flows
+    only: the lone-flow loop keeps neither the network's event tree nor open-loop flows,
+    stop times or timelines). Tests that guard a store or two stay plain run-time tests
+    (``policy == MR3``), and so do the inlined helpers' (:func:`_inject`,
+    :func:`_arrive`, ...), which take the policy as an argument: LLVM folds them. Each
+    loop gets its own name, so that Numba's disk cache (one index per function name and
+    line, keyed by the closure's values) keeps the loops apart and parallel first
+    compilations never share an index file; a name made twice is refused."""
+    ANY_POLICY = fixed_policy == ANY
+    DRFQ_LOOP = fixed_policy == DRFQ
+    DRFQ_DOVETAIL_LOOP = fixed_policy == DRFQ_DOVETAIL
+    PF_LOOP = fixed_policy == PF
+    BMF_LOOP = fixed_policy == BMF
+    MR3_LOOP = fixed_policy == MR3
+    ROUTERS = fixed_network != 0  # the loop may run a network
+    # the loop may run MR3 with one ingress per router
+    ROUTED_MR3 = (MR3_LOOP or ANY_POLICY) and ROUTERS
+    LONE_FLOW = fixed_network == 0 and not explicit  # see above
+
+    def loop(policy, debug, lone_flow, budget, model, arrivals, state):
+        """Advance the simulation by at most ``budget`` events; return a status code.
+
+        One event, in sections marked ``# ==== phase``: 0, a lone flow runs its events in
+        :func:`_lone_flow` until the next arrival (``lone_flow``; not in debug runs, which
+        check the invariants after every event, nor for dovetailing DRFQ); the next event by
+        (time, priority); 1, its bookkeeping and packet movements (a completion, a
+        round-trip injection or a flow arrival, then an open-loop flow's next offer, then
+        the injections, or MR3's ingress releases, each packet arriving at its first
+        resource); 2, every idle resource with waiting packets starts one; the debug checks.
+
+        ``model``, ``arrivals``, ``state``: a :class:`Model`, :class:`Arrivals` and
+        :class:`State` (named tuples of plain arrays and scalars). ``network`` (the
+        loop's constant, or from the model in the general loops): routers with their own
+        DRFQ (:func:`_router_tag` when a packet enters one) and bottleneck FQ
+        on ``model.fq_mask`` (SPEC §3.2); False, the tandem code exactly as before.
+        """
+        if not ANY_POLICY:
+            policy = fixed_policy
+        if not checked:
+            debug = False
+        in_service = model.in_service if fixed_clock == ANY else fixed_clock == 1
+        network = ((model.router_charge.shape[0] > model.type_charge.shape[0]
+                    or model.fq_mask.sum() > 1) if fixed_network == ANY
+                   else fixed_network == 1)
+        # the rest of the model is used by _inject, which takes the whole tuple
+        service, next_resource, class_type0, class_ntypes, class_rtt, class_weight, window = (
+            model.service, model.next_resource, model.class_type0, model.class_ntypes,
+            model.class_rtt, model.class_weight, model.window)
+        (arr_time, arr_class, arr_size, n_arrivals, flows, completion, timeline, dropped,
+         sojourn_hist, sojourn_sum, _, _, _) = arrivals
+        class_window, class_period, class_stop = (model.class_window, model.class_period,
+                                                  model.class_stop)
+        (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id, pend_time,
+         pend_slot, pend_head, pend_len, in_use, ev_key, ev_id) = state
+        J = res_i.shape[0] // 4
+        K = class_rtt.shape[0]
+        W = window
+        pend_cap = pend_time.shape[0] // K
+        # routers (1: the tandem); MR3 on several routers keeps an ingress record per router
+        R = model.router_charge.shape[0] // model.type_charge.shape[0]
+        routed_mr3 = ROUTED_MR3 and policy == MR3 and network
+        layout = record_layout(J, W, R if routed_mr3 else 0)
+        ni, nf, o_free = layout.ni, layout.nf, layout.o_free
+        o_fifo_pk, o_fifo_id = layout.o_fifo_pk, layout.o_fifo_id
+        o_fifo_key, o_fifo_s = layout.o_fifo_key, layout.o_fifo_s
+        o_charge, o_weight = layout.o_charge, layout.o_weight
+        fq = model.fq_resource
+        has_rtt = False  # round-trip or open-loop injections use the timed rings
+        special = False  # open-loop flows or stop times (explicit flows)
+        for k in range(K):
+            if class_rtt[k] > 0.0 or (explicit and class_period[k] > 0.0):
+                has_rtt = True
+            if explicit and (class_period[k] > 0.0 or class_stop[k] < np.inf):
+                special = True
+        has_timeline = explicit and model.interval > 0.0
+        bins = timeline.shape[0] // (K * J) if has_timeline else 0
+        t = fstate[F_TIME]
+        vglobal = fstate[F_VGLOBAL]
+        nxt = istate[I_NEXT_ARRIVAL]
+        outstanding = istate[I_OUTSTANDING]
+        seq = istate[I_SEQ]
+        services = istate[I_SERVICES]
+        active = istate[I_ACTIVE]
+        free_top = istate[I_FREE_TOP]
+        t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
+        events = istate[I_EVENTS] * 0  # int64 from the start: a literal 0 makes Numba
+        # compile the lone-flow loops twice (once for Literal[int](0), once for int64)
+        status = BUDGET
+        while events < budget:
+            if outstanding == 0:
+                status = DONE
+                break
+            if nxt >= n_arrivals:
+                status = NEED_ARRIVALS
+                break
+            # ==== phase 0: a lone flow's events, until the next arrival
+            if (LONE_FLOW and lone_flow and active == 1 and not debug
+                    and (DRFQ_LOOP or PF_LOOP or BMF_LOOP
+                         or ANY_POLICY and (policy == DRFQ or policy == PF or policy == BMF))):
+                lone = -1
+                for j in range(J):
+                    if res_f[j] < np.inf:
+                        lone = res_i[j]
+                        break
+                if lone >= 0:
+                    b = _U(lone * ni)
+                    ptype = flow_i[b + _U(FI_TYPE0)]
+                    first = model.first_resource[_U(ptype)]
+                    second = next_resource[_U(ptype * J + first)]
+                    if (flow_i[b + _U(FI_NTYPES)] == 1 and flow_i[b + _U(FI_PENDING)] == 0
+                            and not (has_rtt and class_rtt[_U(flow_i[b + _U(FI_CLASS)])] > 0.0)
+                            and second >= 0 and next_resource[_U(ptype * J + second)] < 0):
+                        if BMF_LOOP or ANY_POLICY and policy == BMF:
+                            scalars = _lone_flow_bmf(budget, model, flow_i, flow_f, res_i,
+                                                     res_f, heap_key, heap_id, free_slots,
+                                                     completion, sojourn_hist, sojourn_sum,
+                                                     flows, J, W, layout, lone, t_arrival, t,
+                                                     vglobal, seq, services, events,
+                                                     outstanding, free_top, active)
+                        elif PF_LOOP or ANY_POLICY and policy == PF:
+                            scalars = _lone_flow_pf(budget, model, flow_i, flow_f, res_i, res_f,
+                                                    heap_key, heap_id, free_slots, completion,
+                                                    sojourn_hist, sojourn_sum, flows, J, W,
+                                                    layout, lone, t_arrival, t,
+                                                    vglobal, seq, services, events, outstanding,
+                                                    free_top, active)
+                        else:
+                            scalars = _lone_flow_drfq(budget, model, flow_i, flow_f, res_i,
+                                                      res_f, heap_key, heap_id, free_slots,
+                                                      completion, sojourn_hist, sojourn_sum,
+                                                      flows, J, W, layout, lone, t_arrival, t,
+                                                      vglobal, seq, services, events,
+                                                      outstanding, free_top, active)
+                        t, vglobal, seq, services, events, outstanding, free_top, active = scalars
+                        if events >= budget or outstanding == 0:
+                            continue
+            # ==== the next event: (time, priority) lexicographic; strict < keeps the lower
+            # priority
+            best_t = t_arrival
+            kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
+            which = 0
+            if ROUTERS and network:  # the earliest completion: the root of the event tree
+                if ev_key[1] < np.inf and ev_key[1] <= best_t:
+                    best_t = ev_key[1]
                     kind = 0
-                    which = j
-        if has_rtt:
-            for k in range(K):
-                if pend_len[k] > 0:
-                    when = pend_time[_U(k * pend_cap + pend_head[k])]
-                    if when < best_t or (when == best_t and kind == 2):
-                        best_t = when
-                        kind = 1
-                        which = k
-        if best_t == np.inf:  # nothing left to happen: an explicit trace ran out
-            status = NEED_ARRIVALS
-            break
-        if kind == 2 and free_top == 0:
-            status = NEED_CAPACITY
-            break
-        t = best_t
-        events += 1
-        # ==== phase 1: event bookkeeping and packet movements (inject and/or arrive)
-        # packets injected by this event, all from one flow (slot, records b and bf, class
-        # k): one call site for _inject and _arrive keeps the loop's first compilation short
-        # (Numba inlines every call site of an inline="always" function separately)
-        n_inject = 0
-        offer_next = False  # an open-loop flow's next offer is scheduled after injecting
-        slot = 0
-        b = _U(0)
-        bf = _U(0)
-        k = 0
-        if kind == 0:  # ---- a completion at resource `which`
-            done = which
-            slot = res_i[_U(done)]
-            pk = res_i[_U(J + done)]
-            target = res_i[_U(2 * J + done)]
-            s = res_f[_U(3 * J + done)]
-            res_f[_U(done)] = np.inf
-            res_f[_U(4 * J + done)] = t  # idle from now unless it starts another packet
-            # (networks: its leaf in the event tree is set at the end of phase 2, once,
-            # whether it starts another packet or stays idle)
-            services += 1
-            b = _U(slot * ni)
-            bf = _U(slot * nf)
-            if explicit and has_timeline:  # the service is counted in the interval where it ends
-                at_bin = int(t / model.interval)
-                if at_bin < bins:
-                    ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
-                    timeline[_U((flow_i[b + _U(FI_CLASS)] * J + done) * bins + at_bin)] += (
-                        service[_U(ptype * J + done)])
-            flow_i[b + _U(FI_RES + 3 * done)] -= 1
-            if (target >= 0 and routed_mr3
-                    and model.router[_U(target)] != model.router[_U(done)]):
-                # MR3: it leaves its router and waits at the next one's ingress
-                istate[N_ISTATE + IN_SIZE * model.router[_U(done)] + IN_INSIDE] -= 1
-                _ingress_join(flow_i, istate, layout, W, model.router[_U(target)], slot, b,
-                              pk, target)
-            elif target >= 0:  # on to the next resource
-                if (network and (policy == DRFQ or policy == DRFQ_DOVETAIL)
+                    which = ev_id[1]
+            else:
+                for j in range(J):
+                    d = res_f[j]  # ∞ when idle
+                    if d < best_t or (d == best_t and kind == 2):
+                        best_t = d
+                        kind = 0
+                        which = j
+            if has_rtt:
+                for k in range(K):
+                    if pend_len[k] > 0:
+                        when = pend_time[_U(k * pend_cap + pend_head[k])]
+                        if when < best_t or (when == best_t and kind == 2):
+                            best_t = when
+                            kind = 1
+                            which = k
+            if best_t == np.inf:  # nothing left to happen: an explicit trace ran out
+                status = NEED_ARRIVALS
+                break
+            if kind == 2 and free_top == 0:
+                status = NEED_CAPACITY
+                break
+            t = best_t
+            events += 1
+            # ==== phase 1: event bookkeeping and packet movements (inject and/or arrive)
+            # packets injected by this event, all from one flow (slot, records b and bf, class
+            # k): one call site for _inject and _arrive keeps the loop's first compilation short
+            # (Numba inlines every call site of an inline="always" function separately)
+            n_inject = 0
+            offer_next = False  # an open-loop flow's next offer is scheduled after injecting
+            slot = 0
+            b = _U(0)
+            bf = _U(0)
+            k = 0
+            if kind == 0:  # ---- a completion at resource `which`
+                done = which
+                slot = res_i[_U(done)]
+                pk = res_i[_U(J + done)]
+                target = res_i[_U(2 * J + done)]
+                s = res_f[_U(3 * J + done)]
+                res_f[_U(done)] = np.inf
+                res_f[_U(4 * J + done)] = t  # idle from now unless it starts another packet
+                # (networks: its leaf in the event tree is set at the end of phase 2, once,
+                # whether it starts another packet or stays idle)
+                services += 1
+                b = _U(slot * ni)
+                bf = _U(slot * nf)
+                if explicit and has_timeline:  # counted in the interval where it ends
+                    at_bin = int(t / model.interval)
+                    if at_bin < bins:
+                        ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
+                        timeline[_U((flow_i[b + _U(FI_CLASS)] * J + done) * bins + at_bin)] += (
+                            service[_U(ptype * J + done)])
+                flow_i[b + _U(FI_RES + 3 * done)] -= 1
+                if (target >= 0 and ROUTED_MR3 and routed_mr3
                         and model.router[_U(target)] != model.router[_U(done)]):
-                    _router_tag(policy, flow_f, res_f, J, layout, model, bf, pk,
-                                flow_i[b + _U(layout.o_type) + _U(pk)],
-                                model.router[_U(target)], in_service)
-                vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
-                                  heap_id, istate, service, next_resource, J, W, layout,
-                                  slot, b, bf, pk, target, s, seq, t, vglobal, fq,
-                                  in_service, network, model.fq_mask, ev_key, ev_id)
-                seq += 1
-            else:  # the packet leaves the router
-                k = flow_i[b + _U(FI_CLASS)]
-                _record_sojourn(sojourn_hist, sojourn_sum, flow_i[b + _U(FI_SOJOURN)],
-                                t - flow_f[bf + _U(layout.o_entry) + _U(pk)])
-                flow_i[b + _U(FI_IN_SYSTEM)] -= 1
-                n_free = flow_i[b + _U(FI_FREE_N)]
-                if policy == MR3:  # the ring's tail
-                    position = flow_i[b + _U(FI_FREE_HEAD)] + n_free
-                    flow_i[b + _U(o_free) + _U(position - W if position >= W else position)] = pk
-                else:
-                    flow_i[b + _U(o_free + n_free)] = pk
-                flow_i[b + _U(FI_FREE_N)] = n_free + 1
-                reserved = flow_i[b + _U(FI_PENDING)]
-                if routed_mr3:  # (its held packets are injected: in FI_IN_SYSTEM)
+                    # MR3: it leaves its router and waits at the next one's ingress
                     istate[N_ISTATE + IN_SIZE * model.router[_U(done)] + IN_INSIDE] -= 1
-                elif policy == MR3:  # packets held at the ingress are reserved as well
-                    istate[I_INSIDE] -= 1
-                    reserved += flow_i[b + _U(FI_HELD)]
+                    _ingress_join(flow_i, istate, layout, W, model.router[_U(target)], slot, b,
+                                  pk, target)
+                elif target >= 0:  # on to the next resource
+                    if (ROUTERS and (DRFQ_LOOP or DRFQ_DOVETAIL_LOOP
+                         or ANY_POLICY and (policy == DRFQ or policy == DRFQ_DOVETAIL))
+                            and network
+                            and model.router[_U(target)] != model.router[_U(done)]):
+                        _router_tag(policy, flow_f, res_f, J, layout, model, bf, pk,
+                                    flow_i[b + _U(layout.o_type) + _U(pk)],
+                                    model.router[_U(target)], in_service)
+                    vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                                      heap_id, istate, service, next_resource, J, W, layout,
+                                      slot, b, bf, pk, target, s, seq, t, vglobal, fq,
+                                      in_service, network, model.fq_mask, ev_key, ev_id)
+                    seq += 1
+                else:  # the packet leaves the router
+                    k = flow_i[b + _U(FI_CLASS)]
+                    _record_sojourn(sojourn_hist, sojourn_sum, flow_i[b + _U(FI_SOJOURN)],
+                                    t - flow_f[bf + _U(layout.o_entry) + _U(pk)])
+                    flow_i[b + _U(FI_IN_SYSTEM)] -= 1
+                    n_free = flow_i[b + _U(FI_FREE_N)]
+                    if policy == MR3:  # the ring's tail
+                        position = flow_i[b + _U(FI_FREE_HEAD)] + n_free
+                        position -= W if position >= W else 0
+                        flow_i[b + _U(o_free) + _U(position)] = pk
+                    else:
+                        flow_i[b + _U(o_free + n_free)] = pk
+                    flow_i[b + _U(FI_FREE_N)] = n_free + 1
+                    reserved = flow_i[b + _U(FI_PENDING)]
+                    if ROUTED_MR3 and routed_mr3:  # (its held packets are injected: counted
+                        # in FI_IN_SYSTEM)
+                        istate[N_ISTATE + IN_SIZE * model.router[_U(done)] + IN_INSIDE] -= 1
+                    elif policy == MR3:  # packets held at the ingress are reserved too
+                        istate[I_INSIDE] -= 1
+                        reserved += flow_i[b + _U(FI_HELD)]
+                    open_loop = False
+                    if explicit and special:
+                        if t >= class_stop[_U(k)]:  # the flow stops: cancel what is not sent
+                            flow_i[b + _U(FI_TO_INJECT)] = reserved
+                        open_loop = class_period[_U(k)] > 0.0  # departures inject nothing
+                    if flow_i[b + _U(FI_TO_INJECT)] > reserved and not open_loop:
+                        # pending injections are already reserved
+                        if has_rtt and class_rtt[_U(k)] > 0.0:
+                            pos = (pend_head[k] + pend_len[k]) % pend_cap
+                            pend_time[_U(k * pend_cap + pos)] = t + class_rtt[_U(k)]
+                            pend_slot[_U(k * pend_cap + pos)] = slot
+                            pend_len[k] += 1
+                            flow_i[b + _U(FI_PENDING)] += 1
+                        elif (MR3_LOOP or ANY_POLICY and policy == MR3) and not network:
+                            _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, 1, t)
+                        else:
+                            n_inject = 1
+                    elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and reserved == 0:
+                        index = flow_i[b + _U(FI_INDEX)]
+                        if index < flows:
+                            completion[_U(index)] = t
+                            outstanding -= 1
+                        free_slots[_U(free_top)] = slot
+                        free_top += 1
+                        active -= 1
+            elif kind == 1:  # ---- a round-trip (or open-loop) injection of class `which`
+                k = which
+                slot = pend_slot[_U(k * pend_cap + pend_head[k])]
+                pend_head[k] = (pend_head[k] + 1) % pend_cap
+                pend_len[k] -= 1
+                b = _U(slot * ni)
+                bf = _U(slot * nf)
+                flow_i[b + _U(FI_PENDING)] -= 1
                 open_loop = False
                 if explicit and special:
-                    if t >= class_stop[_U(k)]:  # the flow stops: cancel what is not sent
-                        flow_i[b + _U(FI_TO_INJECT)] = reserved
-                    open_loop = class_period[_U(k)] > 0.0  # departures inject nothing
-                if flow_i[b + _U(FI_TO_INJECT)] > reserved and not open_loop:
-                    # pending injections are already reserved
-                    if has_rtt and class_rtt[_U(k)] > 0.0:
-                        pos = (pend_head[k] + pend_len[k]) % pend_cap
-                        pend_time[_U(k * pend_cap + pos)] = t + class_rtt[_U(k)]
-                        pend_slot[_U(k * pend_cap + pos)] = slot
-                        pend_len[k] += 1
-                        flow_i[b + _U(FI_PENDING)] += 1
-                    elif policy == MR3 and not network:
-                        _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, 1, t)
-                    else:
-                        n_inject = 1
-                elif flow_i[b + _U(FI_IN_SYSTEM)] == 0 and reserved == 0:
-                    index = flow_i[b + _U(FI_INDEX)]
-                    if index < flows:
-                        completion[_U(index)] = t
-                        outstanding -= 1
-                    free_slots[_U(free_top)] = slot
-                    free_top += 1
-                    active -= 1
-        elif kind == 1:  # ---- a round-trip (or open-loop) injection of class `which`
-            k = which
-            slot = pend_slot[_U(k * pend_cap + pend_head[k])]
-            pend_head[k] = (pend_head[k] + 1) % pend_cap
-            pend_len[k] -= 1
-            b = _U(slot * ni)
-            bf = _U(slot * nf)
-            flow_i[b + _U(FI_PENDING)] -= 1
-            open_loop = False
-            if explicit and special:
-                open_loop = class_period[_U(k)] > 0.0
-            held = flow_i[b + _U(FI_HELD)] if policy == MR3 and not network else 0
-            if open_loop and flow_i[b + _U(FI_IN_SYSTEM)] + held >= class_window[_U(k)]:
-                flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
-                dropped[_U(k)] += 1
-            elif policy == MR3 and not network:
-                _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, 1, t)
-            else:
-                n_inject = 1
-            offer_next = open_loop
-        else:  # ---- a flow arrival: a free slot, its records, its first window
-            free_top -= 1
-            slot = free_slots[_U(free_top)]
-            active += 1
-            k = arr_class[_U(nxt)]
-            size = arr_size[_U(nxt)]
-            b = _U(slot * ni)
-            bf = _U(slot * nf)
-            flow_i[b + _U(FI_CLASS)] = k
-            flow_i[b + _U(FI_INDEX)] = nxt
-            flow_i[b + _U(FI_SOJOURN)] = _sojourn_cell(arrivals, res_f, J, K, k, nxt, t)
-            flow_i[b + _U(FI_TO_INJECT)] = size
-            flow_i[b + _U(FI_IN_SYSTEM)] = 0
-            flow_i[b + _U(FI_SENT)] = 0
-            flow_i[b + _U(FI_PENDING)] = 0
-            flow_i[b + _U(FI_FREE_N)] = W
-            flow_i[b + _U(FI_TYPE0)] = class_type0[_U(k)]
-            flow_i[b + _U(FI_NTYPES)] = class_ntypes[_U(k)]
-            for p in range(W):
-                flow_i[b + _U(o_free + p)] = W - 1 - p
-            for j in range(J):
-                flow_i[b + _U(FI_RES + 3 * j)] = 0
-                flow_i[b + _U(FI_RES + 3 * j + 1)] = 0
-                flow_i[b + _U(FI_RES + 3 * j + 2)] = 0
-                flow_f[bf + _U(j)] = -np.inf
-                flow_f[bf + _U(J + j)] = -np.inf
-                flow_f[bf + _U(o_charge + j)] = 0.0
-            flow_f[bf + _U(o_weight)] = class_weight[_U(k)]
-            # an open-loop flow offers its first packet on arrival, then one every period
-            open_loop = False
-            if explicit and special:
-                open_loop = class_period[_U(k)] > 0.0
-            first = 1 if open_loop else min(class_window[_U(k)], size)
-            if policy == MR3:
-                flow_i[b + _U(FI_HELD)] = 0
-                flow_i[b + _U(FI_FREE_HEAD)] = 0
-                flow_f[bf + _U(layout.o_sc)] = 0.0
-            if routed_mr3:  # injected now, held at their first routers' ingresses
-                _ingress_reset(flow_i, flow_f, layout, W, R, b, bf)
-                n_inject = first
-            elif policy == MR3:
-                _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, first, t)
-            else:
-                n_inject = first
-            offer_next = open_loop
-            nxt += 1
-            t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
-        if explicit and offer_next:  # offer the open-loop flow's next packet one period later
-            # (its packets not yet injected, less those about to be: the one injected
-            # now, or for MR3 all it holds at the ingress)
-            now = flow_i[b + _U(FI_HELD)] if policy == MR3 and not network else n_inject
-            if flow_i[b + _U(FI_TO_INJECT)] - now > 0:
-                pos = (pend_head[k] + pend_len[k]) % pend_cap
-                pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
-                pend_slot[_U(k * pend_cap + pos)] = slot
-                pend_len[k] += 1
-                flow_i[b + _U(FI_PENDING)] += 1
-        # ---- the packets injected now: the event's flow's, or those MR3's ingress
-        # releases (one call site of _inject and _arrive). MR3 on several routers: the
-        # injected packets join their first routers' ingresses, then the routers release
-        # in index order (from router `releasing`)
-        releasing = -1
-        while True:
-            if policy == MR3 and not network:
-                slot = _release_next(flow_i, flow_f, istate, fstate, layout, model.inflight)
-                if slot < 0:
-                    break
+                    open_loop = class_period[_U(k)] > 0.0
+                held = flow_i[b + _U(FI_HELD)] if policy == MR3 and not network else 0
+                if open_loop and flow_i[b + _U(FI_IN_SYSTEM)] + held >= class_window[_U(k)]:
+                    flow_i[b + _U(FI_TO_INJECT)] -= 1  # the window is full: dropped
+                    dropped[_U(k)] += 1
+                elif (MR3_LOOP or ANY_POLICY and policy == MR3) and not network:
+                    _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, 1, t)
+                else:
+                    n_inject = 1
+                offer_next = open_loop
+            else:  # ---- a flow arrival: a free slot, its records, its first window
+                free_top -= 1
+                slot = free_slots[_U(free_top)]
+                active += 1
+                k = arr_class[_U(nxt)]
+                size = arr_size[_U(nxt)]
                 b = _U(slot * ni)
                 bf = _U(slot * nf)
-            elif n_inject > 0:
-                n_inject -= 1
-            elif routed_mr3:
-                releasing, slot, pk, dest = _ingress_release(
-                    flow_i, flow_f, istate, fstate, layout, W, R, max(releasing, 0))
-                if releasing < 0:
+                flow_i[b + _U(FI_CLASS)] = k
+                flow_i[b + _U(FI_INDEX)] = nxt
+                flow_i[b + _U(FI_SOJOURN)] = _sojourn_cell(arrivals, res_f, J, K, k, nxt, t)
+                flow_i[b + _U(FI_TO_INJECT)] = size
+                flow_i[b + _U(FI_IN_SYSTEM)] = 0
+                flow_i[b + _U(FI_SENT)] = 0
+                flow_i[b + _U(FI_PENDING)] = 0
+                flow_i[b + _U(FI_FREE_N)] = W
+                flow_i[b + _U(FI_TYPE0)] = class_type0[_U(k)]
+                flow_i[b + _U(FI_NTYPES)] = class_ntypes[_U(k)]
+                for p in range(W):
+                    flow_i[b + _U(o_free + p)] = W - 1 - p
+                for j in range(J):
+                    flow_i[b + _U(FI_RES + 3 * j)] = 0
+                    flow_i[b + _U(FI_RES + 3 * j + 1)] = 0
+                    flow_i[b + _U(FI_RES + 3 * j + 2)] = 0
+                    flow_f[bf + _U(j)] = -np.inf
+                    flow_f[bf + _U(J + j)] = -np.inf
+                    flow_f[bf + _U(o_charge + j)] = 0.0
+                flow_f[bf + _U(o_weight)] = class_weight[_U(k)]
+                # an open-loop flow offers its first packet on arrival, then one every period
+                open_loop = False
+                if explicit and special:
+                    open_loop = class_period[_U(k)] > 0.0
+                first = 1 if open_loop else min(class_window[_U(k)], size)
+                if policy == MR3:
+                    flow_i[b + _U(FI_HELD)] = 0
+                    flow_i[b + _U(FI_FREE_HEAD)] = 0
+                    flow_f[bf + _U(layout.o_sc)] = 0.0
+                if ROUTED_MR3 and routed_mr3:  # injected now, held at their first routers'
+                    # ingresses
+                    _ingress_reset(flow_i, flow_f, layout, W, R, b, bf)
+                    n_inject = first
+                elif MR3_LOOP or ANY_POLICY and policy == MR3:
+                    _hold(flow_i, flow_f, istate, layout, W, slot, b, bf, first, t)
+                else:
+                    n_inject = first
+                offer_next = open_loop
+                nxt += 1
+                t_arrival = arr_time[_U(nxt)] if nxt < n_arrivals else np.inf
+            if explicit and offer_next:  # offer the open-loop flow's next packet one period later
+                # (its packets not yet injected, less those about to be: the one injected
+                # now, or for MR3 all it holds at the ingress)
+                now = flow_i[b + _U(FI_HELD)] if policy == MR3 and not network else n_inject
+                if flow_i[b + _U(FI_TO_INJECT)] - now > 0:
+                    pos = (pend_head[k] + pend_len[k]) % pend_cap
+                    pend_time[_U(k * pend_cap + pos)] = t + class_period[_U(k)]
+                    pend_slot[_U(k * pend_cap + pos)] = slot
+                    pend_len[k] += 1
+                    flow_i[b + _U(FI_PENDING)] += 1
+            # ---- the packets injected now: the event's flow's, or those MR3's ingress
+            # releases (one call site of _inject and _arrive). MR3 on several routers: the
+            # injected packets join their first routers' ingresses, then the routers release
+            # in index order (from router `releasing`)
+            releasing = -1
+            while True:
+                if (MR3_LOOP or ANY_POLICY and policy == MR3) and not network:
+                    slot = _release_next(flow_i, flow_f, istate, fstate, layout, model.inflight)
+                    if slot < 0:
+                        break
+                    b = _U(slot * ni)
+                    bf = _U(slot * nf)
+                elif n_inject > 0:
+                    n_inject -= 1
+                elif ROUTED_MR3 and routed_mr3:
+                    releasing, slot, pk, dest = _ingress_release(
+                        flow_i, flow_f, istate, fstate, layout, W, R, max(releasing, 0))
+                    if releasing < 0:
+                        break
+                    b = _U(slot * ni)
+                    bf = _U(slot * nf)
+                else:
                     break
-                b = _U(slot * ni)
-                bf = _U(slot * nf)
-            else:
-                break
-            if releasing >= 0:  # (routed MR3) a released packet moves on to `dest`
-                s = service[_U(flow_i[b + _U(layout.o_type) + _U(pk)] * J + dest)]
-            else:
-                pk, dest, s, vglobal = _inject(policy, flow_i, flow_f, res_f, J, layout,
-                                               model, b, bf, vglobal, in_service, network)
-                if policy != MR3 or network:  # (tandem MR3: when it joined the ingress)
-                    flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
-                if routed_mr3:
-                    _ingress_join(flow_i, istate, layout, W, model.router[_U(dest)], slot,
-                                  b, pk, dest)
+                if releasing >= 0:  # (routed MR3) a released packet moves on to `dest`
+                    s = service[_U(flow_i[b + _U(layout.o_type) + _U(pk)] * J + dest)]
+                else:
+                    pk, dest, s, vglobal = _inject(policy, flow_i, flow_f, res_f, J, layout,
+                                                   model, b, bf, vglobal, in_service, network)
+                    if policy != MR3 or network:  # (tandem MR3: when it joined the ingress)
+                        flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
+                    if ROUTED_MR3 and routed_mr3:
+                        _ingress_join(flow_i, istate, layout, W, model.router[_U(dest)], slot,
+                                      b, pk, dest)
+                        continue
+                vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
+                                  heap_id, istate, service, next_resource, J, W, layout,
+                                  slot, b, bf, pk, dest, s, seq, t, vglobal, fq, in_service,
+                                  network, model.fq_mask, ev_key, ev_id)
+                seq += 1
+                if ROUTED_MR3 and routed_mr3:
+                    ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
+                    _ingress_released(flow_i, flow_f, istate, fstate, layout, W, releasing,
+                                      slot, b, bf, model.router_charge[_U(ptype * R + releasing)])
+                elif MR3_LOOP or ANY_POLICY and policy == MR3:
+                    charge = model.type_charge[_U(flow_i[b + _U(layout.o_type) + _U(pk)])]
+                    _released(flow_i, flow_f, istate, fstate, layout, slot, b, bf, charge)
+            # ==== phase 2: every idle resource with waiting packets starts the smallest
+            # (key, seq). Only a resource that has just completed can be idle with packets
+            # waiting (a packet arriving at an idle, empty resource starts at once), so a
+            # network's loop looks at that one only; the tandem loops scan all J as before.
+            lo, hi = 0, J
+            if network:
+                lo, hi = (which, which + 1) if kind == 0 else (0, 0)
+            for j in range(lo, hi):
+                n_heap = res_i[_U(3 * J + j)]
+                if res_f[_U(j)] < np.inf or n_heap == 0:
                     continue
-            vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
-                              heap_id, istate, service, next_resource, J, W, layout,
-                              slot, b, bf, pk, dest, s, seq, t, vglobal, fq, in_service,
-                              network, model.fq_mask, ev_key, ev_id)
-            seq += 1
-            if routed_mr3:
-                ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
-                _ingress_released(flow_i, flow_f, istate, fstate, layout, W, releasing,
-                                  slot, b, bf, model.router_charge[_U(ptype * R + releasing)])
-            elif policy == MR3:
-                charge = model.type_charge[_U(flow_i[b + _U(layout.o_type) + _U(pk)])]
-                _released(flow_i, flow_f, istate, fstate, layout, slot, b, bf, charge)
-        # ==== phase 2: every idle resource with waiting packets starts the smallest
-        # (key, seq). Only a resource that has just completed can be idle with packets
-        # waiting (a packet arriving at an idle, empty resource starts at once), so a
-        # network's loop looks at that one only; the tandem loops scan all J as before.
-        lo, hi = 0, J
-        if network:
-            lo, hi = (which, which + 1) if kind == 0 else (0, 0)
-        for j in range(lo, hi):
-            n_heap = res_i[_U(3 * J + j)]
-            if res_f[_U(j)] < np.inf or n_heap == 0:
-                continue
-            key = heap_key[_U(j)]
-            top_id = heap_id[_U(j)]
-            if debug and res_f[_U(4 * J + j)] != t:
-                # only a resource that has just completed can be idle with packets
-                # waiting, so its busy period goes on with no idle gap
-                istate[I_VIOLATION] = BAD_UTILISATION
-            sl = top_id & _SLOT_MASK
-            sb = _U(sl * ni)
-            sbf = _U(sl * nf)
-            at = sb + _U(FI_RES + 3 * j)
-            head = flow_i[at + _U(1)]
-            entry = _U(j * W + head)
-            p = flow_i[sb + _U(o_fifo_pk) + entry]
-            s = flow_f[sbf + _U(o_fifo_s) + entry]
-            vglobal = _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate,
-                                     service, next_resource, J, layout, j, t, sl, sb, sbf, p,
-                                     s, key, top_id, vglobal, in_service, network,
-                                     ev_key, ev_id)
-            head += 1
-            if head == W:
-                head = 0
-            flow_i[at + _U(1)] = head
-            remaining = flow_i[at + _U(2)] - 1
-            flow_i[at + _U(2)] = remaining
-            if remaining > 0:  # the flow's next packet replaces it at the top
+                key = heap_key[_U(j)]
+                top_id = heap_id[_U(j)]
+                if debug and res_f[_U(4 * J + j)] != t:
+                    # only a resource that has just completed can be idle with packets
+                    # waiting, so its busy period goes on with no idle gap
+                    istate[I_VIOLATION] = BAD_UTILISATION
+                sl = top_id & _SLOT_MASK
+                sb = _U(sl * ni)
+                sbf = _U(sl * nf)
+                at = sb + _U(FI_RES + 3 * j)
+                head = flow_i[at + _U(1)]
                 entry = _U(j * W + head)
-                _sift_down(heap_key, heap_id, n_heap, J, j,
-                           flow_f[sbf + _U(o_fifo_key) + entry],
-                           flow_i[sb + _U(o_fifo_id) + entry])
-            else:
-                n_heap -= 1
-                res_i[_U(3 * J + j)] = n_heap
-                if n_heap > 0:
-                    last = _U(n_heap * J + j)
-                    _sift_down(heap_key, heap_id, n_heap, J, j, heap_key[last], heap_id[last])
-        if network and kind == 0 and res_f[_U(which)] == np.inf:
-            # the completed resource stays idle: its leaf leaves the event tree (had it
-            # started a packet, _begin_service set it). Until now the tree's nodes above
-            # it were stale, which only the nodes on its path could be: an update of
-            # another leaf meanwhile left wrong only nodes on that path, replayed here.
-            _tree_set(ev_key, ev_id, which, np.inf)
-        # ==== debug: the invariants after every event
-        if debug:
-            code = _check_invariants(t, W, ni, free_top, flow_i, res_i, res_f, free_slots,
-                                     istate, in_use, routed_mr3)
-            if code != 0:
-                status = code
-                break
-    fstate[F_TIME] = t
-    fstate[F_VGLOBAL] = vglobal
-    istate[I_NEXT_ARRIVAL] = nxt
-    istate[I_OUTSTANDING] = outstanding
-    istate[I_SEQ] = seq
-    istate[I_SERVICES] = services
-    istate[I_EVENTS] += events
-    istate[I_ACTIVE] = active
-    istate[I_FREE_TOP] = free_top
-    return status
+                p = flow_i[sb + _U(o_fifo_pk) + entry]
+                s = flow_f[sbf + _U(o_fifo_s) + entry]
+                vglobal = _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate,
+                                         service, next_resource, J, layout, j, t, sl, sb, sbf, p,
+                                         s, key, top_id, vglobal, in_service, network,
+                                         ev_key, ev_id)
+                head += 1
+                if head == W:
+                    head = 0
+                flow_i[at + _U(1)] = head
+                remaining = flow_i[at + _U(2)] - 1
+                flow_i[at + _U(2)] = remaining
+                if remaining > 0:  # the flow's next packet replaces it at the top
+                    entry = _U(j * W + head)
+                    _sift_down(heap_key, heap_id, n_heap, J, j,
+                               flow_f[sbf + _U(o_fifo_key) + entry],
+                               flow_i[sb + _U(o_fifo_id) + entry])
+                else:
+                    n_heap -= 1
+                    res_i[_U(3 * J + j)] = n_heap
+                    if n_heap > 0:
+                        last = _U(n_heap * J + j)
+                        _sift_down(heap_key, heap_id, n_heap, J, j, heap_key[last], heap_id[last])
+            if ROUTERS and network and kind == 0 and res_f[_U(which)] == np.inf:
+                # the completed resource stays idle: its leaf leaves the event tree (had it
+                # started a packet, _begin_service set it). Until now the tree's nodes above
+                # it were stale, which only the nodes on its path could be: an update of
+                # another leaf meanwhile left wrong only nodes on that path, replayed here.
+                _tree_set(ev_key, ev_id, which, np.inf)
+            # ==== debug: the invariants after every event
+            if debug:
+                code = _check_invariants(t, W, ni, free_top, flow_i, res_i, res_f, free_slots,
+                                         istate, in_use, routed_mr3)
+                if code != 0:
+                    status = code
+                    break
+        fstate[F_TIME] = t
+        fstate[F_VGLOBAL] = vglobal
+        istate[I_NEXT_ARRIVAL] = nxt
+        istate[I_OUTSTANDING] = outstanding
+        istate[I_SEQ] = seq
+        istate[I_SERVICES] = services
+        istate[I_EVENTS] += events
+        istate[I_ACTIVE] = active
+        istate[I_FREE_TOP] = free_top
+        return status
+
+    # e.g. _loop_bmf_tandem, _loop_drfq_started_tandem, _loop_any_checked_explicit_any
+    names = {code: name.lower() for name, code in vars(_CODES).items()}
+    parts = [names.get(fixed_policy, "any"), "checked" if checked else "",
+             "explicit" if explicit else "", {0: "started", 1: "", ANY: "any"}[fixed_clock]
+             if fixed_policy in (DRFQ, DRFQ_DOVETAIL, ANY) else "",
+             {0: "tandem", 1: "network", ANY: "any"}[fixed_network]]
+    name = "_loop_" + "_".join(part for part in parts if part)
+    if name in _LOOP_NAMES:
+        raise RuntimeError(f"two event loops named {name}: they would share a cache index")
+    _LOOP_NAMES.add(name)
+    loop.__name__ = loop.__qualname__ = name  # before njit, which names the cache index
+    return njit(cache=True, _nrt=False, error_model="numpy")(loop)
 
 
 # One compiled loop per policy: with the policy a constant (and debug off), the code of
 # the other policies and of the checks is removed and the loop keeps more of its state in
-# registers (46 against 41 M services/CPU-s). Debug runs use one loop for all policies.
-# Written out rather than made by a factory: Numba's disk cache keys a function by its
-# name and line, and factory-made cached closures have replayed the wrong specialisation
-# (numba/numba#6093).
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_drfq(lone_flow, budget, model, arrivals, state):
-    return _event_loop(DRFQ, False, False, lone_flow, True, budget, model, arrivals, state,
-                       False)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_drfq_started(lone_flow, budget, model, arrivals, state):
-    return _event_loop(DRFQ, False, False, lone_flow, False, budget, model, arrivals, state,
-                       False)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_drfq_dovetail(lone_flow, budget, model, arrivals, state):
-    return _event_loop(DRFQ_DOVETAIL, False, False, lone_flow, True, budget, model, arrivals,
-                       state, False)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_drfq_dovetail_started(lone_flow, budget, model, arrivals, state):
-    return _event_loop(DRFQ_DOVETAIL, False, False, lone_flow, False, budget, model, arrivals,
-                       state, False)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_pf(lone_flow, budget, model, arrivals, state):
-    return _event_loop(PF, False, False, lone_flow, False, budget, model, arrivals,
-                       state, False)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_bmf(lone_flow, budget, model, arrivals, state):
-    return _event_loop(BMF, False, False, lone_flow, False, budget, model, arrivals,
-                       state, False)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_fifo(lone_flow, budget, model, arrivals, state):
-    return _event_loop(FIFO, False, False, lone_flow, False, budget, model, arrivals,
-                       state, False)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_bottleneck_fq(lone_flow, budget, model, arrivals, state):
-    return _event_loop(BOTTLENECK_FQ, False, False, lone_flow, False, budget, model, arrivals,
-                       state, False)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_mr3(lone_flow, budget, model, arrivals, state):
-    return _event_loop(MR3, False, False, lone_flow, False, budget, model, arrivals,
-                       state, False)
-
-
+# registers (46 against 41 M services/CPU-s). DRFQ's clock is a constant as well (a
+# run-time clock made memoryless DRFQ ~10% slower). Arguments: policy, checked,
+# explicit, clock (1 in service, 0 started), network (1 several routers, 0 the tandem).
+_loop_drfq = _make_event_loop(DRFQ, False, False, 1, 0)
+_loop_drfq_started = _make_event_loop(DRFQ, False, False, 0, 0)
+_loop_drfq_dovetail = _make_event_loop(DRFQ_DOVETAIL, False, False, 1, 0)
+_loop_drfq_dovetail_started = _make_event_loop(DRFQ_DOVETAIL, False, False, 0, 0)
+_loop_pf = _make_event_loop(PF, False, False, 0, 0)
+_loop_bmf = _make_event_loop(BMF, False, False, 0, 0)
+_loop_fifo = _make_event_loop(FIFO, False, False, 0, 0)
+_loop_bottleneck_fq = _make_event_loop(BOTTLENECK_FQ, False, False, 0, 0)
+_loop_mr3 = _make_event_loop(MR3, False, False, 0, 0)
 # Debug runs and explicit flows (open loop, stop times, timelines) use one loop for every
-# policy, with the policy and the checks as run-time arguments: the per-policy loops above
-# leave the explicit-flow code out (``explicit`` a constant False prunes it), which keeps
-# their first compilation as short as before that code existed.
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_general(policy, debug, budget, model, arrivals, state):
-    return _event_loop(policy, debug, True, False, model.in_service, budget, model, arrivals,
-                       state, (model.router_charge.shape[0] > model.type_charge.shape[0]
-                              or model.fq_mask.sum() > 1))
-
-
+# policy, clock and number of routers, all read at run time: the per-policy loops leave
+# the explicit-flow code out, which keeps their first compilation short.
+_loop_general = _make_event_loop(ANY, True, True, ANY, ANY)
 # Networks (several routers: DRFQ and dovetailing DRFQ per router, bottleneck FQ on
 # several resources; the next completion from a tournament tree (_tree_set) and phase 2
 # at the resource that completed, instead of scans over every resource, which with J = 12
-# cost a third of the time): this loop with the policy and clock at run time, and the
-# per-policy network loops below, so a tandem run never compiles them and the tandem
-# loops above are unchanged. A tandem with routes runs the tandem loops:
-# a route is a next-resource table, which they already follow.
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_network(policy, budget, model, arrivals, state):
-    return _event_loop(policy, False, False, False, model.in_service, budget, model, arrivals,
-                       state, True)
-
-
-# The network loops of the per-resource policies and of DRFQ (in-service clock, the
-# default), the policy a compile-time constant as in the tandem loops above (measured on
-# the random network: BENCHMARKS.md); the other policies and clocks run _loop_network.
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_network_bmf(budget, model, arrivals, state):
-    return _event_loop(BMF, False, False, False, False, budget, model, arrivals, state, True)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_network_pf(budget, model, arrivals, state):
-    return _event_loop(PF, False, False, False, False, budget, model, arrivals, state, True)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_network_drfq(budget, model, arrivals, state):
-    return _event_loop(DRFQ, False, False, False, True, budget, model, arrivals, state, True)
-
-
-@njit(cache=True, _nrt=False, error_model="numpy")
-def _loop_network_drfq_dovetail(budget, model, arrivals, state):
-    return _event_loop(DRFQ_DOVETAIL, False, False, False, True, budget, model, arrivals,
-                       state, True)
-
+# cost a third of the time): a loop with the policy and clock at run time, and loops of
+# their own for the per-resource policies and DRFQ's in-service clock (the default),
+# measured on the random network (BENCHMARKS.md). A tandem with routes runs the tandem
+# loops: a route is a next-resource table, which they already follow.
+_loop_network = _make_event_loop(ANY, False, False, ANY, 1)
+_loop_network_bmf = _make_event_loop(BMF, False, False, 0, 1)
+_loop_network_pf = _make_event_loop(PF, False, False, 0, 1)
+_loop_network_drfq = _make_event_loop(DRFQ, False, False, 1, 1)
+_loop_network_drfq_dovetail = _make_event_loop(DRFQ_DOVETAIL, False, False, 1, 1)
 
 _NETWORK_LOOPS = {BMF: _loop_network_bmf, PF: _loop_network_pf}
 _NETWORK_IN_SERVICE_LOOPS = {DRFQ: _loop_network_drfq,
                              DRFQ_DOVETAIL: _loop_network_drfq_dovetail}
-
 _LOOPS = {DRFQ: _loop_drfq, DRFQ_DOVETAIL: _loop_drfq_dovetail, PF: _loop_pf, BMF: _loop_bmf,
           FIFO: _loop_fifo, BOTTLENECK_FQ: _loop_bottleneck_fq, MR3: _loop_mr3}
-#: DRFQ's loops with the started clock (BR's reading): the clock is a constant of each
-#: loop, like the policy, so neither pays for the other's bookkeeping (measured: a
-#: run-time clock made memoryless DRFQ ~10% slower)
+#: DRFQ's loops with the started clock (BR's reading)
 _STARTED_LOOPS = {DRFQ: _loop_drfq_started, DRFQ_DOVETAIL: _loop_drfq_dovetail_started}
 
 
@@ -1836,23 +1828,25 @@ def run_kernel(policy: int, debug: bool, budget: int, model: tuple, arrivals: tu
                state: tuple, lone_flow: bool = True, explicit: bool = False,
                network: bool = False) -> int:
     """Advance the simulation by at most ``budget`` events with the loop of ``policy``
-    (arguments as :func:`_event_loop`); return a status code. ``lone_flow=False`` turns
-    off the lone-flow loop (:func:`_lone_flow`; results are the same either way).
+    (arguments as the loops of :func:`_make_event_loop`); return a status code.
+    ``lone_flow=False`` turns off the lone-flow loop (:func:`_lone_flow`; results are the
+    same either way).
     ``explicit``: the run has open-loop flows, stop times or a timeline (only the general
     loop handles them). ``network``: the run needs :func:`_loop_network` (several
     routers with DRFQ, dovetailing DRFQ or bottleneck FQ:
     :func:`mrfq.packet.engine.needs_network_loop`)."""
     if debug or explicit:
-        return _loop_general(policy, debug, budget, model, arrivals, state)
+        return _loop_general(policy, debug, False, budget, model, arrivals, state)
     if network:
         if policy in _NETWORK_LOOPS:
-            return _NETWORK_LOOPS[policy](budget, model, arrivals, state)
+            return _NETWORK_LOOPS[policy](policy, False, False, budget, model, arrivals, state)
         if model.in_service and policy in _NETWORK_IN_SERVICE_LOOPS:
-            return _NETWORK_IN_SERVICE_LOOPS[policy](budget, model, arrivals, state)
-        return _loop_network(policy, budget, model, arrivals, state)
+            return _NETWORK_IN_SERVICE_LOOPS[policy](policy, False, False, budget, model,
+                                                     arrivals, state)
+        return _loop_network(policy, False, False, budget, model, arrivals, state)
     if not model.in_service and policy in _STARTED_LOOPS:
-        return _STARTED_LOOPS[policy](lone_flow, budget, model, arrivals, state)
-    return _LOOPS[policy](lone_flow, budget, model, arrivals, state)
+        return _STARTED_LOOPS[policy](policy, False, lone_flow, budget, model, arrivals, state)
+    return _LOOPS[policy](policy, False, lone_flow, budget, model, arrivals, state)
 
 
 @njit(cache=True, _nrt=False)
