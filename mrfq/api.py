@@ -149,24 +149,30 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
     layout; a DataFrame needs ``output``). With no source: BR Figures 1 and 2 into
     the directory ``output`` (default ``plots/``; their fluid curves are swept, cached,
     under ``results/``). ``formats``:
-    the file types (default: the suffix of ``output``, else PNG and PDF). Returns the
-    files written."""
+    the file types (default: the suffix of ``output``, else PNG and PDF). ``output`` names
+    the first figure of the first source (a results directory adds ``<stem>_delays`` and
+    ``<stem>_fluid`` beside it); the second source's are ``<stem>_2…``, and so on, so no
+    source overwrites another's. Returns the files written."""
     chosen = check_formats(formats) if formats is not None else None
     if not sources:
         return pipeline.paper_fluid_figures(output or "plots", jobs=jobs, formats=chosen,
                                             progress=progress_callback(progress, "fluid"))
     written: list[Path] = []
-    for source in sources:
+    for number, source in enumerate(sources, start=1):
+        target = output
+        if output is not None and number > 1:  # one stem per source: none overwrites
+            target = Path(output).with_name(f"{Path(output).stem}_{number}"
+                                            f"{Path(output).suffix}")
         if isinstance(source, pd.DataFrame):
             if output is None:
                 raise InputError("a DataFrame source needs an output file", "output")
-            written += pipeline.plot_fluid_frame(source, output, formats=chosen)
+            written += pipeline.plot_fluid_frame(source, target, formats=chosen)
             continue
         path = Path(source)
         if path.is_dir():
-            written += pipeline.plot(path, output, chosen)
+            written += pipeline.plot(path, target, chosen)
         elif path.is_file():
-            written += pipeline.plot_fluid_table(path, output, chosen)
+            written += pipeline.plot_fluid_table(path, target, chosen)
         else:
             raise InputError("no such file or directory", None, str(source))
     return written

@@ -167,7 +167,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
               "--precision (default: the scenario's, 1000).")
 @console.output_option("--flows-out", help="CSV file for per-flow records.")
-@click.option("--size-bins-out", help="CSV file for flow completion time and slowdown by "
+@console.output_option("--size-bins-out", help="CSV file for flow completion time and slowdown by "
               "flow size (decades of packets).")
 @click.option("--debug", is_flag=True, help="Check engine invariants after every event.")
 @user_errors
@@ -224,8 +224,8 @@ def flows(scenario, results, policies, seed):
 
 @main.command()
 @click.argument("sources", nargs=-1)
-@console.output_option(help="Output figure; its suffix sets the format (default: "
-              "<results>/<name>, as PNG and PDF).")
+@console.output_option(help="Output figure, its suffix the format (default: <results>/<name>, "
+              "PNG+PDF); also <stem>_delays, <stem>_fluid, and <stem>_2... for more sources.")
 @click.option("--format", "formats", help="Figure formats, comma-separated (default: the "
               "suffix of -o, else png,pdf).")
 @click.option("--jobs", type=int, help=JOBS_HELP + " For the fluid curves (no SOURCES).")

@@ -95,6 +95,9 @@ def test_missing_file_and_syntax_error(tmp_path):
     result = _run("fluid", str(tmp_path / "nope.toml"), "-o", str(tmp_path / "o.csv"),
                   cwd=tmp_path)
     assert result.returncode == 2 and "no such file" in result.stderr
+    # ... and the packaged scenarios it could have meant, every one of them
+    from mrfq.scenario import packaged_scenarios
+    assert all(name in result.stderr for name in packaged_scenarios()), result.stderr
     path = _scenario(tmp_path, "resources = [\n")
     result = _run("fluid", str(path), "-o", str(tmp_path / "o.csv"), cwd=tmp_path)
     assert result.returncode == 2 and "TOML syntax error" in result.stderr
@@ -183,6 +186,7 @@ def test_an_unwritable_output_is_refused_before_any_work(tmp_path, command, targ
 @pytest.mark.parametrize("command", [
     ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "-o"],
     ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows-out"],
+    ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--size-bins-out"],
     ["fluid", "fig3_quick", "-o"], ["plan", "fig3_quick", "-o"], ["run", "fig3_quick", "-o"],
     ["sweep", "fig3_quick", "-o"], ["flows", "isolation_rogue", "-o"],
     ["cluster", "quickstart", "-o"], ["allocate", "drfh_two_servers", "-o"],
@@ -193,8 +197,21 @@ def test_an_empty_output_path_is_refused(tmp_path, command):
     simulation ran, printed its table and wrote nothing, with exit 0."""
     result = _run(*command, "", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
-    option = "--flows-out" if "--flows-out" in command else "--output"
+    option = command[-1] if command[-1].startswith("--") else "--output"
     assert result.stderr.strip() == f"error: {option}: an empty path"
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["simulate", "fig3_quick", "--bogus"], ["simulat"],
+                                  ["simulate"], ["fluid", "fig3_quick", "--loads"]],
+                         ids=" ".join)
+def test_click_usage_errors_are_one_line(tmp_path, args):
+    """Click's own usage errors (an unknown option or verb, a missing argument or option
+    value) in the project's style: one ``error:`` line, exit 2, no usage block."""
+    result = _run(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
     assert result.stdout == "" and list(tmp_path.iterdir()) == []
 
 

@@ -84,4 +84,18 @@ def test_every_cli_option_has_help_and_no_spec_reference():
         for param in command.params:
             if isinstance(param, click.Option) and not param.help:
                 missing.append(f"{name} {param.opts[-1]}")
+            assert "SPEC" not in (getattr(param, "help", None) or ""), (name, param.opts)
     assert not missing, missing
+
+
+def test_every_tutorial_is_an_executed_notebook():
+    """A tutorial without the MyST-NB header would render as a plain page and never run,
+    so a broken one would pass CI (docs/conf.py executes every notebook, errors fatal)."""
+    tutorials = sorted((ROOT / "docs" / "tutorials").glob("*.md"))
+    assert len(tutorials) >= 7
+    plain = [path.name for path in tutorials
+             if not re.match(r"---\n(?:.*\n)*?file_format: mystnb\n(?:.*\n)*?---\n",
+                             path.read_text())]
+    assert not plain, plain
+    conf = (ROOT / "docs" / "conf.py").read_text()
+    assert 'nb_execution_mode = "force"' in conf and "nb_execution_raise_on_error = True" in conf

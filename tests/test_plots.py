@@ -52,6 +52,23 @@ def test_a_fluid_table_keeps_its_title_and_axis(captured):
     assert fig.axes[0].get_xlabel() == "load of resource 'link'"
 
 
+def test_the_fluid_verbs_csv_keeps_its_title_and_axis_when_plotted(tmp_path, captured):
+    """The round trip a user makes: ``mrfq fluid`` writes the table, ``mrfq plot`` reads
+    it back; the scenario's description and load axis travel in the CSV."""
+    import subprocess
+    import sys
+
+    csv = tmp_path / "fig2.csv"
+    done = subprocess.run([sys.executable, "-m", "mrfq.cli", "fluid", "fig2_unbalanced",
+                           "--loads", "0.3,0.6", "--policies", "drf,bmf", "-o", str(csv)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    plot_fluid_frame(pd.read_csv(csv), tmp_path / "fig2.png")
+    fig = captured[0]
+    assert fig.get_suptitle().startswith("BR Figure 2"), fig.get_suptitle()
+    assert fig.axes[0].get_xlabel() == "load of resource 'link'"
+
+
 def test_failed_points_are_ringed(captured):
     fluid = _fluid(("bmf",))
     packet = fluid.assign(policy="bmf", ci_low=fluid["gamma"] - 0.05,
