@@ -69,6 +69,24 @@ def test_the_fluid_verbs_csv_keeps_its_title_and_axis_when_plotted(tmp_path, cap
     assert fig.axes[0].get_xlabel() == "load of resource 'link'"
 
 
+def test_long_titles_are_wrapped_in_a_constrained_layout(captured):
+    """Titles must not collide with the panels or run off the figure: every figure has a
+    constrained layout, and a long description is wrapped to the figure's width."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    long_title = "BR Figure 2: unbalanced load " + "and a long description " * 6
+    fluid = _fluid(("bmf",))
+    packet = fluid.assign(policy="bmf", ci_low=fluid["gamma"] - 0.05,
+                          ci_high=fluid["gamma"] + 0.05)
+    plots.fluid_comparison(_fluid(), "x", title=long_title)
+    plots.packet_vs_fluid(fluid, packet, "x", title=long_title)
+    for fig in captured:
+        assert isinstance(fig.get_layout_engine(), ConstrainedLayoutEngine)
+        lines = fig.get_suptitle().splitlines()
+        assert len(lines) > 1 and " ".join(lines) == long_title.strip()
+        assert max(map(len, lines)) <= fig.get_figwidth() * 10.5
+
+
 def test_failed_points_are_ringed(captured):
     fluid = _fluid(("bmf",))
     packet = fluid.assign(policy="bmf", ci_low=fluid["gamma"] - 0.05,
