@@ -76,6 +76,20 @@ def _best(free, cap, total, demand, k, relative, tie_seed, tie_key, any_server):
 
 
 @njit(cache=False)
+def _release(slot, f_user, f_srv, f_time, free, demand, running, done, tasks, finish, t):
+    """The task in ``slot`` ends at t: its server gets its demand back; returns the server."""
+    k, server = f_user[slot], f_srv[slot]
+    f_time[slot] = np.inf
+    free[server, 0] += demand[k, 0]
+    free[server, 1] += demand[k, 1]
+    running[k] -= 1
+    done[k] += 1
+    if done[k] == tasks[k]:
+        finish[k] = t
+    return server
+
+
+@njit(cache=False)
 def simulate(cap, demand, join, tasks, seed, mean, exponential, wait, heartbeat, relative,
              random_ties, any_server, batch, period, dt, bins):
     """Three users, one task queue each, joining at ``join``; returns (bins × 3 running
@@ -131,15 +145,8 @@ def simulate(cap, demand, join, tasks, seed, mean, exponential, wait, heartbeat,
         if tick:
             pass
         elif t_end <= t_join:
-            k, l = f_user[slot], f_srv[slot]
-            f_time[slot] = np.inf
-            free[l, 0] += demand[k, 0]
-            free[l, 1] += demand[k, 1]
-            running[k] -= 1
-            done[k] += 1
-            if done[k] == tasks[k]:
-                finish[k] = t
-            offer = l
+            offer = _release(slot, f_user, f_srv, f_time, free, demand, running, done,
+                             tasks, finish, t)
             while batch:  # the other tasks ending at this instant (fixed durations)
                 more = -1
                 for s2 in range(most):
@@ -147,14 +154,8 @@ def simulate(cap, demand, join, tasks, seed, mean, exponential, wait, heartbeat,
                         more = s2
                 if more < 0:
                     break
-                k, l = f_user[more], f_srv[more]
-                f_time[more] = np.inf
-                free[l, 0] += demand[k, 0]
-                free[l, 1] += demand[k, 1]
-                running[k] -= 1
-                done[k] += 1
-                if done[k] == tasks[k]:
-                    finish[k] = t
+                _release(more, f_user, f_srv, f_time, free, demand, running, done, tasks,
+                         finish, t)
         else:
             joined += 1
         if (joined < 3 and join[joined] == t) or (period > 0 and not tick):
