@@ -161,8 +161,8 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
     for number, source in enumerate(sources, start=1):
         target = output
         if output is not None and number > 1:  # one stem per source: none overwrites
-            target = Path(output).with_name(f"{Path(output).stem}_{number}"
-                                            f"{Path(output).suffix}")
+            first = Path(output)
+            target = first.with_name(f"{first.stem}_{number}{first.suffix}")
         if isinstance(source, pd.DataFrame):
             if output is None:
                 raise InputError("a DataFrame source needs an output file", "output")
