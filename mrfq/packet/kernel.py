@@ -1373,7 +1373,7 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
         pend_cap = pend_time.shape[0] // K
         # routers (1: the tandem); MR3 on several routers keeps an ingress record per router
         R = model.router_charge.shape[0] // model.type_charge.shape[0]
-        routed_mr3 = ROUTED_MR3 and policy == MR3 and network
+        routed_mr3 = policy == MR3 and network  # (the uses add ROUTED_MR3 to prune)
         layout = record_layout(J, W, R if routed_mr3 else 0)
         ni, nf, o_free = layout.ni, layout.nf, layout.o_free
         o_fifo_pk, o_fifo_id = layout.o_fifo_pk, layout.o_fifo_id
