@@ -25,9 +25,9 @@ import multiprocessing
 import numpy as np
 from scipy import stats as sps
 
-from mrfq.kinds.packet import start_up_flows
+from mrfq.kinds.packet import fluid_reference, start_up_flows
 from mrfq.scenario import load_scenario
-from mrfq.stats import combine_replications, replication_table
+from mrfq.stats import combine_replications, replication_table, with_fluid_variance
 
 
 def scenario(mean_size: float, window: int):
@@ -63,10 +63,13 @@ def table(path: str, sc, load: float):
 
 
 def one_run(job):
-    paths, mean_size, window, load = job
+    paths, mean_size, window, load, fluid = job
     sc = scenario(mean_size, window)
     tables = [table(p, sc, load) for p in paths]
     out = combine_replications(tables, mean_size, warmup_flows=start_up_flows(sc, load))
+    if fluid is not None:  # what a sweep reports (mrfq.kinds.packet.combine_packet_records)
+        out = with_fluid_variance(out, np.array([c["gamma"] for c in fluid["classes"]]),
+                                  np.array([c["flow_variance"] for c in fluid["classes"]]))
     return (
         out["gamma"].to_numpy(),
         out["ci_low"].to_numpy(),
@@ -90,6 +93,9 @@ def main() -> None:
     p.add_argument("--ref-tag", default="f2000000-b500-d20000")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--old-bmf-ref", action="store_true")
+    p.add_argument("--data-only", action="store_true",
+                   help="the runs' own intervals (batch means / replications), as before "
+                        "the fluid model's variance")
     p.add_argument("--dump", help="save each cell's estimates to <dump>-policy-load-mode.npz")
     args = p.parse_args()
     tag = f"m{args.mean_size:g}-w{args.window}-empty"
@@ -102,6 +108,8 @@ def main() -> None:
         for policy in args.policies.split(","):
             for load in (float(x) for x in args.loads.split(",")):
                 ref, ref_rel, nref = reference(args.out, policy, load, f"{tag}-{args.ref_tag}")
+                fluid = (None if args.data_only else
+                         fluid_reference(scenario(args.mean_size, args.window), policy, load))
                 if args.old_bmf_ref:  # 10 × 10^6 flows, seed 7 (VALIDATION.md, issue 13)
                     ref = np.array(
                         {0.9: [0.1004, 0.5082, 0.0998], 0.5: [0.4984, 0.7555, 0.4803]}[load]
@@ -123,6 +131,7 @@ def main() -> None:
                                 args.mean_size,
                                 args.window,
                                 load,
+                                fluid,
                             )
                             for i in range(args.runs)
                         ]
@@ -137,6 +146,7 @@ def main() -> None:
                                 args.mean_size,
                                 args.window,
                                 load,
+                                fluid,
                             )
                             for i in range(args.runs)
                         ]

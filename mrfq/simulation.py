@@ -15,7 +15,12 @@ from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.executor import execute
 from mrfq.kinds import Point, packet
-from mrfq.kinds.packet import combine_packet_records, run_point, size_bin_table
+from mrfq.kinds.packet import (
+    combine_packet_records,
+    fluid_reference,
+    run_point,
+    size_bin_table,
+)
 from mrfq.point_plan import Plan
 from mrfq.scenario import Scenario, load_scenario
 
@@ -97,7 +102,8 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     for _ in execute(replicate, plan.start(), jobs=1, follow_up=plan.finished):
         pass
     records = plan.used(group)
-    summary = combine_packet_records(scenario, records, confidence)
+    summary = combine_packet_records(scenario, records, confidence,
+                                     fluid_reference(scenario, policy, load))
     summary.insert(0, "class_load", scenario.class_loads(load))
     summary.insert(0, "load", load)
     summary.insert(0, "policy", policy)

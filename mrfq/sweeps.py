@@ -24,6 +24,7 @@ import pandas as pd
 from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.executor import execute
+from mrfq.fluid.method import record_method
 from mrfq.io import atomic_path, check_writable_dir, write_csv
 from mrfq.kinds import (  # noqa: F401 - Point, point_key, point_filename: the sweep's API
     REALISATIONS,
@@ -206,14 +207,18 @@ def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy summary, one row per (kind, policy, load, class): gamma, ci_low, ci_high,
     replications, flows_measured, mean_in_progress, error_estimate and method (fluid:
     markov, whose interval is γ itself, or simulation), and the packet estimators'
-    columns (:func:`mrfq.kinds.packet.combine_packet_records`): each kind's
+    columns (:func:`mrfq.kinds.packet.combine_packet_records`, whose γ intervals take
+    their variance from the Markov fluid records among ``records``): each kind's
     ``summary_rows``, fluid rows first."""
     grouped = _groups(scenario, records)
     order = {kind: i for i, kind in enumerate(REALISATIONS)}
+    # the Markov fluid records, which packet points take their γ intervals' variance from
+    fluid_records = {(r["policy"], float(r["load"])): r for r in records
+                     if r["kind"] == policies.FLUID and record_method(r) == "markov"}
     rows = []
     for group in sorted(grouped, key=lambda g: order[g[0]]):
         kind, group_records = grouped[group]
-        rows += kind.summary_rows(scenario, group_records)
+        rows += kind.summary_rows(scenario, group_records, fluid_records)
     frame = pd.DataFrame(rows)
     if frame.empty:
         return frame

@@ -33,6 +33,9 @@ under test.
   from the public :func:`mrfq.fluid.allocate` (the allocators are held to the papers'
   closed forms in ``test_allocators.py``); nothing of the solver's state enumeration,
   CSR generator, batched allocations or iterative solve is used.
+  :func:`dense_flow_variances` is its twin of :mod:`mrfq.fluid.markov_variance`: the
+  asymptotic variance of a simulated γ_k from the deviation matrix (1π − Q)⁻¹ of the
+  same dense generator, not from the Poisson equation's sparse adjoint solve.
 * :func:`brute_force_phi` — the **balance function Φ of balanced fairness** (Bonald &
   Proutière): Φ(0) = 1, Φ(n) = max_j Σ_{k: n_k>0} a_kj Φ(n − e_k), plain memoised
   recursion; :func:`bf_rates` turns it into the per-flow rates Φ(n − e_k)/(n_k Φ(n)).
@@ -544,6 +547,30 @@ def dense_stationary(policy, requirements, rho, level, weights=None):
     rhs[-1] = 1.0
     pi = np.linalg.lstsq(system, rhs, rcond=None)[0]
     return states, pi, Q
+
+
+def dense_flow_variances(policy, requirements, rho, level, weights=None):
+    """v_k = lim n_k Var(γ̂_k) / γ_k² of the chain of :func:`dense_stationary`, by dense
+    linear algebra: with f_k(n) = n_k φ_k(n) (work served to class k per unit time) and
+    h_k = f_k − γ_k n_k, γ_k = E[f_k] / E[n_k], the asymptotic variance of ∫ h_k is
+    σ_k² = 2 Σ π h_k D h_k with the deviation matrix D = (1π − Q)⁻¹ − 1π (Kemeny & Snell;
+    π h_k = 0 drops the 1π terms), and n_k flows are measured in t = n_k / E[f_k], so
+    v_k = σ_k² / E[f_k]. Returns (states, π, v)."""
+    states, pi, Q = dense_stationary(policy, requirements, rho, level, weights)
+    a = np.asarray(requirements, dtype=float)
+    S, K = len(states), len(rho)
+    served = np.zeros((S, K))
+    for i, n in enumerate(states):
+        if sum(n):
+            served[i] = np.array(n) * allocate(policy, a, np.array(n, float), weights)
+    counts = np.array(states, dtype=float)
+    fundamental = np.linalg.inv(np.outer(np.ones(S), pi) - Q)
+    v = np.zeros(K)
+    for k in range(K):
+        gamma = (pi @ served[:, k]) / (pi @ counts[:, k])
+        h = served[:, k] - gamma * counts[:, k]
+        v[k] = 2 * (pi * h) @ fundamental @ h / (pi @ served[:, k])
+    return states, pi, v
 
 
 # --- balanced fairness's balance function (Bonald & Proutière) -------------------------

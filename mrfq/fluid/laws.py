@@ -20,7 +20,7 @@ import numpy as np
 
 from mrfq import policies
 from mrfq.errors import InputError
-from mrfq.fluid import balanced, kernels, markov_solver
+from mrfq.fluid import balanced, kernels, markov_solver, markov_variance
 from mrfq.fluid.problem import MarkovResult
 
 
@@ -64,9 +64,25 @@ def stationary_distribution(policy: str, requirements, loads, weights=None,
     if _explicit(entry):
         raise InputError(f"{entry.label} has no generator-based stationary law here (its "
                          "law is explicit)", "policy")
-    _, pi, states = markov_solver.solve(entry.code, requirements, loads, weights,
-                                        tolerance, None)
+    _, pi, states, _ = markov_solver.solve(entry.code, requirements, loads, weights,
+                                           tolerance, None)
     return states, pi
+
+
+def service_rates_and_variances(policy: str, requirements, loads, weights=None,
+                                tolerance: float = 1e-5) -> tuple[MarkovResult, np.ndarray]:
+    """:func:`service_rates` and, per class, the relative variance per measured flow of a
+    simulated γ_k (:func:`mrfq.fluid.markov_variance.flow_variances`: Var(γ̂_k) / γ_k² ≈
+    v_k / n_k) from the same solve; NaN for a policy of the explicit law (no generator
+    here)."""
+    entry = policies.get(policies.FLUID, policy)
+    if _explicit(entry):
+        result = balanced.bf_service_rates(requirements, loads, weights, tolerance, None)
+        return result, np.full(result.gamma.shape, np.nan)
+    result, pi, states, phi = markov_solver.solve(entry.code, requirements, loads, weights,
+                                                  tolerance, None)
+    rho = np.asarray(loads, dtype=np.float64)
+    return result, markov_variance.flow_variances(pi, states, phi, rho)
 
 
 def solver_version(policy: str) -> str:

@@ -53,22 +53,37 @@ def stationary_distribution(policy: str, requirements, loads, weights=None,
         return laws.stationary_distribution(policy, requirements, loads, weights, tolerance)
 
 
+def service_rates_and_variances(policy: str, requirements, loads, weights=None,
+                                tolerance: float = 1e-5) -> tuple[MarkovResult, np.ndarray]:
+    """:func:`service_rates` and, per class, v_k = lim n_k Var(γ̂_k) / γ_k², the relative
+    variance of a simulated γ_k per measured class-k flow in the Markov demand model
+    (:mod:`mrfq.fluid.markov_variance`; NaN for balanced fairness), from one solve with
+    one BLAS thread."""
+    with threadpool_limits(limits=1):
+        return laws.service_rates_and_variances(policy, requirements, loads, weights,
+                                                tolerance)
+
+
 def markov_point(scenario, policy: str, load: float) -> dict:
     """The Markov fluid point (:mod:`mrfq.fluid.method` chooses it): γ_k = ρ_k / E[n_k]
     of one policy at one value on the scenario's load axis, as a JSON-serialisable record
     ``{kind, policy, load, replication, method, classes, level, states, wall_s}``; per
-    class (scenario order) γ_k, E[n_k] and the relative truncation-error estimate."""
+    class (scenario order) γ_k, E[n_k], the relative truncation-error estimate and
+    ``flow_variance`` v_k (:func:`service_rates_and_variances`: what a packet point's γ
+    interval rests on)."""
     started = time.perf_counter()
     try:
-        result = service_rates(policy, scenario.requirements, scenario.class_loads(load),
-                               scenario.weights, scenario.fluid.tolerance)
+        result, variances = service_rates_and_variances(
+            policy, scenario.requirements, scenario.class_loads(load), scenario.weights,
+            scenario.fluid.tolerance)
     except InputError as exc:  # e.g. over the state budget: the scenario's [fluid] tolerance
         if exc.field == "tolerance":
             exc.field = "fluid.tolerance"
         raise exc.located(scenario.source) from None
     classes = [{"gamma": float(result.gamma[k]),
                 "mean_in_progress": float(result.mean_in_progress[k]),
-                "error_estimate": float(result.error_estimate[k])}
+                "error_estimate": float(result.error_estimate[k]),
+                "flow_variance": float(variances[k])}
                for k in range(len(scenario.classes))]
     return {"kind": "fluid", "policy": policy, "load": float(load), "replication": 0,
             "method": "markov", "classes": classes, "level": int(result.level),

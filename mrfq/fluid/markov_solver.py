@@ -40,7 +40,9 @@ from mrfq.fluid import kernels
 from mrfq.fluid.problem import MarkovResult, as_problem, stable_loads
 
 #: bump when the solver's results change; part of every stored fluid point's key
-#: (:func:`mrfq.fluid.laws.solver_version`)
+#: (:func:`mrfq.fluid.laws.solver_version`). Not bumped for the records' ``flow_variance``
+#: (issue 25): added beside unchanged numbers, so committed points keep their names; a
+#: record from before it gives its packet points their runs' own intervals
 SOLVER_VERSION = "4"
 #: largest truncated state space we attempt (states); beyond it we raise, not guess
 MAX_STATES = 5_000_000
@@ -68,7 +70,7 @@ def _enumerate_states(level, K):
 
 
 @njit(cache=True)
-def _build_incoming(states, phi, rho, level):
+def build_incoming(states, phi, rho, level):
     """CSR of incoming transition rates (row i = rates into state i) and out-rates."""
     S, K = states.shape
     stride = np.ones(K, dtype=np.int64)
@@ -113,7 +115,7 @@ def _build_incoming(states, phi, rho, level):
 
 
 @njit(cache=True)
-def _lower_solve(indptr, indices, data, diag, rhs, out):
+def lower_solve(indptr, indices, data, diag, rhs, out):
     """Solve (D + L) y = rhs for the lower-triangular part of a CSR matrix (GS sweep)."""
     n = rhs.shape[0]
     for i in range(n):
@@ -126,7 +128,7 @@ def _lower_solve(indptr, indices, data, diag, rhs, out):
 
 
 @njit(cache=True)
-def _upper_solve(indptr, indices, data, diag, rhs, out):
+def upper_solve(indptr, indices, data, diag, rhs, out):
     """Solve (D + U) y = rhs for the upper-triangular part of a CSR matrix."""
     n = rhs.shape[0]
     for i in range(n - 1, -1, -1):
@@ -153,14 +155,14 @@ def _stationary(indptr, indices, data, out_rate, guess: np.ndarray | None) -> np
 
     def gauss_seidel(r):
         y = np.empty_like(r)
-        _lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
+        lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
         return y
 
     def ssor(r):
         y = np.empty_like(r)
-        _lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
+        lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
         z = np.empty_like(r)
-        _upper_solve(sub.indptr, sub.indices, sub.data, diag, diag * y, z)
+        upper_solve(sub.indptr, sub.indices, sub.data, diag, diag * y, z)
         return z
 
     scale = np.abs(rhs).sum()
@@ -250,7 +252,7 @@ def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, pr
                                          states[done:].astype(np.float64))
     if np.any(np.isnan(phi)):
         raise InputError("no BMF allocation found in some state", "requirements")
-    indptr, indices, data, out_rate = _build_incoming(states, phi, rho, level)
+    indptr, indices, data, out_rate = build_incoming(states, phi, rho, level)
     guess = None
     if guess_pi is not None:
         guess = np.zeros(states.shape[0])
@@ -262,9 +264,10 @@ def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, pr
 
 
 def solve(code: int, requirements, loads, weights=None, tolerance: float = 1e-5,
-          max_level: int | None = None) -> tuple[MarkovResult, np.ndarray, np.ndarray]:
+          max_level: int | None = None
+          ) -> tuple[MarkovResult, np.ndarray, np.ndarray, np.ndarray]:
     """The stationary solve of a policy with a kernel (``code``: its kernel code, DRF, PF
-    or BMF): (result, final π, its states S×K).
+    or BMF): (result, final π, its states S×K, the per-flow rates φ S×K there).
 
     ``requirements`` K×J, ``loads`` ρ_k (K, work per unit time with μ_k = 1); must be stable
     (Σ_k ρ_k a_kj < 1, BR eq. 8). ``tolerance``: target relative truncation error of every
@@ -335,6 +338,6 @@ def solve(code: int, requirements, loads, weights=None, tolerance: float = 1e-5,
         truncated = np.where(rho > 0, rho / plain, np.nan)
     return MarkovResult(gamma=gamma, mean_in_progress=mean, error_estimate=estimate,
                         level=level, states=int(states.shape[0]), level_decay=decay,
-                        gamma_truncated=truncated), pi, states
+                        gamma_truncated=truncated), pi, states, phi
 
 

@@ -31,8 +31,10 @@ precision driver (:mod:`mrfq.point_plan`) and the summary use:
   at most (the precision rule of replicated kinds; 1, 1 and 1 for the others);
 * ``prepare(policies, jobs)`` — once per sweep before the workers start (compile kernels,
   on up to ``jobs`` processes);
-* ``summary_rows(scenario, records)`` — the summary rows of one (policy, load) from its
-  records, and ``size_bin_rows(scenario, records)`` — its rows of ``size_bins.csv``.
+* ``summary_rows(scenario, records, fluid_records)`` — the summary rows of one (policy,
+  load) from its records (``fluid_records``: the sweep's Markov fluid records by (fluid
+  policy, load), which packet points take their γ intervals' variance from), and
+  ``size_bin_rows(scenario, records)`` — its rows of ``size_bins.csv``.
 
 Adding a kind is one module with this face plus its line in :data:`KINDS` (and, for a
 fluid method, its case in :func:`fluid_kind`).

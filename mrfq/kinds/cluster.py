@@ -110,7 +110,8 @@ def prepare(chosen_policies: set[str], jobs: int = 1) -> None:
     run_cluster(tiny, 40, 1, 0.1, 2)
 
 
-def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
+def summary_rows(scenario: Scenario, records: list[dict],
+                 fluid_records: dict | None = None) -> list[dict]:
     """One row per class: γ and its interval, the jobs measured, E[n_k]."""
     rows = []
     for record in records:

@@ -51,7 +51,8 @@ def prepare(chosen_policies: set[str], jobs: int = 1) -> None:
     """Nothing to compile ahead for a fluid point."""
 
 
-def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
+def summary_rows(scenario: Scenario, records: list[dict],
+                 fluid_records: dict | None = None) -> list[dict]:
     """One row per class of a fluid record: γ, its interval (γ itself for an exact
     method), E[n_k], the error estimate, the method and ``ci_warning`` (a simulated
     point at which some class's size law makes the intervals unreliable:

@@ -21,8 +21,13 @@ import pandas as pd
 
 from mrfq import policies, seeds, stats
 from mrfq.errors import InputError
-from mrfq.fluid.markov import MAX_STATES, solver_version, stationary_distribution
-from mrfq.fluid.method import class_warnings, predicted_states
+from mrfq.fluid.markov import (
+    MAX_STATES,
+    markov_point,
+    solver_version,
+    stationary_distribution,
+)
+from mrfq.fluid.method import class_warnings, fluid_method, predicted_states
 from mrfq.kinds.fluid_records import floats
 from mrfq.kinds.replications import Stopping, chosen_replications
 from mrfq.kinds.replications import first_replications as first_of_config
@@ -212,10 +217,33 @@ def _records_start_up(scenario: Scenario, records: list[dict]) -> int:
     return start_up_flows(scenario, records[0]["load"]) if records else 0
 
 
+def fluid_reference(scenario: Scenario, policy: str, load: float) -> dict | None:
+    """The Markov fluid record (:func:`mrfq.fluid.markov.markov_point`) of the fluid
+    policy a packet ``policy`` realises, at ``load``: what :func:`combine_packet_records`
+    takes the variance of γ̂_k from. None when the policy realises none, or the Markov
+    model does not give that point (sizes not exponential, over the state budget, an
+    explicit law: :func:`mrfq.fluid.method.fluid_method`)."""
+    counterpart = policies.fluid_counterpart(policy)
+    if counterpart is None:
+        return None
+    entry = policies.get(policies.FLUID, counterpart)
+    if entry.law != policies.MARKOV_LAW or fluid_method(scenario, counterpart,
+                                                        load) != "markov":
+        return None
+    return markov_point(scenario, counterpart, load)
+
+
 def combine_packet_records(scenario: Scenario, records: list[dict],
-                           confidence: float = 0.95) -> pd.DataFrame:
+                           confidence: float = 0.95,
+                           fluid_record: dict | None = None) -> pd.DataFrame:
     """Per-class table of the replications of one (policy, load): γ_k with its
     ``confidence`` interval and ``ci_method`` (:func:`mrfq.stats.combine_replications`).
+
+    With ``fluid_record`` (the Markov fluid record of the fluid policy this one realises,
+    at the same load: :func:`fluid_reference`), the interval's variance is the fluid
+    model's (:func:`mrfq.stats.with_fluid_variance`, ``ci_method`` "fluid-variance"; the
+    run's own interval in ``ci_low_data``/``ci_high_data``); the precision rule's
+    stopping decisions keep the run's own intervals.
 
     With a precision target, the replications the stopping rule chose (:func:`stopping`;
     extra ones computed ahead are ignored). Run facts: ``replications``,
@@ -238,6 +266,12 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     combined = combine_replications(tables, packet.mean_size, confidence,
                                     sojourn_edges=sojourn_bin_edges(),
                                     warmup_flows=start_up)
+    if fluid_record is not None:
+        classes = fluid_record["classes"]
+        combined = stats.with_fluid_variance(
+            combined, np.array([c["gamma"] for c in classes], dtype=np.float64),
+            np.array([c.get("flow_variance", np.nan) for c in classes], dtype=np.float64),
+            confidence)
     combined["replications"] = len(records)
     combined["flows_simulated"] = packet.flows * len(records)
     combined["services"] = sum(int(r.get("services", 0)) for r in records)
@@ -354,14 +388,18 @@ def prepare(chosen_policies: set[str], jobs: int = 1) -> None:
         _compile(policy)
 
 
-def summary_rows(scenario: Scenario, records: list[dict]) -> list[dict]:
+def summary_rows(scenario: Scenario, records: list[dict],
+                 fluid_records: dict | None = None) -> list[dict]:
     """The summary rows of the replications of one (policy, load): one per class
-    (:func:`combine_packet_records`; ``mean_sojourn`` and its interval reported as
-    ``mean_fct``)."""
-    combined = combine_packet_records(scenario, records)
+    (:func:`combine_packet_records`, with the fluid record of the policy this one
+    realises at this load from ``fluid_records`` ((fluid policy, load) → record) when the
+    sweep has it; ``mean_sojourn`` and its interval reported as ``mean_fct``)."""
+    policy, load = records[0]["policy"], records[0]["load"]
+    counterpart = policies.fluid_counterpart(policy)
+    fluid_record = (fluid_records or {}).get((counterpart, float(load)))
+    combined = combine_packet_records(scenario, records, fluid_record=fluid_record)
     combined = combined.rename(columns={f"mean_sojourn{end}": f"mean_fct{end}"
                                         for end in ("", "_low", "_high", "_problem")})
-    policy, load = records[0]["policy"], records[0]["load"]
     return [{"kind": policies.PACKET, "policy": policy, "load": load, **row,
              "error_estimate": np.nan} for row in combined.to_dict("records")]
 

@@ -1,6 +1,6 @@
 """Output analysis of packet runs (SPEC §3 Measurement): per-class service rates and CIs.
 
-Seven modules, in import order (each imports only those before it):
+Eight modules, in import order (each imports only those before it):
 
 * :mod:`mrfq.stats.estimators` — general estimators on series and sums: MSER-5 warm-up
   detection, lag-1 autocorrelation and batch merging, correlation-checked and lugsail
@@ -19,10 +19,12 @@ Seven modules, in import order (each imports only those before it):
 * :mod:`mrfq.stats.tables` — the per-class tables: :func:`replication_table` (one
   replication's flow records after the warm-up cut) and :func:`combine_replications`
   (γ_k = Σ N / Σ T pooled over replications, with its interval).
+* :mod:`mrfq.stats.model_variance` — :func:`with_fluid_variance`: that interval rebuilt
+  on the fluid model's variance of γ̂_k where the Markov model gives it (issue 25).
 
 The intervals over independent units (:func:`t_interval`, :func:`ratio_interval`) and
 :func:`histogram_quantile` live in the leaf :mod:`mrfq.intervals` and are re-exported
-here, as is every public name of the seven modules: import them from ``mrfq.stats``.
+here, as is every public name of the eight modules: import them from ``mrfq.stats``.
 :data:`STATS_VERSION` is defined here, once for the whole package.
 """
 
@@ -69,6 +71,7 @@ from mrfq.stats.metric_intervals import (
     round_outward,
     sectioning_interval,
 )
+from mrfq.stats.model_variance import FLUID_VARIANCE, with_fluid_variance
 from mrfq.stats.startup import WARMUP_LIMIT_PROBLEM, relaxation_cut, warmup_cut
 from mrfq.stats.sums import (
     SIZE_DECADES,
@@ -96,6 +99,8 @@ STATS_VERSION = "3"
 
 __all__ = [
     "STATS_VERSION",
+    # mrfq.stats.model_variance
+    "FLUID_VARIANCE", "with_fluid_variance",
     # mrfq.intervals
     "RatioInterval", "histogram_quantile", "ratio_interval", "t_interval", "tin_factor",
     # mrfq.stats.estimators

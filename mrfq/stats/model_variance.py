@@ -1,0 +1,79 @@
+"""γ intervals whose variance comes from the fluid model (issue 25).
+
+At high load a run's own batch means (or replications) estimate the variance of γ̂_k
+from the busy periods the run happened to have: a run without a long busy period of the
+bottleneck has both a high γ̂_k and a small spread, and its interval misses from above
+(VALIDATION.md, "Intervals at load 0.9": 89–93.5% coverage, the misses lopsided, the
+batch half-width correlated −0.2 to −0.65 with γ̂_k). The Markov demand model knows the
+spread a run of this length has on average: Var(γ̂_k) ≈ γ_k² v_k / n_k with n_k the
+measured class-k flows and v_k from the Poisson equation of its generator
+(:mod:`mrfq.fluid.markov_variance`). With that variance the interval's width no longer
+depends on the run's luck, and it is a normal interval (the variance is known, not
+estimated):
+
+    γ̂_k ± z_{(1+confidence)/2} · γ_k^fluid · √(v_k / n_k).
+
+The scale is the fluid γ_k, not γ̂_k: scaling by the estimate would bring back the
+correlation that made the misses lopsided (measured: 90.0% for DRFQ's class 2 at 0.9
+with γ̂_k, 94.0% with γ_k^fluid). The run's own interval is kept beside it
+(``ci_low_data``, ``ci_high_data``), and ``variance_ratio`` is its variance over the
+model's: a ratio well above 1 says the packet system varies more than the fluid model
+(a packet effect the model does not have).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+#: ``ci_method`` of an interval whose variance is the fluid model's
+FLUID_VARIANCE = "fluid-variance"
+#: the start of the data interval's problem that the model's interval does not share
+#: (a half-width larger than the estimate says the data's spread is large, which the
+#: model's variance replaces); every other problem (a run too short for the start-up cut,
+#: too few flows) withholds the interval as before
+_DATA_ONLY_PROBLEM = "interval reaches 0"
+
+
+def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
+                        flow_variance: np.ndarray, confidence: float = 0.95
+                        ) -> pd.DataFrame:
+    """The per-class table of :func:`mrfq.stats.combine_replications` with the γ interval
+    rebuilt on the fluid model's variance (module doc): ``ci_low``/``ci_high`` = γ̂_k ±
+    z · γ_k^fluid √(v_k / n_k) (n_k = ``flows_measured``), ``ci_method``
+    :data:`FLUID_VARIANCE`, the run's own interval in ``ci_low_data``/``ci_high_data``
+    and ``variance_ratio`` (its variance over the model's: (half-width / t)² against
+    (γ_k^fluid)² v_k / n_k). A class keeps the run's own interval (and ``variance_ratio``
+    NaN) where v_k or γ_k^fluid is not a positive finite number, and stays withheld where
+    the run's interval was withheld for any reason but :data:`_DATA_ONLY_PROBLEM` or
+    where the model's interval too would reach 0.
+    ``fluid_gamma`` and ``flow_variance``: one per row of ``combined``, in its order."""
+    out = combined.copy()
+    out["ci_low_data"] = out["ci_low"]
+    out["ci_high_data"] = out["ci_high"]
+    out["variance_ratio"] = np.nan
+    z = float(sps.norm.ppf(0.5 + confidence / 2))
+    for i in range(len(out)):
+        gamma, v = float(fluid_gamma[i]), float(flow_variance[i])
+        flows = float(out["flows_measured"].iloc[i])
+        if not (np.isfinite(gamma) and gamma > 0 and np.isfinite(v) and v > 0 and flows > 0):
+            continue
+        problem = out["ci_problem"].iloc[i]
+        problem = problem if isinstance(problem, str) else ""
+        if problem and not problem.startswith(_DATA_ONLY_PROBLEM):
+            continue
+        sd = gamma * np.sqrt(v / flows)
+        estimate = float(out["gamma"].iloc[i])
+        units = int(out["ci_units"].iloc[i])
+        if not problem and units >= 2:
+            t = float(sps.t.ppf(0.5 + confidence / 2, units - 1))
+            data_sd = (float(out["ci_high"].iloc[i]) - estimate) / t
+            out.iloc[i, out.columns.get_loc("variance_ratio")] = (data_sd / sd) ** 2
+        if not estimate - z * sd > 0:  # the model's interval says nothing either
+            continue
+        out.iloc[i, out.columns.get_loc("ci_low")] = estimate - z * sd
+        out.iloc[i, out.columns.get_loc("ci_high")] = estimate + z * sd
+        out.iloc[i, out.columns.get_loc("ci_method")] = FLUID_VARIANCE
+        out.iloc[i, out.columns.get_loc("ci_problem")] = ""
+    return out
