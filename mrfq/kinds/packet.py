@@ -23,7 +23,7 @@ from mrfq import policies, seeds, stats
 from mrfq.errors import InputError
 from mrfq.fluid.markov import (
     MAX_STATES,
-    markov_point,
+    service_rates_and_variances,
     solver_version,
     stationary_distribution,
 )
@@ -218,11 +218,12 @@ def _records_start_up(scenario: Scenario, records: list[dict]) -> int:
 
 
 def fluid_reference(scenario: Scenario, policy: str, load: float) -> dict | None:
-    """The Markov fluid record (:func:`mrfq.fluid.markov.markov_point`) of the fluid
-    policy a packet ``policy`` realises, at ``load``: what :func:`combine_packet_records`
-    takes the variance of γ̂_k from. None when the policy realises none, or the Markov
-    model does not give that point (sizes not exponential, over the state budget, an
-    explicit law: :func:`mrfq.fluid.method.fluid_method`)."""
+    """The Markov fluid record's classes (``gamma``, ``flow_variance``: :func:`mrfq.fluid.
+    markov.markov_point`) of the fluid policy a packet ``policy`` realises, at ``load``:
+    what :func:`combine_packet_records` takes the variance of γ̂_k from, as
+    ``{"classes": [...]}``. None when the policy realises none, or the Markov model does
+    not give that point (sizes not exponential, over the state budget, an explicit law:
+    :func:`mrfq.fluid.method.fluid_method`). Solved once per process and model."""
     counterpart = policies.fluid_counterpart(policy)
     if counterpart is None:
         return None
@@ -230,7 +231,18 @@ def fluid_reference(scenario: Scenario, policy: str, load: float) -> dict | None
     if entry.law != policies.MARKOV_LAW or fluid_method(scenario, counterpart,
                                                         load) != "markov":
         return None
-    return markov_point(scenario, counterpart, load)
+    requirements = tuple(tuple(floats(row)) for row in scenario.requirements)
+    return _markov_classes(counterpart, requirements, tuple(floats(scenario.class_loads(load))),
+                           tuple(floats(scenario.weights)), scenario.fluid.tolerance)
+
+
+@functools.lru_cache(maxsize=64)
+def _markov_classes(policy: str, requirements: tuple, loads: tuple, weights: tuple,
+                    tolerance: float) -> dict:
+    result, variances = service_rates_and_variances(
+        policy, np.array(requirements), np.array(loads), np.array(weights), tolerance)
+    return {"classes": [{"gamma": float(g), "flow_variance": float(v)}
+                        for g, v in zip(result.gamma, variances, strict=True)]}
 
 
 def combine_packet_records(scenario: Scenario, records: list[dict],
@@ -243,7 +255,7 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     at the same load: :func:`fluid_reference`), the interval's variance is the fluid
     model's (:func:`mrfq.stats.with_fluid_variance`, ``ci_method`` "fluid-variance"; the
     run's own interval in ``ci_low_data``/``ci_high_data``); the precision rule's
-    stopping decisions keep the run's own intervals.
+    stopping decisions and ``achieved_precision`` keep the run's own intervals.
 
     With a precision target, the replications the stopping rule chose (:func:`stopping`;
     extra ones computed ahead are ignored). Run facts: ``replications``,
@@ -275,7 +287,10 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     combined["replications"] = len(records)
     combined["flows_simulated"] = packet.flows * len(records)
     combined["services"] = sum(int(r.get("services", 0)) for r in records)
-    achieved = (combined["ci_high"] - combined["gamma"]) / combined["gamma"]
+    # the precision rule stops on the runs' own intervals (it decides before the fluid
+    # points are read), so the precision reported is theirs too
+    own_high = combined["ci_high_data"] if "ci_high_data" in combined else combined["ci_high"]
+    achieved = (own_high - combined["gamma"]) / combined["gamma"]
     combined["target_precision"] = np.nan if packet.precision is None else packet.precision
     combined["achieved_precision"] = achieved
     combined["precision_reached"] = (np.nan if packet.precision is None
@@ -393,10 +408,13 @@ def summary_rows(scenario: Scenario, records: list[dict],
     """The summary rows of the replications of one (policy, load): one per class
     (:func:`combine_packet_records`, with the fluid record of the policy this one
     realises at this load from ``fluid_records`` ((fluid policy, load) → record) when the
-    sweep has it; ``mean_sojourn`` and its interval reported as ``mean_fct``)."""
+    sweep has it, else solved here (:func:`fluid_reference`); ``mean_sojourn`` and its
+    interval reported as ``mean_fct``)."""
     policy, load = records[0]["policy"], records[0]["load"]
     counterpart = policies.fluid_counterpart(policy)
     fluid_record = (fluid_records or {}).get((counterpart, float(load)))
+    if fluid_record is None:  # a sweep without fluid points: solve the Markov point here
+        fluid_record = fluid_reference(scenario, policy, load)
     combined = combine_packet_records(scenario, records, fluid_record=fluid_record)
     combined = combined.rename(columns={f"mean_sojourn{end}": f"mean_fct{end}"
                                         for end in ("", "_low", "_high", "_problem")})
