@@ -29,6 +29,7 @@ BLAS thread, the point record).
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -115,7 +116,7 @@ def build_incoming(states, phi, rho, level):
 
 
 @njit(cache=True)
-def lower_solve(indptr, indices, data, diag, rhs, out):
+def _lower_solve(indptr, indices, data, diag, rhs, out):
     """Solve (D + L) y = rhs for the lower-triangular part of a CSR matrix (GS sweep)."""
     n = rhs.shape[0]
     for i in range(n):
@@ -128,7 +129,7 @@ def lower_solve(indptr, indices, data, diag, rhs, out):
 
 
 @njit(cache=True)
-def upper_solve(indptr, indices, data, diag, rhs, out):
+def _upper_solve(indptr, indices, data, diag, rhs, out):
     """Solve (D + U) y = rhs for the upper-triangular part of a CSR matrix."""
     n = rhs.shape[0]
     for i in range(n - 1, -1, -1):
@@ -140,35 +141,55 @@ def upper_solve(indptr, indices, data, diag, rhs, out):
         out[i] = total / diag[i]
 
 
-def _stationary(indptr, indices, data, out_rate, guess: np.ndarray | None) -> np.ndarray:
-    """Stationary vector of the truncated chain: π Q = 0, Σ π = 1 (π_0 pinned to 1)."""
+class PinnedSystem(NamedTuple):
+    """Qᵀ of a truncated chain (row n = the rates into n, minus the rate out on the
+    diagonal), its block without state 0 (sorted CSR; pinning one entry of a solution
+    removes the free multiple of π), that block's diagonal and its forward Gauss–Seidel
+    preconditioner (one sweep in level order)."""
+
+    system: sp.csr_matrix
+    sub: sp.csr_matrix
+    diag: np.ndarray
+    gauss_seidel: sla.LinearOperator
+
+
+def pinned_system(indptr, indices, data, out_rate) -> PinnedSystem:
+    """The :class:`PinnedSystem` of the incoming-rate CSR of :func:`build_incoming` (the
+    stationary solve here and the Poisson equation of :mod:`mrfq.fluid.markov_variance`
+    both solve with it)."""
     n = out_rate.shape[0]
     incoming = sp.csr_matrix((data, indices, indptr), shape=(n, n))
     system = (incoming - sp.diags(out_rate)).tocsr()
-    if n == 1:
-        return np.ones(1)
     sub = system[1:, 1:].tocsr()
     sub.sort_indices()
-    rhs = -system[1:, 0].toarray().ravel()
     diag = sub.diagonal().copy()
-    x0 = None if guess is None else guess[1:] / guess[0]
 
     def gauss_seidel(r):
         y = np.empty_like(r)
-        lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
+        _lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
         return y
+
+    return PinnedSystem(system, sub, diag, sla.LinearOperator(sub.shape, gauss_seidel))
+
+
+def _stationary(indptr, indices, data, out_rate, guess: np.ndarray | None) -> np.ndarray:
+    """Stationary vector of the truncated chain: π Q = 0, Σ π = 1 (π_0 pinned to 1)."""
+    if out_rate.shape[0] == 1:
+        return np.ones(1)
+    system, sub, diag, gauss_seidel = pinned_system(indptr, indices, data, out_rate)
+    rhs = -system[1:, 0].toarray().ravel()
+    x0 = None if guess is None else guess[1:] / guess[0]
 
     def ssor(r):
         y = np.empty_like(r)
-        lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
+        _lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
         z = np.empty_like(r)
-        upper_solve(sub.indptr, sub.indices, sub.data, diag, diag * y, z)
+        _upper_solve(sub.indptr, sub.indices, sub.data, diag, diag * y, z)
         return z
 
     scale = np.abs(rhs).sum()
     pi = None
-    x, info = sla.bicgstab(sub, rhs, x0=x0, rtol=1e-12, maxiter=20000,
-                           M=sla.LinearOperator(sub.shape, gauss_seidel))
+    x, info = sla.bicgstab(sub, rhs, x0=x0, rtol=1e-12, maxiter=20000, M=gauss_seidel)
     if info == 0 and np.all(np.isfinite(x)):
         pi = np.concatenate(([1.0], x))
     if pi is None or np.abs(system @ pi).sum() > 1e-9 * max(scale, 1.0) * pi.sum():

@@ -32,7 +32,6 @@ classes √v_k changes by 1–2% between the truncations for tolerances 1e-4 and
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 
 from mrfq.fluid import markov_solver
@@ -51,21 +50,11 @@ def flow_variances(pi: np.ndarray, states: np.ndarray, phi: np.ndarray,
     ``pi`` must be the stationary law of that chain (arrivals blocked at its top level)
     for the Poisson equation to be consistent.
     Raises RuntimeError if a solve does not converge (no silent answer)."""
-    S, K = states.shape
+    K = states.shape[1]
     level = int(states.sum(axis=1).max())
     indptr, indices, data, out_rate = markov_solver.build_incoming(states, phi, rho, level)
-    incoming = sp.csr_matrix((data, indices, indptr), shape=(S, S))
-    system = (incoming - sp.diags(out_rate)).tocsr()  # Qᵀ: row n = rates into n
-    sub = system[1:, 1:].tocsr()  # u(0) = 0 fixes the free multiple of π
-    sub.sort_indices()
-    diag = sub.diagonal().copy()
-
-    def gauss_seidel(r):
-        y = np.empty_like(r)
-        markov_solver.lower_solve(sub.indptr, sub.indices, sub.data, diag, r, y)
-        return y
-
-    precondition = sla.LinearOperator(sub.shape, gauss_seidel)
+    # Qᵀ without state 0: u(0) = 0 fixes the free multiple of π
+    _, sub, _, precondition = markov_solver.pinned_system(indptr, indices, data, out_rate)
     counts = states.astype(np.float64)
     result = np.full(K, np.nan)
     for k in range(K):
