@@ -130,3 +130,11 @@ def test_a_sweep_and_a_simulation_report_the_fluid_variance_interval(tmp_path):
     np.testing.assert_allclose(half, expected, rtol=1e-6)
     single = mrfq.simulate(small, "bmf", 0.4, flows=600, mean_size=10, window=5, seed=3)
     np.testing.assert_allclose(single.classes["ci_high"], packet.loc["bmf", "ci_high"])
+
+
+def test_a_summary_read_back_from_csv_takes_the_interval_too():
+    # a table whose ci_problem column came back from a CSV as all-NaN floats
+    table = _table(0.52, 0.50, 0.54)
+    table["ci_problem"] = np.nan
+    out = with_fluid_variance(table, np.array([0.5]), np.array([4.0]))
+    assert out["ci_method"].iloc[0] == FLUID_VARIANCE and out["ci_problem"].iloc[0] == ""

@@ -53,6 +53,7 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
     out["ci_low_data"] = out["ci_low"]
     out["ci_high_data"] = out["ci_high"]
     out["variance_ratio"] = np.nan
+    out["ci_problem"] = out["ci_problem"].astype(object)  # "" where a table read back has NaN
     z = float(sps.norm.ppf(0.5 + confidence / 2))
     for i in range(len(out)):
         gamma, v = float(fluid_gamma[i]), float(flow_variance[i])
