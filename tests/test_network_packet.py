@@ -12,7 +12,7 @@ from naive import backlogged_rate
 from test_packet_reference import _both
 
 from mrfq.fluid import allocate, bmf_conditions
-from mrfq.packet import engine
+from mrfq.packet import engine, kernel
 from mrfq.packet.engine import run_replication
 from mrfq.packet.model import ArrivalStream, PacketModel
 
@@ -194,6 +194,30 @@ def test_routes_change_the_order_of_visits():
                             np.random.SeedSequence(3), flows=150, mean_size=20, window=5)
             for s in (routed, tandem)]
     assert not np.array_equal(runs[0].completion, runs[1].completion)
+
+
+def _long_line(J):
+    """J one-link routers in a line: a class crossing all of them, and a class on each of
+    links 0, 1, J − 2 and J − 1 (the lowest and the highest event leaves)."""
+    names = [f"l{j}" for j in range(J)]
+    classes = [{"name": "long", "requirements": [0.3 + 0.05 * (j % 5) for j in range(J)],
+                "load_share": 2}]
+    for j in (0, 1, J - 2, J - 1):
+        req = [0.0] * J
+        req[j] = 1.0
+        classes.append({"name": f"on{j}", "requirements": req, "load_share": 1})
+    return dict(classes=classes, resources=tuple(names),
+                routers={f"r{j}": [n] for j, n in enumerate(names)}, load=0.8)
+
+
+@pytest.mark.parametrize("policy", ["bmf", "drfq"])
+@pytest.mark.parametrize("J", [kernel.FLAT_EVENTS, kernel.FLAT_EVENTS + 2])
+def test_networks_on_both_sides_of_the_flat_event_tournament_match_reference(J, policy):
+    """Up to FLAT_EVENTS resources the next completion is a tournament over the leaves
+    computed at every event, above it the tree of kernel._tree_set: both give the
+    reference's completion times on a line of J routers."""
+    fast, slow = _both(_long_line(J), policy, flows=80)
+    np.testing.assert_array_equal(fast.completion, slow)
 
 
 @st.composite

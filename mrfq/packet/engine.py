@@ -63,7 +63,7 @@ def router_charges(model: PacketModel) -> np.ndarray:
 
 def needs_network_loop(routers: int, fq_mask: np.ndarray) -> bool:
     """Whether a run uses the kernel's network loops: several routers (DRFQ per router,
-    and a tournament tree of completions instead of scans over every resource), or
+    and a tournament of completions instead of scans over every resource), or
     bottleneck FQ on several resources. A tandem, with routes or not, uses the tandem
     loops (a route is a next-resource table, which they follow)."""
     return routers > 1 or int(fq_mask.sum()) > 1
@@ -164,9 +164,9 @@ class _State:
         self.res_f[:J] = np.inf  # idle
         self.pend_head = np.zeros(K, dtype=np.int64)
         self.pend_len = np.zeros(K, dtype=np.int64)
-        # networks' tournament tree of completion times (kernel.State, kernel._tree_set):
-        # 2P nodes for P ≥ J leaves, all idle (∞)
-        P = 1 << max(J - 1, 0).bit_length()
+        # networks' tournament of completion times (kernel.State, kernel._tree_set):
+        # 2P nodes for P ≥ J leaves, all idle (∞); P ≥ FLAT_EVENTS (leaves only)
+        P = max(1 << max(J - 1, 0).bit_length(), kernel.FLAT_EVENTS)
         self.ev_key = np.full(2 * P, np.inf)
         self.ev_id = np.zeros(2 * P, dtype=np.int64)
         self.capacity = 0

@@ -270,8 +270,8 @@ class State(NamedTuple):
     pend_head: np.ndarray
     pend_len: np.ndarray
     in_use: np.ndarray
-    ev_key: np.ndarray          # networks: tournament tree of the resources' completion
-    ev_id: np.ndarray           # times (∞ idle) and their indices (:func:`_tree_set`)
+    ev_key: np.ndarray          # networks: tournament of the resources' completion times
+    ev_id: np.ndarray           # (∞ idle) and their indices (:func:`_tree_set`)
 
 
 class Layout(NamedTuple):
@@ -480,18 +480,28 @@ def _sift_down(heap_key, heap_id, n, J, j, key, hid):
     heap_id[_U(i * J + j)] = hid
 
 
+#: networks of at most this many resources keep only the leaves of the event tree and
+#: find the next completion by a tournament computed in registers (:func:`_first_completion`)
+FLAT_EVENTS = 16
+
+
 @njit(cache=True, inline="always", _nrt=False)
 def _tree_set(ev_key, ev_id, j, key):
-    """Networks' next completion: a tournament tree over the resources (P = a power of
-    two ≥ J leaves, leaf j at P + j holding res_f[j], node i the smaller of nodes 2i and
-    2i + 1 by (time, index), the root at 1; ev_key / ev_id hold each node's time and
-    resource). Set leaf j to ``key`` and replay its path to the root: log2 P comparisons
-    with no data-dependent branch (a heap's sift-down mispredicts about every other
-    comparison, a fifth of the loop's time at J = 12). Equal times: the left child, the
-    smaller index, as the tandem loops' scan in index order."""
+    """Networks' next completion: a tournament over the resources (P = a power of two,
+    at least J and at least FLAT_EVENTS, leaf j at P + j holding res_f[j], node i the
+    smaller of nodes 2i and 2i + 1 by (time, index), the root at 1; ev_key / ev_id hold
+    each node's time and resource). Set leaf j to ``key``; when P > FLAT_EVENTS, replay
+    its path to the root: log2 P comparisons with no data-dependent branch (a heap's
+    sift-down mispredicts about every other comparison, a fifth of the loop's time at
+    J = 12). Equal times: the left child, the smaller index, as the tandem loops' scan in
+    index order. With P = FLAT_EVENTS the leaves are all there is: the inner nodes are
+    computed afresh at every event, in registers (:func:`_first_completion`), which
+    costs less than two path replays per service (BENCHMARKS.md, "Networks")."""
     P = ev_key.shape[0] >> 1
     i = P + j
     ev_key[_U(i)] = key
+    if P == FLAT_EVENTS:
+        return
     ev_id[_U(i)] = j
     # the winner so far is carried in registers, and each level loads only the sibling
     # (its address is known in advance): no chain through memory
@@ -507,6 +517,40 @@ def _tree_set(ev_key, ev_id, j, key):
         i >>= 1
         ev_key[_U(i)] = key
         ev_id[_U(i)] = win
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _pick(k_left, i_left, k_right, i_right):
+    """The smaller of two (time, resource) pairs; equal times: the left one (whose
+    resources all have smaller indices)."""
+    takes = k_right < k_left
+    return (k_right if takes else k_left), (i_right if takes else i_left)
+
+
+@njit(cache=True, inline="always", _nrt=False)
+def _first_completion(ev_key, ev_id):
+    """(time, resource) of the next completion (∞ when every resource is idle): the root
+    of the tree (:func:`_tree_set`), or with P = FLAT_EVENTS a tournament over the 16
+    leaves computed in registers (15 comparisons in four independent levels rather than
+    a chain of dependent minima)."""
+    if ev_key.shape[0] != 2 * FLAT_EVENTS:
+        return ev_key[1], ev_id[1]
+    o = FLAT_EVENTS
+    k0, i0 = _pick(ev_key[_U(o + 0)], 0, ev_key[_U(o + 1)], 1)
+    k1, i1 = _pick(ev_key[_U(o + 2)], 2, ev_key[_U(o + 3)], 3)
+    k2, i2 = _pick(ev_key[_U(o + 4)], 4, ev_key[_U(o + 5)], 5)
+    k3, i3 = _pick(ev_key[_U(o + 6)], 6, ev_key[_U(o + 7)], 7)
+    k4, i4 = _pick(ev_key[_U(o + 8)], 8, ev_key[_U(o + 9)], 9)
+    k5, i5 = _pick(ev_key[_U(o + 10)], 10, ev_key[_U(o + 11)], 11)
+    k6, i6 = _pick(ev_key[_U(o + 12)], 12, ev_key[_U(o + 13)], 13)
+    k7, i7 = _pick(ev_key[_U(o + 14)], 14, ev_key[_U(o + 15)], 15)
+    k0, i0 = _pick(k0, i0, k1, i1)
+    k2, i2 = _pick(k2, i2, k3, i3)
+    k4, i4 = _pick(k4, i4, k5, i5)
+    k6, i6 = _pick(k6, i6, k7, i7)
+    k0, i0 = _pick(k0, i0, k2, i2)
+    k4, i4 = _pick(k4, i4, k6, i6)
+    return _pick(k0, i0, k4, i4)
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -1454,11 +1498,12 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
             best_t = t_arrival
             kind = 2  # 0 completion, 1 round-trip injection, 2 flow arrival
             which = 0
-            if ROUTERS and network:  # the earliest completion: the root of the event tree
-                if ev_key[1] < np.inf and ev_key[1] <= best_t:
-                    best_t = ev_key[1]
+            if ROUTERS and network:  # the earliest completion (_first_completion)
+                first_t, first_j = _first_completion(ev_key, ev_id)
+                if first_t < np.inf and first_t <= best_t:
+                    best_t = first_t
                     kind = 0
-                    which = ev_id[1]
+                    which = first_j
             else:
                 for j in range(J):
                     d = res_f[j]  # ∞ when idle
@@ -1750,7 +1795,8 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                 # the completed resource stays idle: its leaf leaves the event tree (had it
                 # started a packet, _begin_service set it). Until now the tree's nodes above
                 # it were stale, which only the nodes on its path could be: an update of
-                # another leaf meanwhile left wrong only nodes on that path, replayed here.
+                # another leaf meanwhile left wrong only nodes on that path, replayed here
+                # (up to FLAT_EVENTS resources there are only leaves).
                 _tree_set(ev_key, ev_id, which, np.inf)
             # ==== debug: the invariants after every event
             if debug:
@@ -1803,7 +1849,8 @@ _loop_mr3 = _make_event_loop(MR3, False, False, 0, 0)
 # the explicit-flow code out, which keeps their first compilation short.
 _loop_general = _make_event_loop(ANY, True, True, ANY, ANY)
 # Networks (several routers: DRFQ and dovetailing DRFQ per router, bottleneck FQ on
-# several resources; the next completion from a tournament tree (_tree_set) and phase 2
+# several resources; the next completion from a tournament (_tree_set, _first_completion:
+# up to 16 resources computed in registers at every event, beyond that a tree) and phase 2
 # at the resource that completed, instead of scans over every resource, which with J = 12
 # cost a third of the time): a loop with the policy and clock at run time, and loops of
 # their own for the per-resource policies and DRFQ's in-service clock (the default),
