@@ -1,0 +1,48 @@
+"""Which of the networks' uncovered points are packet effects (issue 23)? The packaged
+settings (m = 1000, W = 30, seed 1; ``<network>_m1000``, bmf and pf only, run with
+today's intervals) beside variants (larger m, larger W, other seeds), per policy, load
+and class: the packet γ's relative difference to the fluid γ, and whether the fluid γ
+is in the packet γ's 95% interval.
+
+    python reproduction/networks/effects/compare.py
+"""
+
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).parent
+KEYS = ["policy", "load", "class"]
+#: network: its variants (directory, column label), the packaged settings first
+VARIANTS = {
+    "nfv_chain": [("nfv_chain_m1000", "m=1000"), ("nfv_chain_m4000", "m=4000"),
+                  ("nfv_chain_m4000_w120", "m=4000 W=120"), ("nfv_chain_seed2", "seed 2"),
+                  ("nfv_chain_seed3", "seed 3")],
+    "linear_network": [("linear_network_m1000", "m=1000"),
+                       ("linear_network_m4000", "m=4000")],
+}
+
+
+def main() -> None:
+    for network, variants in VARIANTS.items():
+        table = None
+        for directory, label in variants:
+            run = pd.read_csv(HERE / directory / "validation.csv")[
+                KEYS + ["relative_difference", "fluid_in_ci"]]
+            run = run.rename(columns={"relative_difference": label,
+                                      "fluid_in_ci": f"{label} covered"})
+            table = run if table is None else table.merge(run, on=KEYS, how="left")
+        print(f"{network}: packet γ / fluid γ − 1, and whether the 95% interval covers "
+              "the fluid γ (blank: not run)")
+        print(table.round(4).astype(object).where(table.notna(), "").to_string(index=False))
+        for policy, rows in table.groupby("policy"):
+            counts = ", ".join(
+                f"{label} {int((rows[f'{label} covered'] == True).sum())}"  # noqa: E712
+                f"/{int(rows[f'{label} covered'].notna().sum())}"
+                for _, label in variants)
+            print(f"  {policy}: covered {counts}")
+        print()
+
+
+if __name__ == "__main__":
+    main()
