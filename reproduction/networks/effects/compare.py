@@ -19,7 +19,8 @@ VARIANTS = {
                   ("nfv_chain_m4000_w120", "m=4000 W=120"), ("nfv_chain_seed2", "seed 2"),
                   ("nfv_chain_seed3", "seed 3")],
     "linear_network": [("linear_network_m1000", "m=1000"),
-                       ("linear_network_m4000", "m=4000")],
+                       ("linear_network_m4000", "m=4000"), ("linear_network_w120", "W=120"),
+                       ("linear_network_seed2", "seed 2")],
 }
 
 
