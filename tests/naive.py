@@ -514,6 +514,36 @@ def backlogged_rate(classes, measured, policy, size=20000, window=30,
     return size / run.completion[0]
 
 
+# --- per-packet processor sharing with windows (BR §3.2's assumption) -------------------
+
+def ps_closed_throughputs(requirements, window):
+    """Packets per unit time of R flows that each keep ``window`` packets circulating
+    (no delay between a departure and the next injection) through PS resources, flow r
+    taking ``requirements[r][j]`` per packet at resource j (0: not visited). This is
+    "serving packets at rates proportional to Q_ij / a_ij", the assumption of BR §3.2's
+    derivation of eq. 5: a closed multiclass BCMP network of PS stations (product form,
+    any packet-time law), solved by exact mean value analysis (Reiser & Lavenberg 1980)
+    over every population vector n ≤ (W, …, W):
+        R_rj(n) = a_rj (1 + Q_j(n − e_r)),  X_r(n) = n_r / Σ_j R_rj(n),
+        Q_j(n) = Σ_r X_r(n) R_rj(n)."""
+    a = [list(map(float, row)) for row in requirements]
+    R, J = len(a), len(a[0])
+    queue = {(0,) * R: [0.0] * J}
+    x = [0.0] * R
+    for n in sorted(itertools.product(range(window + 1), repeat=R), key=sum)[1:]:
+        q = [0.0] * J
+        for r in range(R):
+            if n[r] == 0:
+                continue
+            below = queue[n[:r] + (n[r] - 1,) + n[r + 1:]]
+            residence = [a[r][j] * (1.0 + below[j]) for j in range(J)]
+            x[r] = n[r] / sum(residence)
+            for j in range(J):
+                q[j] += x[r] * residence[j]
+        queue[n] = q
+    return np.array(x)
+
+
 # --- the dense Markov twin (BR §4.1) ----------------------------------------------------
 
 def dense_stationary(policy, requirements, rho, level, weights=None):

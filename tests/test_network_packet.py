@@ -272,3 +272,67 @@ def test_packet_bmf_picks_another_bmf_than_the_fluid_when_not_unique():
     np.testing.assert_allclose(fluid, [1 / 3, 4 / 9, 4 / 9], rtol=1e-9)
     for x in (phi, fluid):
         assert bmf_conditions(a, np.ones(3), x, tol=0.005)["holds"]
+
+
+def test_per_packet_ps_twin_against_the_cyclic_closed_form():
+    """Two PS resources in a cycle, one flow of W packets with times a1, a2: the closed
+    network's throughput is G(W − 1) / G(W), G(N) = Σ_{k=0}^{N} a1^k a2^(N−k) (product
+    form); two flows of W packets with equal times are one flow of 2W, shared equally."""
+    a1, a2 = 0.7, 0.3
+    g = [sum(a1**k * a2**(n - k) for k in range(n + 1)) for n in range(13)]
+    for window in (1, 4, 9):
+        x = naive.ps_closed_throughputs([[a1, a2]], window)
+        np.testing.assert_allclose(x, [g[window - 1] / g[window]], rtol=1e-12)
+    np.testing.assert_allclose(naive.ps_closed_throughputs([[a1, a2], [a1, a2]], 6),
+                               [g[11] / g[12] / 2] * 2, rtol=1e-12)
+
+
+LINE = ("link1", "link2", "link3")
+LINE_CLASSES = [{"name": n, "requirements": a, "load_share": 1} for n, a in
+                (("long", [1.0, 0.5, 0.8]), ("1", [1.0, 0, 0]), ("2", [0, 1.0, 0]),
+                 ("3", [0, 0, 1.0]))]
+
+
+def _line_pf(window):
+    """Packet `pf` rates of one backlogged flow of each linear_network class."""
+    original = naive.make_scenario
+    naive.make_scenario = lambda **kw: original(
+        **kw, routers={f"r{j}": [r] for j, r in enumerate(LINE)})
+    try:
+        return np.array([backlogged_rate(LINE_CLASSES, k, "pf", size=100_000, window=window,
+                                         resources=LINE) for k in range(4)])
+    finally:
+        naive.make_scenario = original
+
+
+def test_per_packet_ps_approaches_pf_on_linear_network_as_windows_grow():
+    """Walton (2009): closed PS networks tend to PF as the populations grow. On
+    linear_network's (long, 2) state (PF: 1, 1/2, the long flow held by link 1 alone)
+    exact per-packet PS gives the long flow 0.870 at W = 30 and 0.972 at W = 480."""
+    a = [[1.0, 0.5, 0.8], [0.0, 1.0, 0.0]]
+    np.testing.assert_allclose(allocate("pf", np.array(a), np.ones(2)), [1.0, 0.5], rtol=1e-6)
+    x30, x120, x480 = (naive.ps_closed_throughputs(a, w)[0] for w in (30, 120, 480))
+    assert x30 < x120 < x480 < 1.0
+    np.testing.assert_allclose([x30, x480], [0.8697, 0.9718], atol=5e-4)
+
+
+def test_packet_pf_does_not_converge_to_pf_on_linear_network():
+    """BR eq. 5 (SFQ with the increment a_ij / Q_ij, Q_ij at the packet's arrival) is
+    derived assuming each Q_ij settles at a constant. With one backlogged flow of every
+    linear_network class the long flow's window wanders between its three links, and its
+    rate follows the harmonic mean of the Q_ij its packets see, not PS's time average:
+    0.3333 at W = 30 (PF 0.3188, exact per-packet PS 0.3141), crossing PF near W = 100
+    and 0.3037 at W = 480 — away from PF as W grows (reproduction/networks/pf_windows.py;
+    the packaged networks' pf misses). In the tandem (Figure 3's classes) the same rule
+    is within 0.1% of PF at W = 30."""
+    pf = allocate("pf", np.array([c["requirements"] for c in LINE_CLASSES]), np.ones(4))
+    np.testing.assert_allclose(pf[0], 0.3188, atol=1e-4)
+    at30, at480 = _line_pf(30), _line_pf(480)
+    np.testing.assert_allclose(at30[0], 1 / 3, rtol=2e-3)
+    np.testing.assert_allclose(at480[0], 0.3037, rtol=3e-3)
+    assert at30[0] > pf[0] * 1.04 and at480[0] < pf[0] * 0.96
+    fig3 = [{"name": f"c{k}", "requirements": a, "load_share": 1}
+            for k, a in enumerate(([0.1, 1.0], [1.0, 0.1], [1.0, 1.0]))]
+    tandem = [backlogged_rate(fig3, k, "pf", size=100_000, window=30) for k in range(3)]
+    np.testing.assert_allclose(tandem, allocate("pf", np.array(
+        [c["requirements"] for c in fig3]), np.ones(3)), rtol=2e-3)
