@@ -514,6 +514,19 @@ def backlogged_rate(classes, measured, policy, size=20000, window=30,
     return size / run.completion[0]
 
 
+
+def backlogged_steady_rate(classes, measured, policy, size=100_000, window=30,
+                           resources=("cpu", "link"), **engine):
+    """:func:`backlogged_rate` without the start and the end of the measured flow: its
+    ``size`` middle packets over the time they add, size / (T(2 size) − T(size)) with
+    T(n) the completion time of a measured flow of n packets (same seed, so the two runs
+    share their start-up, whose W packets fill the route, and their final drain)."""
+    short = size / backlogged_rate(classes, measured, policy, size, window, resources,
+                                   **engine)
+    long = 2 * size / backlogged_rate(classes, measured, policy, 2 * size, window,
+                                      resources, **engine)
+    return size / (long - short)
+
 # --- per-packet processor sharing with windows (BR §3.2's assumption) -------------------
 
 def ps_closed_throughputs(requirements, window):

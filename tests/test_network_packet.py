@@ -2,13 +2,16 @@
 routes and routers from the scenario itself (tests/naive.py): identical completion times,
 per-packet sojourn histograms and busy times, for every policy, on small networks."""
 
+import itertools
+import math
+
 import naive
 import numpy as np
 import pytest
 from conftest import make_scenario
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive import backlogged_rate
+from naive import backlogged_rate, backlogged_steady_rate
 from test_packet_reference import _both
 
 from mrfq.fluid import allocate, bmf_conditions
@@ -274,10 +277,38 @@ def test_packet_bmf_picks_another_bmf_than_the_fluid_when_not_unique():
         assert bmf_conditions(a, np.ones(3), x, tol=0.005)["holds"]
 
 
-def test_per_packet_ps_twin_against_the_cyclic_closed_form():
+def _product_form_constant(a, populations):
+    """G(N) of a closed network of PS stations by brute force: the sum over every
+    placement of each class's packets on the stations it visits of
+    Π_j n_j! Π_r a_rj^n_rj / n_rj! (BCMP)."""
+    def placements(stations, n):
+        if len(stations) == 1:
+            yield {stations[0]: n}
+            return
+        for k in range(n + 1):
+            for rest in placements(stations[1:], n - k):
+                yield {stations[0]: k, **rest}
+
+    routes = [[j for j, x in enumerate(row) if x > 0] for row in a]
+    total = 0.0
+    for combo in itertools.product(*(list(placements(routes[r], n))
+                                     for r, n in enumerate(populations))):
+        term = 1.0
+        for j in range(len(a[0])):
+            counts = [combo[r].get(j, 0) for r in range(len(a))]
+            term *= math.factorial(sum(counts))
+            for r, n in enumerate(counts):
+                term *= a[r][j] ** n / math.factorial(n)
+        total += term
+    return total
+
+
+def test_per_packet_ps_twin_against_closed_forms():
     """Two PS resources in a cycle, one flow of W packets with times a1, a2: the closed
     network's throughput is G(W − 1) / G(W), G(N) = Σ_{k=0}^{N} a1^k a2^(N−k) (product
-    form); two flows of W packets with equal times are one flow of 2W, shared equally."""
+    form); two flows of W packets with equal times are one flow of 2W, shared equally.
+    With routes that skip resources (linear_network's classes), X_r = G(N − e_r) / G(N)
+    from the brute-force product form."""
     a1, a2 = 0.7, 0.3
     g = [sum(a1**k * a2**(n - k) for k in range(n + 1)) for n in range(13)]
     for window in (1, 4, 9):
@@ -285,6 +316,13 @@ def test_per_packet_ps_twin_against_the_cyclic_closed_form():
         np.testing.assert_allclose(x, [g[window - 1] / g[window]], rtol=1e-12)
     np.testing.assert_allclose(naive.ps_closed_throughputs([[a1, a2], [a1, a2]], 6),
                                [g[11] / g[12] / 2] * 2, rtol=1e-12)
+    a = [c["requirements"] for c in LINE_CLASSES]
+    for window in (1, 3):
+        full = _product_form_constant(a, [window] * 4)
+        expected = [_product_form_constant(a, [window - (r == k) for r in range(4)]) / full
+                    for k in range(4)]
+        np.testing.assert_allclose(naive.ps_closed_throughputs(a, window), expected,
+                                   rtol=1e-10)
 
 
 LINE = ("link1", "link2", "link3")
@@ -293,22 +331,24 @@ LINE_CLASSES = [{"name": n, "requirements": a, "load_share": 1} for n, a in
                  ("3", [0, 0, 1.0]))]
 
 
-def _line_pf(window):
-    """Packet `pf` rates of one backlogged flow of each linear_network class."""
+def _line_pf_long(window, classes=LINE_CLASSES):
+    """Steady packet `pf` rate of the long flow, one backlogged flow of each class given
+    on linear_network's routers."""
     original = naive.make_scenario
     naive.make_scenario = lambda **kw: original(
         **kw, routers={f"r{j}": [r] for j, r in enumerate(LINE)})
     try:
-        return np.array([backlogged_rate(LINE_CLASSES, k, "pf", size=100_000, window=window,
-                                         resources=LINE) for k in range(4)])
+        return backlogged_steady_rate(classes, 0, "pf", size=100_000, window=window,
+                                      resources=LINE)
     finally:
         naive.make_scenario = original
 
 
 def test_per_packet_ps_approaches_pf_on_linear_network_as_windows_grow():
-    """Walton (2009): closed PS networks tend to PF as the populations grow. On
-    linear_network's (long, 2) state (PF: 1, 1/2, the long flow held by link 1 alone)
-    exact per-packet PS gives the long flow 0.870 at W = 30 and 0.972 at W = 480."""
+    """Walton (2009): closed PS networks tend to PF as the populations grow in fixed
+    proportion. On linear_network's (long, 2) state (PF: 1, 1/2, the long flow held by
+    link 1 alone) exact per-packet PS gives the long flow 0.870 at W = 30 and 0.972 at
+    W = 480."""
     a = [[1.0, 0.5, 0.8], [0.0, 1.0, 0.0]]
     np.testing.assert_allclose(allocate("pf", np.array(a), np.ones(2)), [1.0, 0.5], rtol=1e-6)
     x30, x120, x480 = (naive.ps_closed_throughputs(a, w)[0] for w in (30, 120, 480))
@@ -316,21 +356,24 @@ def test_per_packet_ps_approaches_pf_on_linear_network_as_windows_grow():
     np.testing.assert_allclose([x30, x480], [0.8697, 0.9718], atol=5e-4)
 
 
-def test_packet_pf_does_not_converge_to_pf_on_linear_network():
-    """BR eq. 5 (SFQ with the increment a_ij / Q_ij, Q_ij at the packet's arrival) is
-    derived assuming each Q_ij settles at a constant. With one backlogged flow of every
-    linear_network class the long flow's window wanders between its three links, and its
-    rate follows the harmonic mean of the Q_ij its packets see, not PS's time average:
-    0.3333 at W = 30 (PF 0.3188, exact per-packet PS 0.3141), crossing PF near W = 100
-    and 0.3037 at W = 480 — away from PF as W grows (reproduction/networks/pf_windows.py;
-    the packaged networks' pf misses). In the tandem (Figure 3's classes) the same rule
-    is within 0.1% of PF at W = 30."""
+def test_packet_pf_settles_below_pf_on_linear_network():
+    """BR eq. 5 (SFQ with the increment a_ij / Q_ij, Q_ij read at the packet's arrival,
+    SPEC §3) with one backlogged flow of every linear_network class: the long flow's
+    steady rate is 0.3333 at W = 30 (PF 0.3188, exact per-packet PS 0.3141) and settles
+    near 0.303 as W grows (0.3033 at W = 960), about 5% below PF, where per-packet PS
+    converges to PF; with only (long, 2) backlogged it does converge (0.9984 at W = 480
+    against 1). Read Q when the packet becomes its flow's head instead and the four-flow
+    state converges as well (reproduction/networks/sfq_q_sampling.py, README "Why packet
+    `pf` misses fluid PF"). In the tandem (Figure 3's classes) the rule is within 0.1% of
+    PF at W = 30."""
     pf = allocate("pf", np.array([c["requirements"] for c in LINE_CLASSES]), np.ones(4))
     np.testing.assert_allclose(pf[0], 0.3188, atol=1e-4)
-    at30, at480 = _line_pf(30), _line_pf(480)
-    np.testing.assert_allclose(at30[0], 1 / 3, rtol=2e-3)
-    np.testing.assert_allclose(at480[0], 0.3037, rtol=3e-3)
-    assert at30[0] > pf[0] * 1.04 and at480[0] < pf[0] * 0.96
+    at30, at960 = _line_pf_long(30), _line_pf_long(960)
+    np.testing.assert_allclose(at30, 1 / 3, rtol=2e-3)
+    np.testing.assert_allclose(at960, 0.3033, rtol=3e-3)
+    assert at30 > pf[0] * 1.04 and at960 < pf[0] * 0.97
+    np.testing.assert_allclose(_line_pf_long(480, [LINE_CLASSES[0], LINE_CLASSES[2]]), 1.0,
+                               atol=3e-3)
     fig3 = [{"name": f"c{k}", "requirements": a, "load_share": 1}
             for k, a in enumerate(([0.1, 1.0], [1.0, 0.1], [1.0, 1.0]))]
     tandem = [backlogged_rate(fig3, k, "pf", size=100_000, window=30) for k in range(3)]

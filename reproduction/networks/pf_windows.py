@@ -3,9 +3,11 @@ networks? (issue 23: the `pf` misses of "Which misses are packet effects").
 
 On a packaged scenario's resources, routers and classes (default `linear_network`), one
 flow of each class of a state stays backlogged with a window of W packets and the rtt of
-the scenario (0); the measured flow sends 100 000 packets (tests/naive.py:
-backlogged_rate, the production kernel). Printed per state and W, the packets per unit
-time of every flow under three rules:
+the scenario (0). Printed per state and W, the steady packets per unit time of every flow
+under three rules (packet: the production kernel, tests/naive.py
+backlogged_steady_rate: 10^5 packets over the time they add between a measured flow of
+10^5 and one of 2·10^5, so that the start-up, about W packets, and the final drain
+cancel):
 
 * fluid PF: mrfq.fluid.allocate("pf"), the W → ∞ target of BR §3.2's derivation;
 * per-packet processor sharing: every packet at a resource gets an equal share of it,
@@ -38,7 +40,7 @@ from numba import njit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
 import naive  # noqa: E402
-from naive import backlogged_rate  # noqa: E402
+from naive import backlogged_steady_rate  # noqa: E402
 
 from mrfq import load_scenario  # noqa: E402
 from mrfq.fluid import allocate  # noqa: E402
@@ -88,8 +90,8 @@ def packet_pf(scenario, ks: tuple[int, ...], window: int) -> np.ndarray:
     original = naive.make_scenario
     naive.make_scenario = lambda **kw: original(**kw, routers=routers)
     try:
-        return np.array([backlogged_rate(classes, i, "pf", size=100_000, window=window,
-                                         resources=scenario.resources)
+        return np.array([backlogged_steady_rate(classes, i, "pf", size=100_000, window=window,
+                                                resources=scenario.resources)
                          for i in range(len(ks))])
     finally:
         naive.make_scenario = original

@@ -1,6 +1,7 @@
 """Which of the networks' uncovered points are packet effects (issue 23)? The packaged
 settings (m = 1000, W = 30, seed 1; ``<network>_m1000``, bmf and pf only, run with
-today's intervals) beside variants (larger m, larger W, other seeds), per policy, load
+today's intervals) beside variants (larger m, larger W, other seeds; ``*_pf_m16000``: pf
+only, m = 16000), per policy, load
 and class: the packet γ's relative difference to the fluid γ, and whether the fluid γ
 is in the packet γ's 95% interval.
 
@@ -17,10 +18,11 @@ KEYS = ["policy", "load", "class"]
 VARIANTS = {
     "nfv_chain": [("nfv_chain_m1000", "m=1000"), ("nfv_chain_m4000", "m=4000"),
                   ("nfv_chain_m4000_w120", "m=4000 W=120"), ("nfv_chain_seed2", "seed 2"),
-                  ("nfv_chain_seed3", "seed 3")],
+                  ("nfv_chain_seed3", "seed 3"), ("nfv_chain_pf_m16000", "pf m=16000")],
     "linear_network": [("linear_network_m1000", "m=1000"),
                        ("linear_network_m4000", "m=4000"), ("linear_network_w120", "W=120"),
-                       ("linear_network_seed2", "seed 2")],
+                       ("linear_network_seed2", "seed 2"),
+                       ("linear_network_pf_m16000", "pf m=16000")],
 }
 
 
