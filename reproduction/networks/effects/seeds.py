@@ -9,11 +9,15 @@ seeds with its standard error.
     python reproduction/networks/effects/seeds.py summary
 
 Rows go to ``seeds/<policy>_W<window>_m<mean size>.csv`` (one row per seed and class).
+``--label`` names the rows' policy otherwise (and their file, slugged), for runs of a
+patched kernel: ``PYTHONPATH=<patched checkout> python ... run pf --label "pf, Q at head
+(patch)"`` (reproduction/networks/pf_head_reading.patch).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -23,17 +27,20 @@ COLUMNS = ["policy", "load", "window", "mean_size", "seed", "class", "gamma", "c
            "ci_high", "fluid_gamma"]
 
 
-def run(policy: str, seeds: range, window: int, mean_size: int, load: float) -> None:
+def run(policy: str, seeds: range, window: int, mean_size: int, load: float,
+        label: str | None = None) -> None:
     import mrfq
     from mrfq.fluid import fluid_curves
 
     scenario = mrfq.load_scenario("linear_network")
     fluid = fluid_curves(scenario, policies=[policy], loads=[load]).set_index("class")["gamma"]
-    path = HERE / f"{policy}_W{window}_m{mean_size}.csv"
+    label = label or policy
+    slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
+    path = HERE / f"{slug}_W{window}_m{mean_size}.csv"
     for seed in seeds:
         r = mrfq.simulate(scenario, policy, load, seed=seed, window=window,
                           mean_size=mean_size)
-        rows = r.classes.assign(policy=policy, load=load, window=window,
+        rows = r.classes.assign(policy=label, load=load, window=window,
                                 mean_size=mean_size, seed=seed,
                                 fluid_gamma=lambda d: d["class"].map(fluid))[COLUMNS]
         rows.to_csv(path, mode="a", header=not path.exists(), index=False)
@@ -69,6 +76,7 @@ def main() -> None:
     go.add_argument("--window", type=int, default=30)
     go.add_argument("--mean-size", type=int, default=1000)
     go.add_argument("--load", type=float, default=0.3)
+    go.add_argument("--label", help="the rows' policy name (default: the policy)")
     sub.add_parser("summary")
     args = parser.parse_args()
     if args.command == "summary":
@@ -76,7 +84,8 @@ def main() -> None:
         return
     first, last = (int(s) for s in args.seeds.split("-"))
     HERE.mkdir(exist_ok=True)
-    run(args.policy, range(first, last + 1), args.window, args.mean_size, args.load)
+    run(args.policy, range(first, last + 1), args.window, args.mean_size, args.load,
+        args.label)
 
 
 if __name__ == "__main__":
