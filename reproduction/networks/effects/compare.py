@@ -7,7 +7,10 @@ is in the packet γ's 95% interval. Then, per run and policy, how many rows cove
 those intervals and with family-wise ones: "every point covers" is a claim about all n
 rows of a run at once, and n separate 95% intervals miss about 5% of rows when every
 point is right; Bonferroni's family-wise intervals (each widened from z_{0.975} to
-z_{1 − 0.025/n}, 3.12 for n = 28) all cover with probability ≥ 95% then.
+z_{1 − 0.025/n}, 3.12 for n = 28) all cover with probability ≥ 95% then, for
+z-intervals around an exact fluid value. Two simplifications make covering harder, not
+easier: Student-t intervals (loads 0.8–0.9, replications) get the z ratio, smaller than
+the t ratio, and a simulated fluid γ's own interval is ignored.
 
     python reproduction/networks/effects/compare.py
 """
