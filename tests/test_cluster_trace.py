@@ -66,6 +66,9 @@ def test_a_google_like_workload_round_trips_through_the_schema(tmp_path):
      "must be a number, got 'abc'"),
     ("700000000,,10,0,3,1,u1,2,4,0.1,1.5,0.001,0", "row 2, memory request",
      "must be in [0, 1]"),
+    ("-5,,10,0,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp", "must be ≥ 0 (µs), got -5"),
+    ("650000000,,10,0,3,4,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp",
+     "FINISH at 650000000 µs is before its SCHEDULE at 700000000 µs (job 10, task 0)"),
 ])
 def test_a_malformed_row_names_file_row_and_column(tmp_path, row, field, problem):
     path = tmp_path / "bad.csv"
@@ -74,6 +77,30 @@ def test_a_malformed_row_names_file_row_and_column(tmp_path, row, field, problem
         load_task_events(path)
     assert str(info.value).startswith(f"{path}: {field}: {problem}"), str(info.value)
     assert "\n" not in str(info.value)
+
+
+def _truncated_gz(path):
+    write_task_events(google_like(40, 1), path.with_suffix(".whole.gz"))
+    path.write_bytes(path.with_suffix(".whole.gz").read_bytes()[:3000])
+
+
+@pytest.mark.parametrize("name,write,message", [
+    ("bin.csv", lambda p: p.write_bytes(GOOD.encode() + b"\n\xff\xfe\x00"),
+     "is not UTF-8 text (byte 0xff; "),
+    ("cut.csv.gz", _truncated_gz, "the compressed file ends early (truncated .gz?; "),
+    ("plain.csv.gz", lambda p: p.write_text(GOOD + "\n"), "is not a gzip file (named .gz)"),
+    ("long.csv", lambda p: p.write_text(GOOD + "\n" + "7" * 200_000 + "\n"),
+     "row 2: is not CSV: field larger than field limit"),
+])
+def test_a_broken_trace_file_is_one_input_error_naming_it(tmp_path, name, write, message):
+    """Not text, a partial download of a .csv.gz, a .gz that is not gzip, not CSV: the
+    trace file is named (not an 'output'), one line, no traceback."""
+    path = tmp_path / name
+    write(path)
+    with pytest.raises(InputError) as info:
+        load_task_events(path)
+    assert str(info.value).startswith(f"{path}: "), str(info.value)
+    assert message in str(info.value) and "\n" not in str(info.value)
 
 
 def test_a_missing_trace_file_is_an_input_error(tmp_path):

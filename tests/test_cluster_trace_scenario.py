@@ -108,6 +108,7 @@ def test_a_google_like_trace_relative_to_the_scenario_file(tmp_path):
     ("700000000,,10,0,3,1,u1,2,4,0.1,0.2,0.001", "row 2: has 12 columns, expected 13"),
     ("700000000,,10,0,3,9,u1,2,4,0.1,0.2,0.001,0", "row 2, event type: must be 0 to 8"),
     ("700000000,,10,0,3,1,u1,2,4,0.1,1.5,0.001,0", "row 2, memory request: must be in"),
+    ("650000000,,10,0,3,4,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp: FINISH at 650000000"),
 ])
 def test_a_malformed_row_is_one_line_exit_2_and_nothing_written(tmp_path, row, field):
     trace = tmp_path / "trace.csv"
@@ -116,6 +117,19 @@ def test_a_malformed_row_is_one_line_exit_2_and_nothing_written(tmp_path, row, f
     assert result.exit_code == 2
     assert result.output.startswith(f"error: {trace}: {field}"), result.output
     assert result.output.count("\n") == 1 and "Traceback" not in result.output
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_truncated_gz_trace_is_one_line_exit_2_and_nothing_written(tmp_path):
+    """A partial download of the real trace (a cut .csv.gz): named, not a traceback."""
+    whole = tmp_path / "whole.csv.gz"
+    write_task_events(google_like(40, 1), whole)
+    (tmp_path / "trace.csv.gz").write_bytes(whole.read_bytes()[:3000])
+    result = _cli(_scenario(tmp_path, "trace.csv.gz"), "-o", tmp_path / "r")
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {tmp_path / 'trace.csv.gz'}: the compressed file "
+                                    "ends early (truncated .gz?; "), result.output
+    assert result.output.count("\n") == 1
     assert not (tmp_path / "r").exists()
 
 

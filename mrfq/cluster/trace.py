@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -82,38 +83,63 @@ def load_task_events(path: str | Path) -> Trace:
     if not path.is_file():
         raise InputError("no such trace file", None, source)
     tasks: dict[tuple[int, int], dict] = {}
-    with _open(path) as f:
-        for n, row in enumerate(csv.reader(f), start=1):
-            where = f"row {n}"
-            if len(row) != len(COLUMNS):
-                raise InputError(f"has {len(row)} columns, expected {len(COLUMNS)} "
-                                 "(task_events, 2011 schema)", where, source)
-            t, job, index, event = (_field(row, c, where, source) for c in (0, 2, 3, 5))
-            _field(row, 8, where, source)
-            if not 0 <= event <= 8:
-                raise InputError(f"must be 0 to 8, got {event}", f"{where}, event type",
-                                 source)
-            cpu, mem = (_field(row, c, where, source, real=True) for c in (9, 10))
-            for value, col in ((cpu, 9), (mem, 10)):
-                if value is not None and not 0 <= value <= 1:
-                    raise InputError(f"must be in [0, 1] (normalised), got {value:g}",
-                                     f"{where}, {COLUMNS[col]}", source)
-            task = tasks.setdefault((job, index), {"submit": None, "start": None,
-                                                   "end": None, "request": None,
-                                                   "user": row[6].strip()})
-            if cpu is not None and mem is not None:
-                task["request"] = (cpu, mem)
-            if t == _END:
-                continue
-            if event == SUBMIT and task["submit"] is None:
-                task["submit"] = t
-            elif event == SCHEDULE:
-                task["start"], task["end"] = t, None
-            elif event == FINISH and task["start"] is not None:
-                task["end"] = t
-            elif event in (2, 3, 5, 6):  # the run ended otherwise
-                task["start"] = task["end"] = None
+    n = 0
+    try:
+        with _open(path) as f:
+            for n, row in enumerate(csv.reader(f), start=1):
+                _read_row(row, f"row {n}", source, tasks)
+    # (no row for these two: the file is decoded in blocks, ahead of the rows read)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"is not UTF-8 text (byte {exc.object[exc.start]:#04x}; {n} rows "
+                         "read before it)", None, source) from None
+    except (EOFError, zlib.error):  # a partial download of a .csv.gz
+        raise InputError(f"the compressed file ends early (truncated .gz?; {n} rows read)",
+                         None, source) from None
+    except gzip.BadGzipFile:
+        raise InputError("is not a gzip file (named .gz)", None, source) from None
+    except csv.Error as exc:
+        raise InputError(f"is not CSV: {exc}", f"row {n + 1}", source) from None
     return _jobs(tasks)
+
+
+def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
+    """One task event into ``tasks`` ((job, index) → submit, start, end, request, user;
+    µs), checked: InputError naming the row and column."""
+    if len(row) != len(COLUMNS):
+        raise InputError(f"has {len(row)} columns, expected {len(COLUMNS)} "
+                         "(task_events, 2011 schema)", where, source)
+    t, job, index, event = (_field(row, c, where, source) for c in (0, 2, 3, 5))
+    if t < 0:
+        raise InputError(f"must be ≥ 0 (µs), got {t}", f"{where}, {COLUMNS[0]}",
+                         source)
+    _field(row, 8, where, source)
+    if not 0 <= event <= 8:
+        raise InputError(f"must be 0 to 8, got {event}", f"{where}, event type",
+                         source)
+    cpu, mem = (_field(row, c, where, source, real=True) for c in (9, 10))
+    for value, col in ((cpu, 9), (mem, 10)):
+        if value is not None and not 0 <= value <= 1:
+            raise InputError(f"must be in [0, 1] (normalised), got {value:g}",
+                             f"{where}, {COLUMNS[col]}", source)
+    task = tasks.setdefault((job, index), {"submit": None, "start": None,
+                                           "end": None, "request": None,
+                                           "user": row[6].strip()})
+    if cpu is not None and mem is not None:
+        task["request"] = (cpu, mem)
+    if t == _END:
+        return
+    if event == SUBMIT and task["submit"] is None:
+        task["submit"] = t
+    elif event == SCHEDULE:
+        task["start"], task["end"] = t, None
+    elif event == FINISH and task["start"] is not None:
+        if t < task["start"]:
+            raise InputError(f"FINISH at {t} µs is before its SCHEDULE at "
+                             f"{task['start']} µs (job {job}, task {index})",
+                             f"{where}, {COLUMNS[0]}", source)
+        task["end"] = t
+    elif event in (2, 3, 5, 6):  # the run ended otherwise
+        task["start"] = task["end"] = None
 
 
 def _jobs(tasks: dict) -> Trace:
