@@ -46,13 +46,14 @@ MARKOV_LAW, EXPLICIT_LAW = "markov", "explicit"
 #: on the scenario under which they show (validation names them in its verdict, README)
 UNEQUAL_WEIGHTS, UNEQUAL_DOMINANT_SHARES = "unequal-weights", "unequal-dominant-shares"
 LIMITATIONS = {
-    UNEQUAL_WEIGHTS: "with unequal class weights, one global virtual time resets the "
-                     "flows whose tags lag it and they lose their weights (DRFQ itself; "
-                     "README, DRFQ)",
+    UNEQUAL_WEIGHTS: "with unequal class weights, DRFQ's virtual time (one for the "
+                     "router, one per resource when dovetailing) resets the flows whose "
+                     "tags lag it and they lose their weights (DRFQ itself; docs/models.md, "
+                     "DRFQ as its authors defined it)",
     UNEQUAL_DOMINANT_SHARES: "round robin gives every backlogged flow the same weighted "
                              "dominant time, and the DRF shares of some set of these "
                              "classes differ: a flow whose bottleneck the others do not "
-                             "saturate is capped (README, MR3)",
+                             "saturate is capped (docs/models.md, MR3's reach)",
 }
 
 #: per-policy parameters a packet policy may read from the scenario's ``[packet]`` table

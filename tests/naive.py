@@ -80,7 +80,7 @@ def packet_uniform(key: int, flow: int, number: int) -> float:
 
 
 def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: int,
-                       mean_size: float, window: int, delta: float = 30.0,
+                       mean_size: float, window: int, delta: float | None = None,
                        virtual_time: str = "in-service",
                        arrivals=None, fq_resource: int = -1, inflight: int | None = None,
                        class_window=None, class_period=None, class_stop=None,
@@ -127,6 +127,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     from the last resource), and ``record["work"][j]``: the time resource j was busy
     until the last event (the service time it started, less what is left of the one in
     service)."""
+    if delta is None:  # dovetailing's default bound: one window's worth of time units
+        delta = float(window)
     J = len(scenario.resources)
     # networks (SPEC §3.2): a class's route is its ``route`` or the resources where its
     # requirement is nonzero, in index order; routers as listed (none: one router)

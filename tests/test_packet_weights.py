@@ -34,6 +34,21 @@ def test_weights_one_and_two_share_a_bottleneck_one_to_two(policy, requirements)
     assert heavy / light == pytest.approx(2.0, rel=0.04)
 
 
+@pytest.mark.parametrize("window", [100, 300])
+def test_dovetailing_keeps_the_weights_at_large_windows_with_its_default_delta(window):
+    """Dovetailing's default Δ is one window's worth (W time units): weights 1 and 2 behind
+    a lightly loaded CPU still get 1/3, 2/3 at W = 100 and 300. A fixed Δ = 30 does not
+    (measured: the weight-2 flow 0.589 at W = 100, 0.529 at W = 300): the CPU's clock runs
+    up to a window's work ahead of the link's, and a Δ below that resets the lagging
+    flow. Both cases pinned."""
+    classes = [{"name": "w1", "requirements": [0.5, 1.0], "load_share": 1, "weight": 1},
+               {"name": "w2", "requirements": [0.5, 1.0], "load_share": 1, "weight": 2}]
+    heavy = backlogged_rate(classes, 1, "drfq-dovetail", window=window)
+    assert heavy == pytest.approx(2 / 3, rel=0.02)
+    fixed = backlogged_rate(classes, 1, "drfq-dovetail", window=window, delta=30.0)
+    assert fixed == pytest.approx({100: 0.589, 300: 0.529}[window], abs=0.01)
+
+
 def test_the_started_virtual_time_loses_the_weights_behind_an_idle_cpu():
     """BR's reading of DRFQ's V (the largest tag ever started, ``virtual_time =
     "started"``): the CPU, not a bottleneck, starts every packet soon after its injection,
@@ -90,7 +105,7 @@ def test_weighted_figure3_point_drfq_misses_the_weighted_class(policy, low, high
     class comes out low — one global virtual time (per resource for dovetailing) follows
     the flows whose tags advance fastest, and the heavy class's flows, lagging it, are
     reset at every packet. Measured (seed 1, 10^5 flows): memoryless −7.5% (BR's started
-    clock: −20 to −23%), dovetailing with the default Δ = 30 −8.4% (Δ = 1: −21.9%)."""
+    clock: −20 to −23%), dovetailing with Δ = 30 (the default at W = 30) −8.4% (Δ = 1: −21.9%)."""
     packet, weighted, _ = _weighted_point(policy, (1, 1, 3))
     rows = [row for _, row in packet.iterrows()]
     for k in (0, 1):

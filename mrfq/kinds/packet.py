@@ -58,7 +58,7 @@ PRIORITY = 0  # the expensive points first
 #: the key part of each per-policy parameter a packet rule may read (the registry's
 #: ``parameters``): only the points of the policies that read it depend on it
 PARAMETER_KEYS: dict[str, Callable[[Scenario], object]] = {
-    policies.DELTA: lambda scenario: repr(scenario.packet.delta),
+    policies.DELTA: lambda scenario: repr(scenario.packet.dovetail_delta),
     # one scheduled resource: its index (as every key before lists); several: the list
     policies.FQ_RESOURCE: lambda scenario: (
         scenario.fq_resource_index if len(scenario.fq_resources) == 1
@@ -162,7 +162,7 @@ def run_point(scenario: Scenario, policy: str, load: float, replication: int,
     started = time.perf_counter()
     run = run_replication(PacketModel.from_scenario(scenario), policy, rho,
                           seed_seq, flows=cfg.flows,
-                          mean_size=cfg.mean_size, window=cfg.window, delta=cfg.delta,
+                          mean_size=cfg.mean_size, window=cfg.window, delta=cfg.dovetail_delta,
                           virtual_time=cfg.virtual_time,
                           fq_resource=scenario.fq_resources, debug=debug,
                           progress=progress, size_laws=scenario.size_laws, initial=initial)

@@ -76,7 +76,7 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
         model, policy, np.ones(K), seed_seq, flows=K, mean_size=scenario.packet.mean_size,
         window=max(f.window for f in scenario.flows),
         arrivals=([f.start for f in scenario.flows], list(range(K)), sizes),
-        fq_resource=scenario.fq_resources, delta=scenario.packet.delta,
+        fq_resource=scenario.fq_resources, delta=scenario.packet.dovetail_delta,
         virtual_time=scenario.packet.virtual_time,
         class_window=[f.window for f in scenario.flows],
         class_period=[1.0 / f.rate if f.rate > 0 else 0.0 for f in scenario.flows],

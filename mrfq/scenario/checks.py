@@ -211,8 +211,8 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
         warmup=_warmup(value("warmup"), _field(where, "warmup"), source),
         replications=integer("replications", 1),
         seed=integer("seed", 0),
-        delta=fields.number(value("delta"), _field(where, "delta"), source, nonnegative=True,
-                            allow_inf=True),
+        delta=None if value("delta") is None else fields.number(
+            value("delta"), _field(where, "delta"), source, nonnegative=True, allow_inf=True),
         batches=integer("batches", 2),
         precision=_precision(value("precision"), _field(where, "precision"), source),
         max_replications=integer("max_replications", 1),

@@ -79,12 +79,13 @@ class PacketConfig:
     warmup: float | str = "auto"
     replications: int = 1
     seed: int = 1
-    #: dovetailing DRFQ's Δ, in time units (a packet's dominant service is 1): the default
-    #: window's worth (W = 30). On Figure 3 (m = 200, W = 30) every Δ from 0.5 to 50 keeps
-    #: full dovetailing on SPEC §3's alternating check and validates against DRF, ∞ fails
-    #: 20 of 27 points; weights behind a lightly loaded resource need Δ ≥ 20
-    #: (reproduction/dovetail_delta/)
-    delta: float = 30.0
+    #: dovetailing DRFQ's Δ, in time units (a packet's dominant service is 1); None (the
+    #: default): one window's worth, W time units (:attr:`dovetail_delta`). On Figure 3
+    #: (m = 200, W = 30) every Δ from 0.5 to 50 keeps full dovetailing on SPEC §3's
+    #: alternating check and validates against DRF, ∞ fails 20 of 27 points; weights
+    #: behind a lightly loaded resource need Δ ≥ 20 at W = 30, and a Δ that grows with W
+    #: (60–100 at W = 100; reproduction/dovetail_delta/)
+    delta: float | None = None
     #: DRFQ's virtual time V (SPEC §3): "in-service", the largest start tag among the
     #: packets in service (the DRFQ paper's rule), or "started", the largest start tag of
     #: any packet that has begun service (BR's reading, with which BR's Figure 3 was run)
@@ -100,6 +101,12 @@ class PacketConfig:
     #: "empty" (no flow at t = 0) or "fluid" (flows in progress at t = 0 drawn from the
     #: Markov model's stationary law π of the policy's fluid counterpart; not measured)
     init: str = "empty"
+
+    @property
+    def dovetail_delta(self) -> float:
+        """Dovetailing DRFQ's Δ in force (time units): ``delta``, or one window's worth
+        (W) when it is not given."""
+        return float(self.window) if self.delta is None else self.delta
 
 
 #: laws of a cluster job's number of tasks and of a task's duration (``[cluster]``)

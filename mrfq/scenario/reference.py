@@ -140,7 +140,8 @@ SECTIONS = (
         "warmup": "\"auto\" or a fraction in [0, 1). Flows left out of γ at the start.",
         "replications": "integer ≥ 1. Independent replications per point.",
         "seed": "integer. The seed of every stream.",
-        "delta": "number ≥ 0. Dovetailing DRFQ's bound Δ (time units).",
+        "delta": "number ≥ 0 or inf. Dovetailing DRFQ's bound Δ (time units); default: "
+                 "one window's worth, W.",
         "virtual_time": "one of " + ", ".join(f"\"{v}\"" for v in VIRTUAL_TIMES)
                         + ". DRFQ's virtual time rule.",
         "batches": "integer ≥ 2. Batches per replication for the intervals.",
