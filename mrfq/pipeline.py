@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from mrfq import policies as registry
+from mrfq import validation as rules
 from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
 from mrfq.io import check_figure_formats, check_writable_dir, write_csv
@@ -29,7 +30,6 @@ from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES, load_trace, trace_table
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
 from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
-from mrfq.validation import fair_dominant_shares, known_limitations, validate_summary
 
 DEFAULT_SCENARIO = "fig3_quick"
 VALIDATION_FILE = "validation.csv"
@@ -133,8 +133,8 @@ def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,
     summary = source if isinstance(source, pd.DataFrame) else read_summary(source)
     if scenario is None and not isinstance(source, pd.DataFrame):
         scenario = stored_scenario(source)
-    limitations = known_limitations(scenario) if scenario is not None else {}
-    table = validate_summary(summary, tolerance, limitations)
+    limitations = rules.known_limitations(scenario) if scenario is not None else {}
+    table = rules.validate_summary(summary, tolerance, limitations)
     if table.empty:
         raise InputError("holds no packet points with a fluid counterpart to validate",
                          None, None if isinstance(source, pd.DataFrame) else str(source))
@@ -250,8 +250,8 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     for run in runs:
         rows = run.timeline["resource"] == "dominant"
         times = np.sort(run.timeline.loc[rows, "time"].unique())
-        fair = fair_dominant_shares(scenario, run.policy, run.flows,
-                                    times + scenario.timeline.interval / 2)
+        fair = rules.fair_dominant_shares(scenario, run.policy, run.flows,
+                                          times + scenario.timeline.interval / 2)
         flow_index = {name: i for i, name in enumerate(run.flows["flow"])}
         column = np.full(len(run.timeline), np.nan)
         dominant = run.timeline[rows]
@@ -440,8 +440,7 @@ def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path |
     as in :func:`sweep`; ``formats``: the figures' file types (default PNG and PDF)."""
     formats = check_figure_formats(formats)  # before any work
     scenario = _with_precision(_scenario(scenario), precision, max_replications)
-    if not tolerance >= 0:
-        raise InputError("must be >= 0", "--tolerance")
+    rules.check_run(scenario, tolerance)  # before the sweep
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     summary = sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, progress=progress,
                     log=log)

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from mrfq import policies
+from mrfq.errors import InputError
 from mrfq.fluid.allocators import allocate
 
 COLUMNS = ["policy", "load", "class", "fluid_policy", "fluid_gamma", "fluid_method",
@@ -142,6 +143,22 @@ def _joint_inside(row: pd.Series, target: float, low: float, high: float) -> boo
     else:
         packet_half, fluid_half = row["ci_high"] - row["gamma"], target - low
     return bool(abs(difference) <= np.hypot(packet_half, fluid_half))
+
+
+def check_run(scenario, tolerance: float) -> None:
+    """The main job's checks before any work (``mrfq run``): InputError for a negative
+    ``tolerance``, or when no packet or cluster policy of ``scenario`` (a
+    :class:`~mrfq.scenario.Scenario`) has a fluid counterpart, so that no point computed
+    could be validated (baselines such as ``bottleneck-fq``)."""
+    if not tolerance >= 0:
+        raise InputError("must be >= 0", "--tolerance")
+    simulated = [(policies.PACKET, name) for name in scenario.packet.policies] + [
+        (policies.CLUSTER, name) for name in scenario.cluster.policies]
+    if not any(policies.get(kind, name).realises for kind, name in simulated):
+        names = ", ".join(name for _, name in simulated) or "none"
+        raise InputError(f"no packet or cluster policy with a fluid counterpart to validate "
+                         f"({names}); `mrfq sweep` computes their points without validating",
+                         "packet.policies", scenario.source)
 
 
 def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,

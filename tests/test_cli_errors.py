@@ -152,6 +152,21 @@ def test_sweep_and_run_reject_a_bad_precision_before_writing(tmp_path, verb):
     assert not (tmp_path / "res").exists()
 
 
+def test_run_with_nothing_to_validate_refuses_before_any_work(tmp_path):
+    """`mrfq run` on packet baselines only (no fluid counterpart): one line, exit 2, no
+    sweep started and nothing written (it used to sweep for a minute, then fail)."""
+    path = tmp_path / "baselines.toml"  # GOOD has no [packet] table: this one is its own
+    path.write_text(GOOD.read_text() + '\n[packet]\npolicies = ["bottleneck-fq", "fifo"]\n'
+                    'flows = 300\nmean_size = 20\n')  # small, should the check ever go
+    result = _run("run", str(path), "-o", str(tmp_path / "res"), cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"error: {path}: packet.policies: no packet or cluster policy with a fluid "
+        "counterpart to validate (bottleneck-fq, fifo); `mrfq sweep` computes their points "
+        "without validating"), result.stderr
+    assert result.stdout == "" and not (tmp_path / "res").exists()
+
+
 @pytest.mark.parametrize(("command", "target", "field"), [
     (["plan", "fig3_quick", "--loads", "0.5", "--policies", "bmf"], "out.csv", "--output: "),
     (["fluid", "fig3_quick", "--loads", "0.5", "--policies", "pf"], "out.csv", "--output: "),
