@@ -20,7 +20,7 @@ import click
 from mrfq import api, console, pipeline
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
-from mrfq.console import COUNT, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
+from mrfq.console import COUNT, OneOf, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
 from mrfq.errors import InputError
 from mrfq.io import check_figure_formats, check_writable, write_csv
 from mrfq.scenario import FLUID_METHODS, PACKET_INITS, VIRTUAL_TIMES, load_scenario
@@ -116,7 +116,7 @@ def list_() -> None:
               + ", ".join(registry.names(registry.FLUID)) + ").")
 @click.option("--loads", help="Override the load values, e.g. '0.5,0.9'.")
 @click.option("--tolerance", type=float, help="Markov solver's relative truncation error.")
-@click.option("--method", type=click.Choice(FLUID_METHODS),
+@click.option("--method", type=OneOf(FLUID_METHODS),
               help="Override the scenario's [fluid] method (default auto: the Markov "
               "solver when it is exact and within its state budget, else the flow-level "
               "simulator).")
@@ -155,11 +155,11 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--window", type=COUNT, help="Window W in packets.")
 @click.option("--replications", type=COUNT, help="Independent replications.")
 @click.option("--warmup", help="Warm-up: 'auto' (MSER-5) or a fraction of flow arrivals.")
-@click.option("--init", type=click.Choice(PACKET_INITS), help="Start of a replication: "
+@click.option("--init", type=OneOf(PACKET_INITS), help="Start of a replication: "
               "empty (default) or fluid (flows in progress at t = 0 drawn from the fluid "
               "model's stationary law; not measured).")
 @click.option("--delta", type=float, help="Dovetailing bound Δ (drfq-dovetail).")
-@click.option("--virtual-time", type=click.Choice(VIRTUAL_TIMES), help="DRFQ's virtual "
+@click.option("--virtual-time", type=OneOf(VIRTUAL_TIMES), help="DRFQ's virtual "
               "time: the largest tag in service (in-service, the DRFQ paper's; default) or "
               "ever started (started, BR's reading).")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "

@@ -59,6 +59,14 @@ def _log(message: str) -> None:
     click.echo(message, err=True)
 
 
+class OneOf(click.Choice):
+    """A fixed choice (``--init``, ``--virtual-time``, ``--method``), case-insensitive as
+    the same values are in a scenario file."""
+
+    def __init__(self, choices):
+        super().__init__(choices, case_sensitive=False)
+
+
 class RegistryChoice(click.Choice):
     """A policy option: the registry's names of one kind (case-insensitive), and for a
     misspelling the registry's own message with its "did you mean"."""

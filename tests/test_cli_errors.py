@@ -374,3 +374,17 @@ def test_plot_without_sources_checks_its_directory_and_honours_output_and_format
     written = mrfq.plot(output=tmp_path / "figs", formats="svg", jobs=1)
     assert sorted(p.name for p in written if p.suffix != ".csv") == ["fig1.svg", "fig2.svg"]
     assert all(p.parent == tmp_path / "figs" for p in written)
+
+
+def test_fixed_choices_are_case_insensitive_as_in_scenario_files():
+    """`--virtual-time Started` means what `virtual_time = "Started"` means in a file."""
+    from mrfq.cli import main
+    from mrfq.scenario import VIRTUAL_TIMES
+    from mrfq.scenario.checks import parse_packet
+
+    options = {p.name: p for p in main.commands["simulate"].params}
+    for name, value in (("virtual_time", "Started"), ("init", "FLUID"), ("virtual_time",
+                                                                         "IN-SERVICE")):
+        assert options[name].type.convert(value, None, None) == value.lower()
+    assert parse_packet({"virtual_time": "Started"}, "f.toml").virtual_time == "started"
+    assert all(v == v.lower() for v in VIRTUAL_TIMES)
