@@ -164,7 +164,8 @@ _ENTRIES = (
     Policy("fifo", CLUSTER, 3, "FIFO", "first job first (backfilling jobs whose task "
            "fits)"),
     Policy("drf-online", CLUSTER, 4, "online DRF", "the job with the smallest dominant "
-           "share (DRF slides, Mesos)", realises="drf"),
+           "share (DRF slides; on servers the same launches as drfh-first-fit)",
+           realises="drf"),
     Policy("drfh-first-fit", CLUSTER, 5, "DRFH First-Fit", "lowest global dominant share, "
            "first server that fits (DRFH §V-B)"),
     Policy("drfh-best-fit", CLUSTER, 6, "DRFH Best-Fit", "lowest global dominant share, "
