@@ -52,9 +52,6 @@ def scenario_of(scenario: Scenario | dict | str | Path | None) -> Scenario:
     return load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO)
 
 
-_scenario = scenario_of
-
-
 def _with_precision(scenario: Scenario, precision: float | None,
                     max_replications: int | None) -> Scenario:
     return scenario.with_overrides(precision=precision, max_replications=max_replications)
@@ -77,7 +74,7 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     ``precision``, ``max_replications``: override the scenario's ``[packet]`` values (a
     target relative 95% half-width of every packet γ_k; replications are added until it
     is reached or the budget is spent)."""
-    scenario = _with_precision(_scenario(scenario), precision, max_replications)
+    scenario = _with_precision(scenario_of(scenario), precision, max_replications)
     if scenario.cluster.trace:
         raise InputError("a trace scenario has no load axis to sweep: run it with mrfq "
                          "cluster", "cluster.trace", scenario.source)
@@ -154,21 +151,20 @@ def _xlabel(scenario: Scenario) -> str:
 
 def plot(results_dir: str | Path, output: str | Path | None = None,
          formats: Iterable[str] | str | None = None) -> list[Path]:
-    """Figure 3 layout (one panel per packet policy: fluid lines, packet points with their
-    intervals, failed validation points ringed when ``validation.csv`` is there), the
-    Figure 1/2 panels ("BMF v DRF", "BMF v PF", ``<name>_fluid``) and, for packet points
-    with delay metrics, the per-packet delay against load (``<name>_delays``,
-    :func:`mrfq.plots.packet_delays`) of a results directory, from its summary.
+    """The figures of a results directory, from its summary: Figure 3's layout (packet and
+    cluster points with their intervals against the fluid lines, failed validation points
+    ringed; :func:`mrfq.plots.packet_vs_fluid`), the Figure 1/2 panels (``<name>_fluid``),
+    the per-packet delays (``<name>_delays``) and a network's drawing (``<name>_network``).
     ``output`` names the first figure (the others take its stem); ``formats``: the file
-    types written (default: the suffix of ``output``, else PNG and PDF). Returns the
-    files written."""
+    types (default: the suffix of ``output``, else PNG and PDF). Returns the files
+    written; InputError when there is nothing to draw."""
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
     from mrfq.plot_cluster import replot_trace
+    from mrfq.plot_network import network_drawing
     from mrfq.plots import (
         check_formats,
         dominant_share_over_time,
         fluid_comparison,
-        network_drawing,
         packet_delays,
         packet_vs_fluid,
     )
@@ -190,27 +186,29 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
     if (results / VALIDATION_FILE).is_file():
         checked = pd.read_csv(results / VALIDATION_FILE, dtype={"class": str, "policy": str})
         failed = checked[~checked["passed"].astype(bool)]
-    fluid = summary[summary["kind"] == registry.FLUID]
-    packet = summary[summary["kind"] == registry.PACKET]
+    fluid, packet, cluster = (summary[summary["kind"] == kind] for kind in
+                              (registry.FLUID, registry.PACKET, registry.CLUSTER))
     order = {p: i for i, p in enumerate(scenario.packet.policies)}  # the paper's panel order
     packet = packet.sort_values("policy", key=lambda s: s.map(order), kind="stable")
-    written = []
-    if not packet.empty:
-        written += packet_vs_fluid(fluid, packet, target, scenario.description,
-                                   _xlabel(scenario), failed=failed, formats=formats)
+    rank = {p: i for i, p in enumerate(scenario.cluster.policies)}  # the scenario's order
+    cluster = cluster.sort_values("policy", key=lambda s: s.map(rank), kind="stable")
+    written, text = [], (scenario.description, _xlabel(scenario))  # title, x label
+    if not packet.empty or not cluster.empty:
+        written += packet_vs_fluid(fluid, packet, target, *text, failed, formats, cluster)
     if "p99_sojourn" in packet and packet["p99_sojourn"].notna().any():
-        written += packet_delays(packet, target.with_name(target.name + "_delays"),
-                                 scenario.description, _xlabel(scenario), formats=formats)
+        written += packet_delays(packet, target.with_name(target.name + "_delays"), *text,
+                                 formats=formats)
     if registry.comparison_panels(fluid["policy"].unique()):
-        comparison = (target.with_name(target.name + "_fluid") if not packet.empty
-                      else target)
-        written += fluid_comparison(fluid, comparison, scenario.description,
-                                    _xlabel(scenario), formats=formats)
+        comparison = target.with_name(target.name + "_fluid") if written else target
+        written += fluid_comparison(fluid, comparison, *text, formats=formats)
     if scenario.network:  # what was simulated: routers, resources, routes
         written += network_drawing(
             list(scenario.resources), [(n, list(m)) for n, m in scenario.routers],
             [list(r) for r in scenario.routes], scenario.class_names,
             target.with_name(target.name + "_network"), scenario.name, formats=formats)
+    if not written:
+        raise InputError("nothing to draw: no packet or cluster points and no pair of fluid "
+                         "policies to compare", None, str(results))
     return written
 
 
@@ -240,7 +238,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
     from mrfq.plots import dominant_share_over_time
 
-    scenario = _scenario(scenario)
+    scenario = scenario_of(scenario)
     chosen = [registry.get(registry.PACKET, p, "--policies").name
               for p in (policies or scenario.packet.policies)]
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
@@ -280,7 +278,7 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     :func:`mrfq.fluid.fluid_table` (with each point's method and interval) for the
     requested policies and loads, and the scenario's ``description`` and ``load_axis``
     (so that a plot of the table keeps its title and axis)."""
-    scenario = _scenario(scenario)
+    scenario = scenario_of(scenario)
     chosen = tuple(dict.fromkeys(registry.get(registry.FLUID, p, "--policies").name
                                  for p in (policies or scenario.fluid.policies)))
     values = tuple(dict.fromkeys(float(v) for v in (loads or scenario.load_values)))
@@ -316,7 +314,7 @@ def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
     takes the method :func:`mrfq.fluid.method.fluid_method` chooses) into one cached
     ``results_dir``: Markov points, which do not depend on the law, are computed once.
     Returns the tables stacked, with a ``law`` column first."""
-    scenario = _scenario(scenario)
+    scenario = scenario_of(scenario)
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     tables = []
     for name, spec in laws.items():
@@ -439,7 +437,7 @@ def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path |
     ``results_dir`` (default ``results/<name>``). ``precision``, ``max_replications``:
     as in :func:`sweep`; ``formats``: the figures' file types (default PNG and PDF)."""
     formats = check_figure_formats(formats)  # before any work
-    scenario = _with_precision(_scenario(scenario), precision, max_replications)
+    scenario = _with_precision(scenario_of(scenario), precision, max_replications)
     rules.check_run(scenario, tolerance)  # before the sweep
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     summary = sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, progress=progress,

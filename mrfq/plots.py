@@ -1,8 +1,9 @@
 """Figures in the paper's layout (BR Figures 1–3): γ_k against load.
 
 Figures 1–2: two panels, "BMF v DRF" and "BMF v PF", one line style per policy and one
-colour per class. Figure 3: one panel per packet policy, fluid lines and packet points
-with confidence-interval error bars.
+colour per class (distinct up to 20 classes). Figure 3: one panel per packet policy (at
+most four to a row), fluid lines and packet and cluster points with confidence-interval
+error bars.
 
 Figures are drawn on :class:`matplotlib.figure.Figure` objects, not through pyplot, so
 importing or using this module never changes the matplotlib backend of a notebook. Every
@@ -12,6 +13,7 @@ whole figure; ``formats`` (default PNG and PDF) are the files written.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -23,22 +25,87 @@ from matplotlib.lines import Line2D
 from mrfq.errors import InputError
 from mrfq.io import atomic_path
 from mrfq.io import check_figure_formats as check_formats
-from mrfq.policies import FLUID, REGISTRY, comparison_panels, fluid_counterpart, label, names
+from mrfq.policies import (
+    CLUSTER,
+    FLUID,
+    PACKET,
+    REGISTRY,
+    comparison_panels,
+    fluid_counterpart,
+    label,
+    names,
+)
 
 CLASS_COLOURS = ["tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
+#: the classes after the sixth: the rest of matplotlib's tab20, saturated first, the greys
+#: last (grey is also the legend's "any class"); 20 distinct colours in all, then repeated
+MORE_CLASS_COLOURS = ["tab:pink", "tab:olive", "tab:cyan", "#aec7e8", "#ff9896", "#98df8a",
+                      "#ffbb78", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5",
+                      "tab:gray", "#c7c7c7"]
 POLICY_MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
+#: panels per row of a figure with one panel per policy (or class)
+MOST_COLUMNS = 4
 
 
 def _title(fig, title: str) -> None:
-    """The figure's title, wrapped to its width (a scenario's description can be long)."""
+    """The figure's title, wrapped to its width (a scenario's description can be long);
+    one that would take more than three lines is set at 9 pt instead of 12, more words to
+    a line, so that it leaves the panels their room."""
     if title:
         import textwrap  # only where a title is drawn
 
-        fig.suptitle("\n".join(textwrap.wrap(title, int(fig.get_figwidth() * 10.5))))
+        lines = textwrap.wrap(title, int(fig.get_figwidth() * 10.5))
+        if len(lines) <= 3:
+            fig.suptitle("\n".join(lines))
+            return
+        lines = textwrap.wrap(title, int(fig.get_figwidth() * 10.5 * 12 / 9))
+        fig.suptitle("\n".join(lines), fontsize=9)
 
 
 def _colour(index: int) -> str:
-    return CLASS_COLOURS[index % len(CLASS_COLOURS)]
+    """Class ``index``'s colour: the six of :data:`CLASS_COLOURS` (every figure of up to
+    six classes as it always was), then :data:`MORE_CLASS_COLOURS`."""
+    colours = CLASS_COLOURS + MORE_CLASS_COLOURS
+    return colours[index % len(colours)]
+
+
+def _grid(panels: int) -> tuple[int, int]:
+    """(rows, columns) of a figure of ``panels`` panels: at most :data:`MOST_COLUMNS` to a
+    row, the rows filled evenly (5 → 3 + 2, 7 → 4 + 3)."""
+    rows = -(-panels // MOST_COLUMNS)
+    return rows, -(-panels // rows)
+
+
+def _legend(fig, handles: list, fontsize: float = 8, most: int | None = None) -> None:
+    """The figure's one legend below the panels: in one row (of at most ``most``
+    entries) when the figure is wide enough, else in as many columns as fit — measured,
+    not guessed — with the figure made taller by the added rows, so that the panels keep
+    their size and no entry is cut off."""
+    first = columns = min(len(handles), most or len(handles))
+    room = fig.get_figwidth() - 0.1  # inches
+    while True:
+        legend = fig.legend(handles=handles, loc="outside lower center", ncols=columns,
+                            fontsize=fontsize)
+        width = legend.get_window_extent().width / fig.dpi  # inches
+        if columns == 1 or width <= room:
+            break
+        legend.remove()
+        columns = max(1, min(columns - 1, int(columns * room / width)))
+    added = math.ceil(len(handles) / columns) - math.ceil(len(handles) / first)  # rows
+    fig.set_figheight(fig.get_figheight() + added * 1.7 * fontsize / 72)
+
+
+def _bottom_row_labels(axes: np.ndarray, used: int, xlabel: str) -> None:
+    """Hide the unused panels of a grid (all but the first ``used``) and give every panel
+    with no panel below it its x label and tick labels (a shared x axis shows them on the
+    last row only, which an unused panel leaves empty)."""
+    columns = axes.shape[1]
+    for index, ax in enumerate(axes.ravel()):
+        if index >= used:
+            ax.set_visible(False)
+        elif index + columns >= used:  # nothing drawn below it
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel(xlabel)
 
 
 def _save(fig, path: str | Path, formats: Sequence[str] | None = None) -> list[Path]:
@@ -99,55 +166,112 @@ def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
                       marker=_policy_marker(p), markersize=4, label=label(p)) for p in drawn]
     handles += [Line2D([], [], color=_colour(i), label=f"class {name}")
                 for i, name in enumerate(classes)]
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
+    _legend(fig, handles)
     _title(fig, title)
     return _save(fig, path, formats)
+
+
+def _panels(packet: pd.DataFrame, cluster: pd.DataFrame) -> list[tuple[str | None, str | None]]:
+    """The panels of the γ figure as (packet policy, cluster policy): one per packet
+    policy in its order; a cluster policy shares the panel of the first packet policy
+    that realises the same fluid policy (its points beside the packet ones), else it has
+    a panel of its own."""
+    panels: list[list[str | None]] = [[p, None] for p in dict.fromkeys(packet["policy"])]
+    for policy in dict.fromkeys(cluster["policy"]):
+        target = REGISTRY[(CLUSTER, policy)].realises
+        free = [pair for pair in panels if pair[1] is None and pair[0] is not None
+                and target is not None and fluid_counterpart(pair[0]) == target]
+        if free:
+            free[0][1] = policy
+        else:
+            panels.append([None, policy])
+    return [(a, b) for a, b in panels]
+
+
+def _panel_title(packet_policy: str | None, cluster_policy: str | None) -> str:
+    parts = [label(packet_policy)] if packet_policy else []
+    if cluster_policy:
+        parts.append(f"cluster {REGISTRY[(CLUSTER, cluster_policy)].label}")
+    return "; ".join(parts)
+
+
+def _failed_of(failed: pd.DataFrame | None, kind: str) -> pd.DataFrame | None:
+    """The failures of one kind (a validation table without ``kind`` is packet only)."""
+    if failed is None or failed.empty:
+        return None
+    if "kind" in failed:
+        return failed[failed["kind"] == kind]
+    return failed if kind == PACKET else None
 
 
 def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
                     title: str = "", xlabel: str = "load",
                     failed: pd.DataFrame | None = None,
-                    formats: Sequence[str] | None = None) -> list[Path]:
-    """BR Figure 3: one panel per packet policy; fluid lines (dots at the computed loads),
-    packet points with their 95% intervals, and a red ring around every point of
-    ``failed`` (rows policy, load, class: the validation's failures)."""
-    policies = list(dict.fromkeys(packet["policy"]))
-    classes = list(dict.fromkeys(packet["class"]))
-    fig = Figure(figsize=(4.2 * len(policies), 4.4), layout="constrained")
-    axes = fig.subplots(1, len(policies), sharey=True, squeeze=False)
-    for ax, policy in zip(axes[0], policies, strict=True):
-        fluid_policy = fluid_counterpart(policy)
+                    formats: Sequence[str] | None = None,
+                    cluster: pd.DataFrame | None = None) -> list[Path]:
+    """BR Figure 3: one panel per packet policy (at most :data:`MOST_COLUMNS` to a row);
+    fluid lines (dots at the computed loads), packet points (×) with their 95%
+    intervals, and a red ring around every point of ``failed`` (rows policy, load,
+    class and, when there, kind: the validation's failures). ``cluster`` points (◇, with
+    their intervals) go on the panel of a packet policy realising the same fluid policy,
+    0.01 to the right of the packet points (which move 0.01 to the left), or on a panel
+    of their own against the fluid policy they realise (:func:`_panels`)."""
+    cluster = packet.iloc[:0] if cluster is None else cluster
+    panels = _panels(packet, cluster)
+    classes = list(dict.fromkeys([*packet["class"], *cluster["class"]]))
+    rows, columns = _grid(len(panels))
+    fig = Figure(figsize=(4.2 * columns, 4.4 if rows == 1 else 3.6 * rows + 0.8),
+                 layout="constrained")
+    axes = fig.subplots(rows, columns, sharey=True, squeeze=False)
+    for ax, (packet_policy, cluster_policy) in zip(axes.ravel(), panels, strict=False):
+        fluid_policy = (fluid_counterpart(packet_policy) if packet_policy
+                        else REGISTRY[(CLUSTER, cluster_policy)].realises)
+        dodge = 0.01 if packet_policy and cluster_policy else 0.0  # side by side
         for i, name in enumerate(classes):
             line = fluid[(fluid["policy"] == fluid_policy) & (fluid["class"] == name)]
             line = line.sort_values("load")
             if not line.empty:
                 ax.plot(line["load"], line["gamma"], "-", color=_colour(i), marker=".",
                         markersize=4)
-            pts = packet[(packet["policy"] == policy) & (packet["class"] == name)]
-            pts = pts.sort_values("load")
-            err = [pts["gamma"] - pts["ci_low"], pts["ci_high"] - pts["gamma"]]
-            ax.errorbar(pts["load"], pts["gamma"], yerr=err, fmt="x", color=_colour(i),
-                        capsize=2)
-            if failed is not None and not failed.empty:
-                bad = failed[(failed["policy"] == policy) & (failed["class"] == name)]
-                hits = pts[pts["load"].isin(bad["load"])]
-                ax.plot(hits["load"], hits["gamma"], "o", markersize=11, fillstyle="none",
-                        color="red", markeredgewidth=1.5)
-        ax.set_title(label(policy))
+            for kind, points, policy, shift, marker in (
+                    (PACKET, packet, packet_policy, -dodge, {"fmt": "x"}),
+                    (CLUSTER, cluster, cluster_policy, dodge,
+                     {"fmt": "D", "fillstyle": "none", "markersize": 5})):
+                pts = points[(points["policy"] == policy) & (points["class"] == name)]
+                if pts.empty:
+                    continue
+                pts = pts.sort_values("load")
+                err = [pts["gamma"] - pts["ci_low"], pts["ci_high"] - pts["gamma"]]
+                ax.errorbar(pts["load"] + shift, pts["gamma"], yerr=err, color=_colour(i),
+                            capsize=2, **marker)
+                bad = _failed_of(failed, kind)
+                if bad is not None:
+                    bad = bad[(bad["policy"] == policy) & (bad["class"] == name)]
+                    hits = pts[pts["load"].isin(bad["load"])]
+                    ax.plot(hits["load"] + shift, hits["gamma"], "o", markersize=11,
+                            fillstyle="none", color="red", markeredgewidth=1.5)
+        ax.set_title(_panel_title(packet_policy, cluster_policy))
         ax.set_xlabel(xlabel)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel(r"service rate $\gamma_k$")
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(r"service rate $\gamma_k$")
     handles = [Line2D([], [], color=_colour(i), label=f"class {name}")
                for i, name in enumerate(classes)]
-    handles += [Line2D([], [], color="grey", marker=".", label="fluid"),
-                Line2D([], [], color="grey", marker="x", linestyle="none",
-                       label="packet (95% CI)")]
+    handles.append(Line2D([], [], color="grey", marker=".", label="fluid"))
+    if not packet.empty:
+        handles.append(Line2D([], [], color="grey", marker="x", linestyle="none",
+                              label="packet (95% CI)"))
+    if not cluster.empty:
+        handles.append(Line2D([], [], color="grey", marker="D", fillstyle="none",
+                              linestyle="none", label="cluster (95% CI)"))
     if failed is not None and not failed.empty:
         handles.append(Line2D([], [], color="red", marker="o", fillstyle="none",
                               linestyle="none", label="fails validation"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
+    _legend(fig, handles)
     _title(fig, title)
     return _save(fig, path, formats)
 
@@ -171,9 +295,11 @@ def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
     ``packet_sojourn_low``/``_high``; none where an interval is flagged)."""
     policies = list(dict.fromkeys(packet["policy"]))
     classes = list(dict.fromkeys(packet["class"]))
-    fig = Figure(figsize=(4.2 * len(classes), 4.4), layout="constrained")
-    axes = fig.subplots(1, len(classes), sharey=True, squeeze=False)
-    for ax, name in zip(axes[0], classes, strict=True):
+    grid, columns = _grid(len(classes))
+    fig = Figure(figsize=(4.2 * columns, 4.4 if grid == 1 else 3.6 * grid + 0.8),
+                 layout="constrained")
+    axes = fig.subplots(grid, columns, sharey=True, squeeze=False)
+    for ax, name in zip(axes.ravel(), classes, strict=False):
         for i, policy in enumerate(policies):
             rows = packet[(packet["policy"] == policy) & (packet["class"] == name)]
             rows = rows.sort_values("load")
@@ -192,12 +318,18 @@ def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
         ax.set_xlim(0, 1)
         ax.set_yscale("log")
         ax.grid(alpha=0.3, which="both")
-    axes[0][0].set_ylabel("packet sojourn (time units): p99 solid, mean dotted")
+    for ax in axes.ravel()[len(classes):]:
+        ax.set_visible(False)
+    what = "packet sojourn (time units): p99 solid, mean dotted"
+    if grid == 1:
+        axes[0][0].set_ylabel(what)
+    else:  # one label for the rows, longer than any one of them
+        fig.supylabel(what, fontsize=10)
     handles = [Line2D([], [], color=CLASS_COLOURS[i % len(CLASS_COLOURS)]
                       if i < len(CLASS_COLOURS) else "black",
                       marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], markersize=4,
                       label=label(policy)) for i, policy in enumerate(policies)]
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
+    _legend(fig, handles)
     _title(fig, title)
     return _save(fig, path, formats)
 
@@ -248,8 +380,7 @@ def insensitivity(fluid: pd.DataFrame, path: str | Path, title: str = "",
     if packet is not None:
         handles.append(Line2D([], [], color="grey", marker="x", linestyle="none",
                               label=f"packet, {packet_law} (95% CI)"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 6),
-               fontsize=7)
+    _legend(fig, handles, fontsize=7, most=6)
     _title(fig, title)
     return _save(fig, path, formats)
 
@@ -257,17 +388,22 @@ def insensitivity(fluid: pd.DataFrame, path: str | Path, title: str = "",
 def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
                              title: str = "", formats: Sequence[str] | None = None
                              ) -> list[Path]:
-    """The DRFQ/MR3 papers' figure: one panel per packet policy (a grid of up to three
-    columns), each flow's dominant share (its share of its dominant resource) per
-    interval, and, dashed in the flow's colour, its fair share (``fair_share``: the fluid
-    allocation the policy realises; absent for a baseline). One legend for the figure."""
+    """The DRFQ/MR3 papers' figure: one panel per packet policy (at most
+    :data:`MOST_COLUMNS` to a row, time ticks under every bottom panel), each flow's
+    dominant share (its share of its dominant resource) per interval, and, dashed in the
+    flow's colour, its fair share (``fair_share``: the fluid allocation the policy
+    realises; absent for a baseline). One legend for the figure. The y axis reaches the
+    largest share: an interval's service is that of the packets completing in it, so a
+    share can exceed 1 by up to one packet's service time over the interval (a packet
+    begun in the interval before): a binning artefact, drawn, not clipped."""
     rows = timeline[timeline["resource"] == "dominant"]
     policies = list(dict.fromkeys(rows["policy"]))
     flows = list(dict.fromkeys(rows["flow"]))
-    columns = min(3, len(policies))
-    grid = -(-len(policies) // columns)
+    grid, columns = _grid(len(policies))
     fig = Figure(figsize=(4.2 * columns, 3.2 * grid + 0.6), layout="constrained")
     axes = fig.subplots(grid, columns, sharex=True, sharey=True, squeeze=False)
+    top = np.nanmax(rows[[c for c in ("share", "fair_share") if c in rows]].to_numpy(),
+                    initial=0.0)
     for ax, policy in zip(axes.ravel(), policies, strict=False):
         part = rows[rows["policy"] == policy]
         for i, flow in enumerate(flows):
@@ -277,55 +413,13 @@ def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
                 ax.step(line["time"], line["fair_share"], where="post", color=_colour(i),
                         linestyle="--", linewidth=1.0, alpha=0.8)
         ax.set_title(label(policy))
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(0, max(1.05, 1.03 * top))
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(policies):]:
-        ax.set_visible(False)
-    for ax in axes[-1]:
-        ax.set_xlabel("time")
+    _bottom_row_labels(axes, len(policies), "time")
     for ax in axes[:, 0]:
         ax.set_ylabel("dominant share")
     handles = [Line2D([], [], color=_colour(i), label=flow) for i, flow in enumerate(flows)]
     handles.append(Line2D([], [], color="grey", linestyle="--", label="fair share (fluid)"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), fontsize=8)
+    _legend(fig, handles)
     _title(fig, title)
-    return _save(fig, path, formats)
-
-
-def network_drawing(resources: list[str], routers: list[tuple[str, list[int]]],
-                    routes: list[list[int]], class_names: list[str], path: str | Path,
-                    title: str = "", formats: Sequence[str] | None = None) -> list[Path]:
-    """A small drawing of a network (SPEC §3.2): the resources on a circle, grouped by
-    router (one shaded label per router), and every class's route as an arrowed path
-    drawn on a circle of its own inside (class colours as in the γ plots)."""
-    J = len(resources)
-    order = [j for _, members in routers for j in members] or list(range(J))
-    angle = {j: np.pi / 2 - 2 * np.pi * i / J for i, j in enumerate(order)}
-    fig = Figure(figsize=(5.2, 5.2), layout="constrained")
-    ax = fig.add_subplot(1, 1, 1)
-    for name, members in routers or [("router", list(range(J)))]:
-        mean = np.angle(np.mean([np.exp(1j * angle[j]) for j in members]))
-        ax.text(1.42 * np.cos(mean), 1.42 * np.sin(mean), name, ha="center", va="center",
-                fontsize=9, bbox={"boxstyle": "round", "fc": "0.9", "ec": "0.5"})
-        for j in members:
-            ax.plot(np.cos(angle[j]), np.sin(angle[j]), "o", ms=16, color="0.85", mec="0.3")
-            ax.text(1.18 * np.cos(angle[j]), 1.18 * np.sin(angle[j]), resources[j],
-                    ha="center", va="center", fontsize=8)
-    K = len(routes)
-    for k, route in enumerate(routes):
-        radius = 0.9 - 0.55 * k / max(K, 1)
-        points = [(radius * np.cos(angle[j]), radius * np.sin(angle[j])) for j in route]
-        ax.plot(*points[0], "s", color=_colour(k), ms=5)
-        for a, b in zip(points[:-1], points[1:], strict=True):
-            ax.annotate("", xy=b, xytext=a, arrowprops={"arrowstyle": "->",
-                                                        "color": _colour(k), "lw": 1.4})
-    ax.legend(handles=[Line2D([], [], color=_colour(k), label=name)
-                       for k, name in enumerate(class_names)], fontsize=7, loc="upper left",
-              bbox_to_anchor=(1.02, 1.0))
-    ax.set_xlim(-1.6, 1.6)
-    ax.set_ylim(-1.6, 1.6)
-    ax.set_aspect("equal")
-    ax.axis("off")
-    if title:
-        ax.set_title(title, fontsize=8, wrap=True)
     return _save(fig, path, formats)

@@ -132,7 +132,7 @@ def test_fig3_default_routes():
 
 
 def test_network_drawing_writes_png_and_pdf(tmp_path):
-    from mrfq.plots import network_drawing  # matplotlib only for this test
+    from mrfq.plot_network import network_drawing  # matplotlib only for this test
 
     s = load_scenario("nfv_chain")
     written = network_drawing(list(s.resources), [(n, list(m)) for n, m in s.routers],

@@ -1,0 +1,101 @@
+"""A drawing of a network scenario (SPEC §3.2): its resources grouped by router and every
+class's route through them, in order (``mrfq plot`` writes it as ``<name>_network``).
+
+Drawn on a :class:`matplotlib.figure.Figure` (no pyplot), saved through
+:func:`mrfq.plots._save` in the ``formats`` asked for (default PNG and PDF).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from mrfq.plots import _colour, _save
+
+#: a resource's disc: marker size (points); routes end at its rim and cross it
+NODE_SIZE = 18
+#: the widest spread of the routes that share a hop (data units; the disc's radius is
+#: about 0.09): side by side, all still inside the discs they join
+SPREAD = 0.12
+
+
+def _hops(routes: list[list[int]]) -> dict[frozenset, list[int]]:
+    """The classes crossing each hop (a pair of resources, either way), in class order."""
+    hops: dict[frozenset, list[int]] = {}
+    for k, route in enumerate(routes):
+        for a, b in zip(route[:-1], route[1:], strict=True):
+            hops.setdefault(frozenset((a, b)), []).append(k)
+    return hops
+
+
+def route_segments(position: dict[int, np.ndarray], routes: list[list[int]]
+                   ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    """(class, start, end) of every hop of every route, from resource to resource
+    (``position``: the resources' centres): the classes sharing a hop are set side by
+    side, shifted across it by at most ±:data:`SPREAD`/2, so that each stays visible and
+    still starts and ends within the discs of the hop's two resources."""
+    segments = []
+    hops = _hops(routes)
+    for k, route in enumerate(routes):
+        for a, b in zip(route[:-1], route[1:], strict=True):
+            sharing = hops[frozenset((a, b))]
+            low, high = sorted((a, b))  # one direction per hop, whichever way it is crossed
+            along = position[high] - position[low]
+            across = np.array([-along[1], along[0]]) / np.hypot(*along)
+            step = SPREAD / max(len(sharing) - 1, 1)
+            shift = across * step * (sharing.index(k) - (len(sharing) - 1) / 2)
+            segments.append((k, position[a] + shift, position[b] + shift))
+    return segments
+
+
+def network_drawing(resources: list[str], routers: list[tuple[str, list[int]]],
+                    routes: list[list[int]], class_names: list[str], path: str | Path,
+                    title: str = "", formats: Sequence[str] | None = None) -> list[Path]:
+    """The resources on a circle, grouped by router (one shaded label per router), and
+    every class's route (class colours as in the γ plots) as arrows from resource to
+    resource, in route order, each ending at the rim of the resource it reaches; a square
+    on the resource where the route starts (a one-resource route is its square). Routes
+    sharing a hop are drawn side by side (:func:`route_segments`)."""
+    J = len(resources)
+    order = [j for _, members in routers for j in members] or list(range(J))
+    angle = {j: np.pi / 2 - 2 * np.pi * i / J for i, j in enumerate(order)}
+    position = {j: np.array([np.cos(angle[j]), np.sin(angle[j])]) for j in range(J)}
+    fig = Figure(figsize=(5.2, 5.2), layout="constrained")
+    ax = fig.add_subplot(1, 1, 1)
+    for name, members in routers or [("router", list(range(J)))]:
+        mean = np.angle(np.mean([np.exp(1j * angle[j]) for j in members]))
+        ax.text(1.42 * np.cos(mean), 1.42 * np.sin(mean), name, ha="center", va="center",
+                fontsize=9, bbox={"boxstyle": "round", "fc": "0.9", "ec": "0.5"})
+        for j in members:
+            ax.plot(*position[j], "o", ms=NODE_SIZE, color="0.85", mec="0.3", zorder=3)
+            ax.text(*(1.2 * position[j]), resources[j], ha="center", va="center",
+                    fontsize=8)
+    for k, start, end in route_segments(position, routes):
+        # from under the first disc to the rim of the second: the arrowhead touches it
+        ax.annotate("", xy=end, xytext=start, zorder=2, arrowprops={
+            "arrowstyle": "-|>", "color": _colour(k), "lw": 1.3, "shrinkA": 0,
+            "shrinkB": NODE_SIZE / 2, "mutation_scale": 9})
+    starts: dict[int, list[int]] = {}
+    for k, route in enumerate(routes):
+        starts.setdefault(route[0], []).append(k)
+    for j, classes in starts.items():
+        tangent = np.array([-position[j][1], position[j][0]])
+        for i, k in enumerate(classes):
+            spot = position[j] + tangent * 0.045 * (i - (len(classes) - 1) / 2)
+            ax.plot(*spot, "s", color=_colour(k), ms=4.5, mec="black", mew=0.4, zorder=4)
+    handles = [Line2D([], [], color=_colour(k), label=name)
+               for k, name in enumerate(class_names)]
+    handles.append(Line2D([], [], color="0.4", marker="s", linestyle="none", ms=4.5,
+                          label="route start"))
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    ax.set_xlim(-1.6, 1.6)
+    ax.set_ylim(-1.6, 1.6)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=8, wrap=True)
+    return _save(fig, path, formats)

@@ -1,0 +1,205 @@
+"""Figures that stay readable as they grow: a colour per class up to 20 classes, a legend
+and a title that fit the figure, at most four panels to a row with time or load ticks
+under every panel, shares drawn whatever their size, network routes that reach their
+resources, and cluster points drawn beside the packet ones (or alone)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.colors import to_hex
+from matplotlib.text import Annotation
+
+from mrfq import plot_network, plots, policies
+from mrfq.errors import InputError
+from mrfq.pipeline import plot
+from mrfq.scenario import load_scenario, scenario_from_dict
+from mrfq.sweeps import run_sweep
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    figures = []
+
+    def keep(fig, path, formats=None):
+        figures.append(fig)
+        return [path]
+
+    monkeypatch.setattr(plots, "_save", keep)
+    monkeypatch.setattr(plot_network, "_save", keep)
+    return figures
+
+
+def _gamma(policy_names, classes, kind=None, loads=(0.3, 0.6, 0.9)):
+    rows = [{"policy": p, "load": load, "class": c, "gamma": 0.9 - 0.8 * load,
+             "ci_low": 0.85 - 0.8 * load, "ci_high": 0.95 - 0.8 * load}
+            for p in policy_names for load in loads for c in classes]
+    table = pd.DataFrame(rows)
+    if kind is not None:
+        table.insert(0, "kind", kind)
+    return table
+
+
+def _class_colours(fig) -> list[str]:
+    return [to_hex(h.get_color()) for h in fig.legends[0].legend_handles
+            if h.get_label().startswith("class ")]
+
+
+def test_six_classes_keep_their_colours_and_twenty_are_distinct():
+    # the first six as every committed figure of up to six classes has them
+    assert [plots._colour(i) for i in range(6)] == [
+        "tab:blue", "tab:red", "tab:green", "tab:orange", "tab:purple", "tab:brown"]
+    assert len({to_hex(plots._colour(i)) for i in range(20)}) == 20
+
+
+def test_fifteen_classes_have_fifteen_colours_in_the_gamma_plot_and_the_drawing(captured):
+    classes = [f"c{i}" for i in range(15)]
+    plots.packet_vs_fluid(_gamma(["bmf"], classes), _gamma(["bmf"], classes), "x")
+    assert len(set(_class_colours(captured[0]))) == 15
+    s = load_scenario("random_network")
+    plot_network.network_drawing(list(s.resources), [(n, list(m)) for n, m in s.routers],
+                                 [list(r) for r in s.routes], s.class_names, "x", s.name)
+    legend = captured[1].axes[0].get_legend()
+    colours = [to_hex(h.get_color()) for h in legend.legend_handles
+               if h.get_label() in s.class_names]
+    assert len(colours) == 15 and len(set(colours)) == 15
+
+
+def test_a_legend_of_many_classes_and_a_long_title_fit_the_figure(captured):
+    """The random network's γ figure: one panel, 15 classes, a 300-character title."""
+    classes = [f"c{i}" for i in range(15)]
+    title = ("random_network with BMF only, flow-level fluid reference at reduced size "
+             "(reproduction/networks/README.md): 6 routers (CPU + link each) on a ring, "
+             "15 classes on random routes of 1-4 routers (reproduction/networks/"
+             "make_random_network.py, seed 2017)")
+    plots.packet_vs_fluid(_gamma(["bmf"], classes), _gamma(["bmf"], classes), "x", title)
+    fig = captured[0]
+    fig.draw_without_rendering()
+    legend = fig.legends[0].get_window_extent()
+    assert 0 <= legend.x0 and legend.x1 <= fig.bbox.width
+    assert len(fig.legends[0].get_texts()) == 17  # every entry, none dropped
+    suptitle = next(t for t in fig.texts if t.get_text() == fig.get_suptitle())
+    assert suptitle.get_window_extent().height < 0.2 * fig.bbox.height
+    panel = fig.axes[0].get_window_extent()
+    assert panel.width > 0.6 * fig.bbox.width and panel.height > 0.4 * fig.bbox.height
+
+
+def _ticks_and_columns(fig) -> tuple[list[bool], int]:
+    """Whether each visible panel shows x tick labels (as drawn), and the grid's columns."""
+    fig.draw_without_rendering()
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    labelled = [any(t.get_visible() and t.get_text() for t in ax.get_xticklabels())
+                for ax in shown]
+    return labelled, shown[0].get_subplotspec().get_gridspec().ncols
+
+
+def test_seven_packet_policies_make_a_grid_with_load_ticks_under_every_panel(captured):
+    every = policies.names(policies.PACKET)
+    assert len(every) == 7
+    plots.packet_vs_fluid(_gamma(["drf", "pf", "bmf"], ["1", "2", "3"]),
+                          _gamma(every, ["1", "2", "3"]), "x")
+    labelled, columns = _ticks_and_columns(captured[0])
+    assert labelled == [True] * 7 and columns == 4
+    assert all(ax.get_xlabel() for ax in captured[0].axes if ax.get_visible())
+
+
+def _timeline(policy_names, top=1.0):
+    rows = [{"policy": p, "flow": f, "resource": "dominant", "time": 10.0 * t,
+             "share": top if (f, t) == ("B", 3) else 0.3, "fair_share": 0.25}
+            for p in policy_names for f in ("A", "B") for t in range(8)]
+    return pd.DataFrame(rows)
+
+
+def test_seven_timelines_make_a_grid_with_time_ticks_under_every_column(captured):
+    """The panels share their time axis: the lowest panel of every column shows it (with
+    seven panels in a 4 + 3 grid, the fourth is on the first row)."""
+    plots.dominant_share_over_time(_timeline(policies.names(policies.PACKET)), "x")
+    labelled, columns = _ticks_and_columns(captured[0])
+    assert labelled == [False, False, False, True, True, True, True] and columns == 4
+    shown = [ax for ax in captured[0].axes if ax.get_visible()]
+    assert [ax.get_xlabel() for ax in shown] == [""] * 3 + ["time"] * 4
+
+
+def test_a_share_above_one_is_drawn_not_clipped(captured):
+    """Service is counted when a packet completes, so an interval can hold more than its
+    length of service (mrfq.packet.flows): 1.14 must stay on the axes."""
+    plots.dominant_share_over_time(_timeline(["fifo"], top=1.14), "x")
+    assert captured[0].axes[0].get_ylim()[1] >= 1.14
+    captured.clear()
+    plots.dominant_share_over_time(_timeline(["fifo"]), "x")
+    assert captured[0].axes[0].get_ylim() == (0.0, 1.05)  # as before when nothing exceeds 1
+
+
+@pytest.mark.parametrize("name", ["triangle", "nfv_chain", "random_network"])
+def test_every_route_goes_from_resource_to_resource_in_order(captured, name):
+    """Read back from the drawing: every arrow of a class starts inside the disc of one
+    resource of its route and ends at the rim of the next one, hop after hop."""
+    s = load_scenario(name)
+    plot_network.network_drawing(list(s.resources), [(n, list(m)) for n, m in s.routers],
+                                 [list(r) for r in s.routes], s.class_names, "x", s.name)
+    ax = captured[0].axes[0]
+    labels = {t.get_text(): np.array(t.get_position()) for t in ax.texts
+              if t.get_text() in s.resources}
+    discs = [np.array(line.get_xydata()[0]) for line in ax.get_lines()
+             if line.get_marker() == "o" and line.get_markersize() == plot_network.NODE_SIZE]
+    # each resource's disc: the one its label sits beside
+    centre = {r: min(discs, key=lambda d, p=p: np.hypot(*(d - p))) for r, p in labels.items()}
+    arrows = [a for a in ax.texts if isinstance(a, Annotation) and a.arrow_patch]
+    radius = 0.1  # the disc (18 pt across, about 0.09 data units) and a little
+    for k, route in enumerate(s.routes):
+        mine = [a for a in arrows
+                if to_hex(a.arrow_patch.get_edgecolor()) == to_hex(plots._colour(k))]
+        assert len(mine) == len(route) - 1
+        for arrow, a, b in zip(mine, route[:-1], route[1:], strict=True):
+            start, end = np.array(arrow.xyann), np.array(arrow.xy)
+            assert np.hypot(*(start - centre[s.resources[a]])) < radius, (name, k, a)
+            assert np.hypot(*(end - centre[s.resources[b]])) < radius, (name, k, b)
+
+
+def test_cluster_points_go_beside_the_packet_points_or_on_a_panel_of_their_own(captured):
+    classes = ["1", "2"]
+    fluid = _gamma(["drf", "pf", "bmf"], classes)
+    cluster = _gamma(["drf", "fifo"], classes)
+    failed = pd.DataFrame({"policy": ["drf"], "load": [0.6], "class": ["2"],
+                           "kind": [policies.CLUSTER]})
+    plots.packet_vs_fluid(fluid, _gamma(["drfq", "bmf"], classes), "x", failed=failed,
+                          cluster=cluster)
+    fig = captured[0]
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert titles == ["DRFQ; cluster DRF", "BMF", "cluster FIFO"]
+    drfq = fig.axes[0]
+    diamonds = [line for line in drfq.get_lines() if line.get_marker() == "D"]
+    crosses = [line for line in drfq.get_lines() if line.get_marker() == "x"]
+    assert len(diamonds) == len(crosses) == 2  # one per class
+    # side by side at each load: cluster 0.01 to the right, packet 0.01 to the left
+    np.testing.assert_allclose(np.asarray(diamonds[0].get_xdata(), float), [0.31, 0.61, 0.91])
+    np.testing.assert_allclose(np.asarray(crosses[0].get_xdata(), float), [0.29, 0.59, 0.89])
+    rings = [line for line in drfq.get_lines() if line.get_color() == "red"
+             and len(line.get_xdata())]
+    assert [list(np.asarray(r.get_xdata(), float)) for r in rings] == [[0.61]]  # cluster
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "cluster (95% CI)" in labels and "packet (95% CI)" in labels
+
+
+def test_a_results_directory_with_only_cluster_points_gets_its_figure(tmp_path):
+    """What ``mrfq cluster`` leaves (fluid DRF and cluster points, no packet points, no
+    pair of fluid policies to compare): ``mrfq plot`` drew nothing and said nothing."""
+    raw = {"name": "c", "resources": ["cpu", "link"],
+           "classes": [{"name": "1", "requirements": [0.1, 1.0], "load_share": 4},
+                       {"name": "2", "requirements": [1.0, 0.1], "load_share": 1}],
+           "load": {"values": [0.3]}, "fluid": {"policies": ["drf"]},
+           "cluster": {"policies": ["drf"], "jobs": 400, "mean_tasks": 20,
+                       "tasks_per_resource": 5}}
+    results = tmp_path / "r"
+    run_sweep(scenario_from_dict(raw), results, jobs=1,
+              kinds=(policies.FLUID, policies.CLUSTER))
+    written = plot(results, formats=["png"])
+    assert [p.name for p in written] == ["c.png"] and written[0].stat().st_size > 1000
+
+    fluid_only = {**raw, "name": "f"}
+    del fluid_only["cluster"]
+    run_sweep(scenario_from_dict(fluid_only), tmp_path / "f", jobs=1,
+              kinds=(policies.FLUID,))
+    with pytest.raises(InputError, match="nothing to draw: no packet or cluster points"):
+        plot(tmp_path / "f")
