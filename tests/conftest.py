@@ -50,3 +50,19 @@ def pytest_configure(config):
     print(f"numba cache warmed in {time.perf_counter() - start:.0f} s")
     for failure in failures:
         print(f"warm-up (the tests will say more): {failure}")
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """The figures the plot functions draw, kept instead of saved (a list, in order)."""
+    from mrfq import plot_network, plots  # matplotlib only for the plot tests
+
+    figures = []
+
+    def keep(fig, path, formats=None):
+        figures.append(fig)
+        return [path]
+
+    monkeypatch.setattr(plots, "_save", keep)
+    monkeypatch.setattr(plot_network, "_save", keep)
+    return figures

@@ -18,19 +18,6 @@ from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.sweeps import run_sweep
 
 
-@pytest.fixture
-def captured(monkeypatch):
-    figures = []
-
-    def keep(fig, path, formats=None):
-        figures.append(fig)
-        return [path]
-
-    monkeypatch.setattr(plots, "_save", keep)
-    monkeypatch.setattr(plot_network, "_save", keep)
-    return figures
-
-
 def _gamma(policy_names, classes, kind=None, loads=(0.3, 0.6, 0.9)):
     rows = [{"policy": p, "load": load, "class": c, "gamma": 0.9 - 0.8 * load,
              "ci_low": 0.85 - 0.8 * load, "ci_high": 0.95 - 0.8 * load}

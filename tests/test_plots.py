@@ -7,22 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from mrfq import plot_network, plots
+from mrfq import plots
 from mrfq.errors import InputError
 from mrfq.pipeline import plot_fluid_frame
-
-
-@pytest.fixture
-def captured(monkeypatch):
-    figures = []
-
-    def keep(fig, path, formats=None):
-        figures.append(fig)
-        return [path]
-
-    monkeypatch.setattr(plots, "_save", keep)
-    monkeypatch.setattr(plot_network, "_save", keep)
-    return figures
 
 
 def _fluid(policies=("drf", "bmf", "pf")):
