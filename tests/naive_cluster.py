@@ -26,10 +26,13 @@ def uniform(seed, job, task):
 
 def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tasks,
                   duration_mean, exponential=True, seed=1, slots_per_server=14,
-                  allowed=None, task_time=None, log=None):
+                  allowed=None, task_time=None, log=None, max_parallel=None):
     """Finish time of every job and the number of task events. ``allowed[k][l]``: class
     k may use server l (default: every server); ``task_time``: given task durations,
-    job after job; ``log``: a list that gets (job, class, start, end) of every task."""
+    job after job; ``log``: a list that gets (job, class, start, end) of every task;
+    ``max_parallel[k]``: a class-k job never runs more tasks at once (None or inf: no
+    cap) — one at its cap is left out of the jobs the scheduler may pick, as a job with
+    nothing left to launch is."""
     capacity = [list(map(float, row)) for row in capacity]
     demand = [list(map(float, row)) for row in demand]
     L, R, K = len(capacity), len(capacity[0]), len(demand)
@@ -44,6 +47,7 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
             delta[k] = max(delta[k], demand[k][r] / total[r])
     a = [[demand[k][r] / total[r] / delta[k] for r in range(R)] for k in range(K)]
     allowed = [[True] * L for _ in range(K)] if allowed is None else allowed
+    cap = [math.inf] * K if max_parallel is None else [float(c) for c in max_parallel]
     # TSF: tasks a class-k job could run alone on the whole cluster, ignoring placement
     alone = [sum(min(c[r] / demand[k][r] for r in range(R) if demand[k][r] > 0)
                  for c in capacity) for k in range(K)]
@@ -154,7 +158,8 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
         neck = bottlenecks() if policy == NAME.BMF else None
         while True:
             live = [job for job in jobs if job["done"] < job["tasks"]]
-            pending = [job for job in live if job["launched"] < job["tasks"]]
+            pending = [job for job in live if job["launched"] < job["tasks"]
+                       and job["running"] < cap[job["k"]]]
             ready = [job for job in pending if server(job["k"]) >= 0]
             if not ready:
                 break

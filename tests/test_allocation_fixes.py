@@ -1,14 +1,26 @@
 """The allocation lab's defects found in review (issue 24), each pinned by a case that
 failed before its fix: the strategy-proofness probe on pooled rules over several servers,
 Best-Fit DRFH's score (DRFH eq. 9), the sharing-incentive benchmark (DRFH §IV-D's
-dedicated cloud) and ``mrfq allocate`` on a problem some default policy does not fit."""
+dedicated cloud), ``mrfq allocate`` on a problem some default policy does not fit, and
+whole-task rules' bundles counted in whole tasks (probe and envy), printed plainly."""
+
+import tomllib
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from mrfq import policies as registry
-from mrfq.allocation import POLICIES, Problem, allocate, load_problem, sharing_incentive
+from mrfq.allocation import (
+    POLICIES,
+    Problem,
+    Verdict,
+    allocate,
+    envy_free,
+    load_problem,
+    problem_from_dict,
+    sharing_incentive,
+)
 from mrfq.allocation.policies import best_fit_score
 from mrfq.allocation.properties import strategy_proofness_probe
 from mrfq.cli import main
@@ -124,3 +136,65 @@ def test_a_policy_asked_for_by_name_that_does_not_apply_is_an_error(tmp_path):
     assert result.exit_code == 2
     assert len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith(f"error: {path}: resources: ")
+
+
+# --- whole-task rules: a bundle is worth the whole tasks that fit in it --------------------
+
+WHOLE = (NAME.DRF_ONLINE, NAME.DRFH_FIRST_FIT, NAME.DRFH_BEST_FIT)
+
+
+def test_a_whole_task_bundle_counts_whole_tasks_per_server():
+    """10 CPU, tasks of 1 and 2 CPU: declaring 1 CPU, user b gets 5 CPU, which runs two
+    2-CPU tasks, not 2.5 (the probe counted 2.5 and called online DRF, First-Fit and
+    Best-Fit DRFH not strategy-proof on that)."""
+    problem = load_problem_text(ONE_RESOURCE)
+    assert problem.tasks_fitting(1, np.array([[5.0]]), whole=True) == 2.0
+    assert problem.tasks_fitting(1, np.array([[5.0]])) == 2.5
+    two = Problem(capacity=[[3.0, 3.0], [3.0, 3.0]], demand=[[2.0, 1.0]])
+    assert two.tasks_fitting(0, np.full((2, 2), 3.0), whole=True) == 2.0  # 1 per server
+    for name in WHOLE:
+        lied = allocate(problem.with_demand(1, np.array([1.0])), name)
+        assert lied.whole_tasks and lied.bundles()[1, 0, 0] == 5.0
+        verdict = strategy_proofness_probe(problem, POLICIES[name])
+        # a gain it reports is real: whole true tasks in the liar's bundle
+        assert verdict.detail["tasks_when_lying"] != 2.5
+        declared = np.array(verdict.detail["declared"])
+        bundle = allocate(problem.with_demand(1, declared), name).bundles()[1, 0, 0]
+        assert verdict.detail["tasks_when_lying"] == np.floor(bundle / 2.0)
+        assert verdict.detail["tasks_when_lying"] > verdict.detail["truthful_tasks"]
+    assert not allocate(problem, NAME.DRF).whole_tasks
+
+
+def test_whole_task_rules_have_no_fractional_gain_or_envy():
+    """5 CPU, tasks of 2 and 5 CPU: every whole-task rule gives user 1 two tasks and user
+    2 none. Declaring 1 CPU gives user 1 5 CPU, 2.5 of its tasks on paper but 2 in
+    fact; user 2 with user 1's 4 CPU runs 0.8 of a task on paper, none in fact. So no
+    lie gains and nobody envies (both were reported before the fix)."""
+    problem = Problem(capacity=[[5.0]], demand=[[2.0], [5.0]])
+    for name in WHOLE:
+        assert allocate(problem, name).user_tasks.tolist() == [2.0, 0.0]
+        verdict = strategy_proofness_probe(problem, POLICIES[name])
+        assert verdict.holds, (name, verdict.detail)
+        assert envy_free(allocate(problem, name)).holds
+    # divisible DRF is judged on fractional tasks, as before (equal dominant shares 1/2)
+    drf = allocate(problem, NAME.DRF)
+    assert drf.user_tasks == pytest.approx([1.25, 0.5]) and envy_free(drf).holds
+
+
+def test_counter_examples_print_plain_numbers(tmp_path):
+    path = tmp_path / "one.toml"
+    path.write_text(ONE_RESOURCE)
+    result = CliRunner().invoke(main, ["allocate", str(path), "--policies",
+                                       NAME.DRF_ONLINE])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "np." not in result.stdout
+    assert "'dedicated_tasks': 2.5}" in result.stdout
+    detail = sharing_incentive(allocate(load_problem_text(ONE_RESOURCE), NAME.DRF_ONLINE))
+    assert type(detail.detail["dedicated_tasks"]) is float
+    # whatever a checker puts in its counter-example, it prints as plain numbers
+    verdict = Verdict(False, {"x": np.float64(2.5), "n": [np.int64(3), (np.float32(1),)]})
+    assert verdict.text == "NO  counter-example: {'x': 2.5, 'n': [3, (1.0,)]}"
+
+
+def load_problem_text(text: str) -> Problem:
+    return problem_from_dict(tomllib.loads(text))

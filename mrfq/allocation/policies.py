@@ -280,7 +280,7 @@ def _progressive_tasks(problem: Problem, placement: str, name: str) -> Allocatio
             l = fits[int(np.argmin(scores))]
         tasks[i, l] += 1
         free[l] -= problem.demand[i]
-    return Allocation(problem, tasks, name)
+    return Allocation(problem, tasks, name, whole_tasks=True)
 
 
 def ibaa(problem: Problem) -> Allocation:

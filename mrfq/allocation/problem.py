@@ -85,8 +85,11 @@ class Problem:
         new[user] = demand
         return replace(self, demand=new)
 
-    def tasks_fitting(self, user: int, bundle: np.ndarray) -> float:
-        """Tasks user i can run with ``bundle[l, r]`` of resources (respecting placement).
+    def tasks_fitting(self, user: int, bundle: np.ndarray, whole: bool = False) -> float:
+        """Tasks user i can run with ``bundle[l, r]`` of resources (respecting placement):
+        Σ_l min_r bundle_lr / d_ir, or with ``whole`` (a whole-task allocation, whose
+        tasks cannot be split) Σ_l ⌊min_r bundle_lr / d_ir⌋, the whole tasks that fit
+        on each server.
 
         ``bundle`` has one row per server of *this* problem: a pooled allocation's bundle
         (one row) must be measured on the pooled problem, never broadcast over the servers
@@ -99,6 +102,8 @@ class Problem:
         d = self.demand[user]
         used = d > 0
         per_server = np.min(bundle[:, used] / d[used], axis=1)
+        if whole:  # the slack absorbs rounding in bundles summed task by task
+            per_server = np.floor(per_server + 1e-9)
         return float(np.sum(per_server * self.allowed[user]))
 
     def tasks_alone(self) -> np.ndarray:
@@ -136,7 +141,7 @@ class Problem:
         else:
             whole = np.floor(np.min(self.capacity[:, used] / d[used], axis=1) + 1e-9)
             tasks = share * float(np.sum(whole * self.allowed[user]))
-        return min(tasks, float(self.max_tasks[user]))
+        return float(min(tasks, float(self.max_tasks[user])))
 
     def capacity_rows(self) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float | None]]]:
         """The capacity constraints of an LP over x[i, l] (tasks of user i on server l,
@@ -159,12 +164,16 @@ class Problem:
 
 @dataclass
 class Allocation:
-    """``tasks[i, l]``: (fractional) tasks of user i on server l."""
+    """``tasks[i, l]``: (fractional) tasks of user i on server l; ``whole_tasks``: the
+    rule places whole tasks one at a time (online DRF, First-/Best-Fit DRFH), so what a
+    bundle of it is worth is counted in whole tasks per server
+    (:meth:`Problem.tasks_fitting`)."""
 
     problem: Problem
     tasks: np.ndarray
     policy: str = ""
     info: dict = field(default_factory=dict)
+    whole_tasks: bool = False
 
     @property
     def user_tasks(self) -> np.ndarray:

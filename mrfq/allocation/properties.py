@@ -35,7 +35,17 @@ class Verdict(NamedTuple):
         """``yes``, ``NO  counter-example: {...}`` or ``unknown (reason)``."""
         if self.holds is None:
             return f"unknown ({(self.detail or {}).get('reason', 'no reason given')})"
-        return "yes" if self.holds else f"NO  counter-example: {self.detail}"
+        return "yes" if self.holds else f"NO  counter-example: {_plain(self.detail)}"
+
+
+def _plain(value):
+    """``value`` with NumPy scalars as Python numbers (so a counter-example prints 2.5,
+    not np.float64(2.5)), through dicts, lists and tuples."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_plain(v) for v in value)
+    return value.item() if isinstance(value, np.generic) else value
 
 
 HOLDS = Verdict(True, None)
@@ -72,7 +82,8 @@ def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
 
 
 def envy_free(allocation: Allocation):
-    """No user could run more (weighted) tasks with another user's bundle."""
+    """No user could run more (weighted) tasks with another user's bundle (whole tasks
+    per server for a whole-task rule, :attr:`Allocation.whole_tasks`)."""
     problem = allocation.problem
     bundles = allocation.bundles()
     tasks = allocation.user_tasks
@@ -82,7 +93,7 @@ def envy_free(allocation: Allocation):
         for j in range(problem.n_users):
             if i == j:
                 continue
-            swapped = problem.tasks_fitting(i, bundles[j])
+            swapped = problem.tasks_fitting(i, bundles[j], allocation.whole_tasks)
             swapped = min(swapped, float(problem.max_tasks[i]))
             if tasks[i] < problem.weights[i] / problem.weights[j] * swapped * (1 - TOL) - TOL:
                 return Verdict(False, {"user": problem.users[i], "envies": problem.users[j],
@@ -146,7 +157,8 @@ def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocat
                              trials: int = 60, seed: int = 0):
     """Search for a user that runs more *true* tasks by declaring a false demand vector.
 
-    A liar's true tasks are what its allocated bundle runs with its true demand. Returns
+    A liar's true tasks are what its allocated bundle runs with its true demand — whole
+    tasks per server for a whole-task rule (:attr:`Allocation.whole_tasks`). Returns
     (no gain found, counter-example)."""
     rng = np.random.default_rng(seed)
     truthful = rule(problem).user_tasks
@@ -154,9 +166,10 @@ def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocat
         for lie in _misreports(problem.demand[i], rng, trials):
             lied = rule(problem.with_demand(i, lie))
             # the liar's bundle runs its true tasks on the servers the rule allocated on
-            # (the pool, for a pooled rule), not on the original problem's servers
+            # (the pool, for a pooled rule), not on the original problem's servers; a
+            # whole-task rule's bundle runs whole tasks only (5 CPU: two 2-CPU tasks)
             truth = lied.problem.with_demand(i, problem.demand[i])
-            true_tasks = min(truth.tasks_fitting(i, lied.bundles()[i]),
+            true_tasks = min(truth.tasks_fitting(i, lied.bundles()[i], lied.whole_tasks),
                              float(problem.max_tasks[i]))
             if true_tasks > truthful[i] * (1 + 1e-6) + 1e-9:
                 return Verdict(False, {"user": problem.users[i],

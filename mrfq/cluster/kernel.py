@@ -14,11 +14,10 @@ launches one task there. The scores, larger first (x_i: tasks job i runs, k its 
   rank_ij = 1 + #{jobs whose share x D_kj / C_j of resource j exceeds job i's even after
   job i launches one more task} (BR's rank at task granularity: jobs within one task of
   each other tie, else an integer split of a bottleneck always ranks someone 2nd and
-  starves the jobs alone on theirs); the bottleneck
-  resources of class k are those saturated by the fluid BMF allocation in which class k
-  holds the largest share (BMF's definition), else all it uses. Equal statuses (ranks
-  tie whenever shares do, e.g. from an empty cluster) are ordered by the gap to the
-  ideal, as for PF: score = status + (φ_k − x_i δ_k) / 2;
+  starves the jobs alone on theirs); the bottleneck resources of class k are those
+  saturated by the fluid BMF allocation in which class k holds the largest share (BMF's
+  definition), else all it uses. Equal statuses (ranks tie whenever shares do, e.g. from
+  an empty cluster) are ordered by the gap to the ideal: status + (φ_k − x_i δ_k) / 2;
 * ``FIFO``: −(job index), i.e. the earliest job whose task fits;
 * ``DRF_ONLINE``, ``DRFH_FIRST_FIT``, ``DRFH_BEST_FIT``: −x_i δ_k / w_k, the lowest
   (global) dominant share;
@@ -36,6 +35,11 @@ job: when the job of the largest score is below its ideal (φ_k > x_i δ_k) and 
 fits nowhere, nothing is launched until it fits (otherwise the jobs of small tasks would
 take every freed crumb and starve a job of large tasks below its share). The others are
 work-conserving: the job of the largest score among those whose task fits.
+
+Parallelism caps (every rule): a class-k job runs at most ``max_parallel[k]`` tasks at
+once; at its cap it is not eligible, as a job with no task left to launch: the rule picks
+the next eligible job by its score, and a capped job never holds resources (its ideal φ_k
+stays the fluid one, which knows no caps).
 
 Placement constraints (every rule): a class-k task runs only on the servers l with
 ``allowed[k, l]``. Server: the first allowed one that fits, except ``DRFH_BEST_FIT``
@@ -119,28 +123,28 @@ def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
 
 
 @njit(cache=True)
-def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, job_class,
-             job_tasks, duration_mean, exponential, seed, slots_per_server, t_warm,
-             t_end, sample_dt, n_samples, task_time, job_first, timeline_dt=1.0,
-             timeline_bins=0):
+def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_parallel,
+             arrival, job_class, job_tasks, duration_mean, exponential, seed,
+             slots_per_server, t_warm, t_end, sample_dt, n_samples, task_time, job_first,
+             timeline_dt=1.0, timeline_bins=0):
     """Run the cluster from empty until every job has finished.
 
     ``capacity`` (L×R), ``demand`` (K×R, per task), ``weights`` (K), ``allowed`` (K×L
-    placement constraints); jobs: ``arrival``
-    (sorted), ``job_class``, ``job_tasks`` (N ≥ 1); task durations of class k: mean
-    ``duration_mean[k]``, exponential or (``exponential`` False) deterministic.
-    ``fluid_policy``: the fluid code whose φ is the ideal (DRF, PF, BMF rules).
-    ``task_time`` (Σ_j job_tasks[j], or empty) and ``job_first`` (J): given durations.
+    placement constraints), ``max_parallel`` (K, int64: a job's running tasks at most;
+    uncapped: ≥ its tasks); jobs: ``arrival`` (sorted), ``job_class``, ``job_tasks`` (N ≥ 1);
+    task durations of class k: mean ``duration_mean[k]``, exponential or (``exponential``
+    False) deterministic. ``fluid_policy``: the fluid code whose φ is the ideal (DRF, PF,
+    BMF rules). ``task_time`` (Σ_j N_j, or empty), ``job_first`` (J): given durations.
 
-    Returns ``finish`` (per job), ``jobs_area`` (K: ∫ jobs in system dt over
-    [t_warm, t_end]), ``busy`` (R: ∫ resources in use dt over the same window),
-    ``samples`` (n_samples × K tasks running per class at t = s·sample_dt), the
-    number of task events (launches + completions), the ``timeline`` (B × K: ∫ tasks
-    running of class k dt over bin b = [b·w, (b+1)·w), zero-sized unless
-    ``timeline_bins`` > 0), its bin width w and ``done_by_end`` (per job: its tasks
-    completed at t ≤ t_end). The timeline starts with w = ``timeline_dt`` and B =
-    ``timeline_bins`` (even) bins; when the run outlasts B·w, adjacent bins are summed
-    pairwise and w doubles (exact: integrals add), so B bins always cover [0, makespan].
+    Returns ``finish`` (per job), ``jobs_area`` (K: ∫ jobs in system dt over [t_warm,
+    t_end]), ``busy`` (R: ∫ resources in use dt over the same window), ``samples``
+    (n_samples × K tasks running per class at t = s·sample_dt), the number of task events
+    (launches + completions), the ``timeline`` (B × K: ∫ tasks running of class k dt over
+    bin b = [b·w, (b+1)·w), zero-sized unless ``timeline_bins`` > 0), its bin width w and
+    ``done_by_end`` (per job: its tasks completed at t ≤ t_end). The timeline starts with
+    w = ``timeline_dt`` and B = ``timeline_bins`` (even) bins; when the run outlasts B·w,
+    adjacent bins are summed pairwise and w doubles (exact: integrals add), so B bins
+    always cover [0, makespan].
     """
     L, R = capacity.shape
     K = demand.shape[0]
@@ -195,6 +199,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
     size = 0
     free = capacity.copy()
     launched = np.zeros(J, dtype=np.int64)
+    room = np.zeros(J, dtype=np.int64)  # min(tasks to launch, cap − running): eligible if > 0
     done = np.zeros(J, dtype=np.int64)
     running = np.zeros(J, dtype=np.int64)
     slots_held = np.zeros(J, dtype=np.int64)
@@ -210,10 +215,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
     busy = np.zeros(R)
     samples = np.zeros((n_samples, K))
     next_sample = 0
-    score = np.zeros(J)
-    status = np.zeros(J)
+    score, status, share = np.zeros(J), np.zeros(J), np.zeros(J)
     class_server = np.zeros(K, dtype=np.int64)
-    share = np.zeros(J)
     ideal = policy == DRF or policy == PF or policy == BMF
     # timeline: each class's running tasks are integrated lazily, from the last time its
     # count changed (tl_last[k]) to the next change, so an event costs O(bins crossed)
@@ -258,6 +261,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
             free_slots[l] += task_slots[k]
             slots_held[j] -= task_slots[k]
             running[j] -= 1
+            room[j] = min(job_tasks[j] - launched[j], max_parallel[k] - running[j])
             class_running[k] -= 1
             done[j] += 1
             if done[j] == job_tasks[j]:
@@ -276,6 +280,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
             active[n_active] = j
             n_active += 1
             counts[job_class[j]] += 1
+            room[j] = min(job_tasks[j], max_parallel[job_class[j]])
             changed = True
         if changed and (policy == DRF or policy == PF or policy == BMF):
             allocate_into(fluid_policy, a, counts, weights, phi)
@@ -292,8 +297,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
             for i in range(n_active):
                 j = active[i]
                 k = job_class[j]
-                if launched[j] >= job_tasks[j]:
-                    continue
+                if room[j] <= 0:
+                    continue  # nothing to launch, or at its cap: not eligible
                 if policy == DRF or policy == PF:
                     s = phi[k] - running[j] * delta[k]
                 elif policy == BMF:
@@ -346,12 +351,10 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, arrival, 
             seq += 1
             launched[pick] += 1
             running[pick] += 1
+            room[pick] -= 1
             class_running[k] += 1
             events += 1
-    while next_sample < n_samples:
-        for k in range(K):
-            samples[next_sample, k] = class_running[k]
-        next_sample += 1
+    # the samples after the last event stay 0: every task has ended
     if n_bins > 0:
         for k in range(K):  # every class's tasks have ended: nothing left to add
             add_running(timeline, tl_dt, tl_last, class_running, k, now)

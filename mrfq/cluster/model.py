@@ -11,7 +11,8 @@ resource × time), so its fluid load is ρ_k = λ_k E[N_k] d_k δ_k and its **se
 
 is the fluid γ_k of SPEC §2 (mean work / mean sojourn): a job alone, running 1/δ_k tasks
 at a time, completes at γ = 1 up to the granularity of its tasks (its last tasks finish
-one by one, SPEC §6 "Granularity effects").
+one by one, SPEC §6 "Granularity effects"). A parallelism cap c_k (``max_parallel``) keeps
+a job to c_k tasks at once, so alone it holds at most c_k δ_k of the pool (γ ≤ c_k δ_k).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ class ClusterModel:
     law: geometric on 1, 2, … or fixed); ``durations[k]``: mean task duration d_k
     (``duration_law``: exponential or fixed); ``slots_per_server``: k of the slot
     scheduler (the largest server is cut into k slots); ``allowed[k, l]``: class k may
-    run on server l (placement constraints, TSF; default everywhere).
+    run on server l (placement constraints, TSF; default everywhere); ``max_parallel[k]``
+    (or one number for every class): the most tasks a class-k job runs at once, an
+    integer ≥ 1 or inf (default: inf, no cap; the kernel's rule).
     """
 
     capacity: np.ndarray
@@ -52,6 +55,7 @@ class ClusterModel:
     duration_law: str = EXPONENTIAL
     slots_per_server: int = 14
     allowed: np.ndarray = field(default=None)  # type: ignore[assignment]
+    max_parallel: np.ndarray = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self):
         cap = np.atleast_2d(np.asarray(self.capacity, dtype=float))
@@ -87,6 +91,13 @@ class ClusterModel:
                 where = "every server" if ok[k].all() else "every server it may use"
                 raise InputError(f"a task of class {k + 1} is larger than {where}",
                                  f"classes[{k}].demand")
+        cap = np.asarray(np.inf if self.max_parallel is None else self.max_parallel, float)
+        cap = np.full(K, float(cap)) if cap.ndim == 0 else cap
+        if cap.shape != (K,) or np.any(np.isnan(cap)) or np.any(cap < 1) or np.any(
+                cap[np.isfinite(cap)] % 1):
+            raise InputError("must be integers >= 1 (inf: no cap), one per class or one "
+                             "for all", "max_parallel")
+        set_(self, "max_parallel", cap)
         if np.any(self.weights <= 0) or np.any(self.mean_tasks < 1):
             raise InputError("weights must be positive and mean tasks at least 1",
                              "classes")
@@ -223,8 +234,10 @@ def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
     entry = policies.get(policies.CLUSTER, model.policy)
     fluid = (policies.get(policies.FLUID, entry.realises).code
              if entry.realises and entry.code in (kernel.DRF, kernel.PF, kernel.BMF) else -1)
+    # no cap: a bound no job reaches (2^62: exact as a float, and an int64)
+    cap = np.where(np.isinf(model.max_parallel), 2.0**62, model.max_parallel).astype(np.int64)
     finish, area, busy, samples, events, bins_area, dt, done = kernel.simulate(
-        entry.code, fluid, model.capacity, model.demand, model.weights, model.allowed,
+        entry.code, fluid, model.capacity, model.demand, model.weights, model.allowed, cap,
         arrival, np.asarray(job_class, np.int64), job_tasks, model.durations,
         model.duration_law == EXPONENTIAL, int(seed), int(model.slots_per_server),
         float(window[0]), float(window[1]), float(sample_dt), int(n_samples), times, first,

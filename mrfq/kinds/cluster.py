@@ -34,7 +34,7 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid
     stopping,
 )
 from mrfq.scenario import Scenario
-from mrfq.scenario.cluster import cluster_arrays
+from mrfq.scenario.cluster import cluster_arrays, max_parallel_caps
 
 NAME = "cluster"
 REALISATION = policies.CLUSTER
@@ -47,8 +47,10 @@ KERNEL_VERSION = 1
 def model(scenario: Scenario, policy: str, load: float) -> ClusterModel:
     """The cluster of a scenario's point (``[cluster]``): the pool of
     :func:`pooled_model`, or the listed servers with their placement constraints
-    (:func:`mrfq.scenario.cluster.cluster_arrays`) at the same fluid loads."""
+    (:func:`mrfq.scenario.cluster.cluster_arrays`) at the same fluid loads; jobs capped
+    by ``max_parallel`` (:func:`mrfq.scenario.cluster.max_parallel_caps`)."""
     cfg = scenario.cluster
+    caps = max_parallel_caps(cfg, scenario.class_names)
     if cfg.servers or cfg.placement:
         capacity, demand, allowed = cluster_arrays(cfg, scenario.class_names,
                                                    scenario.requirements, scenario.source)
@@ -59,13 +61,14 @@ def model(scenario: Scenario, policy: str, load: float) -> ClusterModel:
                             rates=pooled.rates, mean_tasks=pooled.mean_tasks,
                             durations=pooled.durations, weights=scenario.weights,
                             tasks=cfg.tasks, duration_law=cfg.duration_law,
-                            slots_per_server=cfg.slots_per_server, allowed=allowed)
+                            slots_per_server=cfg.slots_per_server, allowed=allowed,
+                            max_parallel=caps)
     return pooled_model(scenario.requirements, scenario.class_loads(load), policy,
                         tasks_per_resource=cfg.tasks_per_resource,
                         mean_tasks=cfg.mean_tasks, duration=cfg.duration,
                         weights=scenario.weights, tasks=cfg.tasks,
                         duration_law=cfg.duration_law,
-                        slots_per_server=cfg.slots_per_server)
+                        slots_per_server=cfg.slots_per_server, max_parallel=caps)
 
 
 def check(scenario: Scenario, policy: str, load: float) -> None:
@@ -76,9 +79,9 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
 def key_parts(scenario: Scenario, point) -> dict:
     """The fluid model of the point, the ``[cluster]`` section (policies aside) and the
     kernel's version."""
-    # empty servers / placement (the pool, no constraints) leave the key as it was
-    cfg = {k: v for k, v in scenario.cluster.__dict__.items()
-           if k != "policies" and (v or k not in ("servers", "placement", "trace"))}
+    # empty servers / placement / caps (the pool, no constraints) leave the key as it was
+    cfg = {k: v for k, v in scenario.cluster.__dict__.items() if k != "policies" and (
+        v or k not in ("servers", "placement", "trace", "max_parallel"))}
     if not policies.get(policies.CLUSTER, point.policy).parameters:
         cfg.pop("slots_per_server")  # only the slot scheduler reads it
     return {**model_key_parts(scenario, point.load), "cluster": cfg,
@@ -184,7 +187,8 @@ def trace_tables(scenario: Scenario, trace: Trace, capacity: np.ndarray,
     for policy in cfg.policies:
         start = time.perf_counter()
         out = trace_summary(trace, capacity, policy, cfg.batches, timeline_dt=timeline_dt,
-                            slots_per_server=cfg.slots_per_server)
+                            slots_per_server=cfg.slots_per_server,
+                            max_parallel=cfg.max_parallel or None)  # one cap, or none
         rows.append({"kind": policies.CLUSTER, "policy": policy,
                      "trace": Path(cfg.trace).name, "servers": len(capacity),
                      "jobs": out["jobs"], "tasks": out["tasks"],

@@ -55,13 +55,17 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
                          if classes else n_resources, source),
         placement=_placement(raw.get("placement", {}), [c.name for c in classes], source),
         trace=_trace(raw.get("trace", ""), source),
+        max_parallel=_max_parallel(raw.get("max_parallel", ()), [c.name for c in classes],
+                                   source),
     )
     if config.trace and not config.servers:
         raise fail("a trace runs on listed servers (capacities normalised as its "
                    "requests: the largest machine is 1)", "cluster.servers", source)
-    if config.trace and config.placement:
-        raise fail("names scenario classes; a trace's classes are its distinct demands",
-                   "cluster.placement", source)
+    for key in ("placement", "max_parallel"):
+        if config.trace and isinstance(getattr(config, key), tuple) and getattr(config, key):
+            raise fail("names scenario classes; a trace's classes are its distinct demands"
+                       + (" (one number caps every job)" if key == "max_parallel" else ""),
+                       f"cluster.{key}", source)
     if config.mean_tasks < 1:
         raise fail(f"must be >= 1 task, got {config.mean_tasks:g}", "cluster.mean_tasks",
                    source)
@@ -130,6 +134,35 @@ def _placement(raw: Any, names: list[str], source: str | None) -> tuple:
     return tuple(out)
 
 
+def _max_parallel(raw: Any, names: list[str], source: str | None) -> int | tuple:
+    """``max_parallel``: an integer ≥ 1 capping every class's jobs, or a table from class
+    name to its cap (classes not named: no cap); stored as the int, or (class, cap)
+    pairs; () when absent."""
+    if isinstance(raw, dict):
+        known = set(names) if names else set(raw)
+        raw = fields.check_keys(raw, known, "cluster.max_parallel", source)
+        return tuple((name, fields.integer(cap, f"cluster.max_parallel.{name}", source, 1))
+                     for name, cap in raw.items())
+    if raw == ():
+        return ()
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise fail(f"must be an integer >= 1 (every class) or a table of class name = "
+                   f"integer, got {raw!r}", "cluster.max_parallel", source)
+    return fields.integer(raw, "cluster.max_parallel", source, 1)
+
+
+def max_parallel_caps(config: ClusterConfig, names: list[str]) -> np.ndarray:
+    """Per class (in ``names`` order), the most tasks one of its jobs runs at once
+    (``[cluster] max_parallel``; inf: no cap)."""
+    caps = np.full(len(names), np.inf)
+    if isinstance(config.max_parallel, int):
+        caps[:] = config.max_parallel
+    else:
+        for name, cap in config.max_parallel:
+            caps[names.index(name)] = cap
+    return caps
+
+
 def cluster_arrays(config: ClusterConfig, names: list[str], requirements: np.ndarray,
                    source: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(capacity L×R, per-task demand K×R, allowed K×L) of a ``[cluster]`` section: the
@@ -187,4 +220,8 @@ def cluster_dict(config: ClusterConfig) -> dict:
     out["placement"] = {name: list(items) for name, items in config.placement}
     if not config.trace:  # absent = no trace, so older stored scenarios read the same
         out.pop("trace")
+    if isinstance(config.max_parallel, tuple):  # absent = no cap, as for the trace
+        out["max_parallel"] = dict(config.max_parallel)
+        if not config.max_parallel:
+            out.pop("max_parallel")
     return out

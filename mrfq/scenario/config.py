@@ -126,6 +126,8 @@ class ClusterConfig:
     instead of the pool): entries (capacity vector, count, type name) in the resources'
     units, a class-k task then needing a_k · (Σ_l c_l) / C; ``placement``: (class name,
     (server index or type name, ...)) pairs, the servers a class may use (TSF).
+    ``max_parallel``: the most tasks one job runs at once — an int for every class, or
+    (class name, int) pairs for the classes named; () no cap.
     ``trace`` (a trace scenario: no classes, no load axis): the path of a Google 2011
     ``task_events`` file (resolved against the scenario file's folder), its jobs run on
     ``servers`` (capacities normalised as its requests) once per policy."""
@@ -144,3 +146,4 @@ class ClusterConfig:
     servers: tuple = ()
     placement: tuple = ()
     trace: str = ""
+    max_parallel: int | tuple = ()

@@ -179,6 +179,11 @@ SECTIONS = (
                              "the expanded `servers` list) or type names: the servers "
                              "the class may use (every scheduler; `tsf`). Naming no "
                              "server is an error.",
+                "max_parallel": "integer ≥ 1, or table class name → integer ≥ 1. The "
+                                "most tasks one job runs at once (every class, or the "
+                                "classes named); a job at its cap is passed over by every "
+                                "scheduler. Default: no cap. With a `trace`, one integer "
+                                "only.",
                 "trace": "path of a Google 2011 `task_events` file (`.csv` or `.csv.gz`), "
                          "relative to the scenario file: a trace scenario (no classes, "
                          "load axis or other model section; resources = the trace's CPU "
