@@ -45,6 +45,8 @@ MARKOV_LAW, EXPLICIT_LAW = "markov", "explicit"
 #: known departures of a packet policy from the fluid policy it realises, by the condition
 #: on the scenario under which they show (validation names them in its verdict, README)
 UNEQUAL_WEIGHTS, UNEQUAL_DOMINANT_SHARES = "unequal-weights", "unequal-dominant-shares"
+#: a cluster scenario's per-job parallelism caps, which the fluid model does not have
+PARALLELISM_CAPS = "parallelism-caps"
 LIMITATIONS = {
     UNEQUAL_WEIGHTS: "with unequal class weights, DRFQ's virtual time (one for the "
                      "router, one per resource when dovetailing) resets the flows whose "
@@ -54,6 +56,8 @@ LIMITATIONS = {
                              "dominant time, and the DRF shares of some set of these "
                              "classes differ: a flow whose bottleneck the others do not "
                              "saturate is capped (docs/models.md, MR3's reach)",
+    PARALLELISM_CAPS: "the scenario caps the tasks a job runs at once ([cluster] "
+                      "max_parallel), which the fluid model does not (docs/guide/clusters.md)",
 }
 
 #: per-policy parameters a packet policy may read from the scenario's ``[packet]`` table

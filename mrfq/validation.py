@@ -78,7 +78,9 @@ def known_limitations(scenario) -> dict[str, str]:
     """Packet policy → why it is known to depart from its fluid counterpart on this
     scenario (:data:`mrfq.policies.LIMITATIONS`): for the policies whose registry entry
     names a limitation whose condition holds — unequal class weights, or (for a round
-    robin on dominant times) some set of classes whose fluid shares are unequal."""
+    robin on dominant times) some set of classes whose fluid shares are unequal; and
+    ``"cluster:<name>"`` → why, for every cluster policy when the scenario has per-job
+    parallelism caps."""
     weights = np.asarray(scenario.weights, dtype=np.float64)
     found = {}
     for name in scenario.packet.policies:
@@ -91,6 +93,9 @@ def known_limitations(scenario) -> dict[str, str]:
             holds = False
         if holds:
             found[name] = policies.LIMITATIONS[entry.limitation]
+    if scenario.cluster.max_parallel:  # every cluster policy: the fluid model has no caps
+        for name in scenario.cluster.policies:
+            found[f"{policies.CLUSTER}:{name}"] = policies.LIMITATIONS[policies.PARALLELISM_CAPS]
     return found
 
 
@@ -205,7 +210,9 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
         else:
             verdict = "outside CI and tolerance"
         passed = verdict in ("fluid in CI", "within joint CI", "within tolerance")
-        known = limitations.get(row["policy"], "") if not passed else ""
+        # packet policies by name, cluster ones as "cluster:<name>" (the names overlap)
+        name = row["policy"] if row["kind"] == policies.PACKET else f"{row['kind']}:{row['policy']}"
+        known = limitations.get(name, "") if not passed else ""
         if known:
             verdict += "; known limitation"
         warning = warning_text(row) or (fluid.loc[key, "ci_warning"] if simulated else "")

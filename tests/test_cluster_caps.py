@@ -250,3 +250,24 @@ def test_a_trace_takes_one_cap_for_every_job(tmp_path):
         f"error: {path}: cluster.max_parallel: names scenario classes; a trace's classes "
         "are its distinct demands (one number caps every job)"]
     assert not (tmp_path / "q").exists()
+
+
+def test_validation_names_the_caps_as_a_known_limitation_of_cluster_points_only():
+    """The fluid model has no caps: a capped scenario's failing cluster points say so;
+    a packet point of the same policy name (pf) is not touched."""
+    from mrfq.validation import known_limitations, validate_summary
+
+    capped = scenario_from_dict(_raw(max_parallel=2, policies=["pf", "drf"]), "s.toml")
+    found = known_limitations(capped)
+    assert set(found) == {f"cluster:{name}" for name in capped.cluster.policies}
+    assert "max_parallel" in found["cluster:pf"]
+    assert known_limitations(scenario_from_dict(_raw(), "s.toml")) == {}
+    row = {"load": 0.5, "class": "a", "gamma": 0.1, "ci_low": 0.09, "ci_high": 0.11}
+    summary = pd.DataFrame([
+        {"kind": "fluid", "policy": "pf", "load": 0.5, "class": "a", "gamma": 0.7,
+         "ci_low": 0.7, "ci_high": 0.7, "method": "markov"},
+        {"kind": "cluster", "policy": "pf", **row}, {"kind": "packet", "policy": "pf", **row}])
+    table = validate_summary(summary, 0.05, found).set_index("kind")
+    assert table.loc["cluster", "verdict"] == "outside CI and tolerance; known limitation"
+    assert not table.loc["cluster", "passed"]
+    assert table.loc["packet", "known_limitation"] == ""
