@@ -388,3 +388,12 @@ def test_fixed_choices_are_case_insensitive_as_in_scenario_files():
         assert options[name].type.convert(value, None, None) == value.lower()
     assert parse_packet({"virtual_time": "Started"}, "f.toml").virtual_time == "started"
     assert all(v == v.lower() for v in VIRTUAL_TIMES)
+
+
+def test_a_resource_named_twice_in_fq_resource_is_named():
+    from mrfq.errors import InputError
+    from mrfq.scenario.checks import parse_packet
+
+    with pytest.raises(InputError, match=r"^f.toml: packet.fq_resource: names a resource "
+                                         r"twice: cpu1, link2$"):
+        parse_packet({"fq_resource": ["cpu1", "link2", "cpu1", "link2", "cpu2"]}, "f.toml")

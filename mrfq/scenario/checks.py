@@ -183,8 +183,9 @@ def _fq_resource(value, field: str, source: str | None) -> str | tuple[str, ...]
         raise InputError(f"must be a resource name or a non-empty list of them, got "
                          f"{value!r}", field, source)
     names = tuple(fields.text(v, f"{field}[{i}]", source) for i, v in enumerate(value))
-    if len(set(names)) != len(names):
-        raise InputError("names a resource twice", field, source)
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise InputError(f"names a resource twice: {', '.join(twice)}", field, source)
     return names
 
 
