@@ -172,8 +172,14 @@ SECTIONS = (
                 "seed": "integer. The seed of the run.",
                 "slots_per_server": "integer ≥ 1. The slot scheduler's k.",
                 "servers": "list of capacity vectors (one number per resource) or tables "
-                           "`{capacity, count = 1, type = \"name\"}`; default, the pool. "
-                           "A class-k task then needs a_k · (Σ servers) / "
+                           "`{capacity, count = 1, type = \"name\"}`; or one table "
+                           "`{table, count, seed = 1}` drawing `count` servers "
+                           "independently from a table of configurations weighted by "
+                           "their server counts: `\"google\"` (DRFH's Table I, CPU and "
+                           "memory) or a CSV file in its format (`servers,<resource>,...`; "
+                           "path relative to the scenario file), its columns taken as "
+                           "the scenario's resources in order. Default, the pool. A "
+                           "class-k task then needs a_k · (Σ servers) / "
                            "tasks_per_resource.",
                 "placement": "table class name → list of server indices (from 0, in "
                              "the expanded `servers` list) or type names: the servers "
