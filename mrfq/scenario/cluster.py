@@ -40,14 +40,18 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
     def integer(key, minimum):
         return fields.integer(value(key), f"cluster.{key}", source, minimum)
 
+    names = [c.name for c in classes]
     chosen = raw.get("policies", list(policies.defaults(policies.CLUSTER)))
     config = ClusterConfig(
         policies=_policies(list(chosen) if isinstance(chosen, list) else chosen,
                            policies.CLUSTER, "cluster.policies", source),
         tasks_per_resource=number("tasks_per_resource", positive=True),
-        mean_tasks=number("mean_tasks", positive=True),
+        mean_tasks=_per_class(value("mean_tasks"), "mean_tasks", names, source,
+                              _mean_tasks),
         tasks=_choice(value("tasks"), CLUSTER_TASK_LAWS, "cluster.tasks", source),
-        duration=number("duration", positive=True),
+        duration=_per_class(value("duration"), "duration", names, source,
+                            lambda v, field, source: fields.number(v, field, source,
+                                                                   positive=True)),
         duration_law=_choice(value("duration_law"), CLUSTER_DURATION_LAWS,
                              "cluster.duration_law", source),
         jobs=integer("jobs", 1),
@@ -65,14 +69,11 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
     if config.trace and not config.servers:
         raise fail("a trace runs on listed servers (capacities normalised as its "
                    "requests: the largest machine is 1)", "cluster.servers", source)
-    for key in ("placement", "max_parallel"):
+    for key in ("placement", "max_parallel", "mean_tasks", "duration"):
         if config.trace and isinstance(getattr(config, key), tuple) and getattr(config, key):
             raise fail("names scenario classes; a trace's classes are its distinct demands"
                        + (" (one number caps every job)" if key == "max_parallel" else ""),
                        f"cluster.{key}", source)
-    if config.mean_tasks < 1:
-        raise fail(f"must be >= 1 task, got {config.mean_tasks:g}", "cluster.mean_tasks",
-                   source)
     if config.tasks_per_resource < 1:
         raise fail("a task's dominant requirement must fit the pool (>= 1), got "
                    f"{config.tasks_per_resource:g}", "cluster.tasks_per_resource", source)
@@ -211,6 +212,38 @@ def _max_parallel(raw: Any, names: list[str], source: str | None) -> int | tuple
     return fields.integer(raw, "cluster.max_parallel", source, 1)
 
 
+def _mean_tasks(raw: Any, field: str, source: str | None) -> float:
+    value = fields.number(raw, field, source, positive=True)
+    if value < 1:
+        raise fail(f"must be >= 1 task, got {value:g}", field, source)
+    return value
+
+
+def _per_class(raw: Any, key: str, names: list[str], source: str | None,
+               check) -> float | tuple:
+    """``mean_tasks`` / ``duration``: a number for every class (``check``ed), or a table
+    from class name to its value (the classes not named keep the default); stored as the
+    number, or (class, value) pairs."""
+    if isinstance(raw, dict):
+        known = set(names) if names else set(raw)
+        raw = fields.check_keys(raw, known, f"cluster.{key}", source)
+        return tuple((name, check(v, f"cluster.{key}.{name}", source))
+                     for name, v in raw.items())
+    return check(raw, f"cluster.{key}", source)
+
+
+def per_class_values(config: ClusterConfig, key: str, names: list[str]) -> np.ndarray:
+    """Per class (in ``names`` order), ``mean_tasks`` E[N_k] or ``duration`` d_k of a
+    ``[cluster]`` section: its number, or its table over the default."""
+    value = getattr(config, key)
+    if not isinstance(value, tuple):
+        return np.full(len(names), float(value))
+    out = np.full(len(names), float(getattr(ClusterConfig(), key)))
+    for name, v in value:
+        out[names.index(name)] = v
+    return out
+
+
 def max_parallel_caps(config: ClusterConfig, names: list[str]) -> np.ndarray:
     """Per class (in ``names`` order), the most tasks one of its jobs runs at once
     (``[cluster] max_parallel``; inf: no cap)."""
@@ -280,6 +313,9 @@ def cluster_dict(config: ClusterConfig) -> dict:
     out["placement"] = {name: list(items) for name, items in config.placement}
     if not config.trace:  # absent = no trace, so older stored scenarios read the same
         out.pop("trace")
+    for key in ("mean_tasks", "duration"):  # a table per class; a number stays one
+        if isinstance(config.__dict__[key], tuple):
+            out[key] = dict(config.__dict__[key])
     if isinstance(config.max_parallel, tuple):  # absent = no cap, as for the trace
         out["max_parallel"] = dict(config.max_parallel)
         if not config.max_parallel:
