@@ -161,9 +161,13 @@ SECTIONS = (
                             "the section is present, the registry's cluster defaults.",
                 "tasks_per_resource": "number > 0. C: the pool holds C dominant tasks of "
                                       "every resource.",
-                "mean_tasks": "number ≥ 1. E[N], tasks per job.",
+                "mean_tasks": "number ≥ 1, or table class name → number ≥ 1. E[N], tasks "
+                              "per job (every class, or the classes named; the others "
+                              "keep the default).",
                 "tasks": "\"geometric\" or \"fixed\". The law of N.",
-                "duration": "number > 0. d, a task's mean duration.",
+                "duration": "number > 0, or table class name → number > 0. d, a task's "
+                            "mean duration (every class, or the classes named; the "
+                            "others keep the default).",
                 "duration_law": "\"exponential\" or \"fixed\". The law of a task's "
                                 "duration.",
                 "jobs": "integer. Job arrivals per run.",
