@@ -128,20 +128,22 @@ class ClusterModel:
 
 
 def pooled_model(requirements, loads, policy: str, tasks_per_resource: float = 100.0,
-                 mean_tasks: float = 1000.0, duration: float = 1.0, **options
-                 ) -> ClusterModel:
+                 mean_tasks: float | np.ndarray = 1000.0,
+                 duration: float | np.ndarray = 1.0, **options) -> ClusterModel:
     """A fluid scenario as a pooled cluster: one server of ``tasks_per_resource`` units of
     every resource, class-k tasks needing a_k (so a dominant task holds 1/C of the pool),
-    and arrival rates giving the fluid loads ρ_k."""
+    and arrival rates giving the fluid loads ρ_k = λ_k E[N_k] d_k / C. ``mean_tasks``
+    E[N_k] and ``duration`` d_k: one number for every class, or one per class."""
     a = np.atleast_2d(np.asarray(requirements, dtype=float))
     a = a / a.max(axis=1, keepdims=True)
     C = float(tasks_per_resource)
     K = a.shape[0]
-    work = np.full(K, mean_tasks * duration / C)
+    mean = np.broadcast_to(np.asarray(mean_tasks, dtype=float), (K,)).copy()
+    durations = np.broadcast_to(np.asarray(duration, dtype=float), (K,)).copy()
+    work = mean * durations / C  # the same float operations as one number's, per class
     return ClusterModel(capacity=np.full((1, a.shape[1]), C), demand=a, policy=policy,
                         rates=np.asarray(loads, dtype=float) / work,
-                        mean_tasks=np.full(K, float(mean_tasks)),
-                        durations=np.full(K, float(duration)), **options)
+                        mean_tasks=mean, durations=durations, **options)
 
 
 def workload(model: ClusterModel, jobs: int, seed: int) -> tuple[np.ndarray, ...]:

@@ -34,7 +34,7 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid
     stopping,
 )
 from mrfq.scenario import Scenario
-from mrfq.scenario.cluster import cluster_arrays, max_parallel_caps
+from mrfq.scenario.cluster import cluster_arrays, max_parallel_caps, per_class_values
 
 NAME = "cluster"
 REALISATION = policies.CLUSTER
@@ -48,15 +48,18 @@ def model(scenario: Scenario, policy: str, load: float) -> ClusterModel:
     """The cluster of a scenario's point (``[cluster]``): the pool of
     :func:`pooled_model`, or the listed servers with their placement constraints
     (:func:`mrfq.scenario.cluster.cluster_arrays`) at the same fluid loads; jobs capped
-    by ``max_parallel`` (:func:`mrfq.scenario.cluster.max_parallel_caps`)."""
+    by ``max_parallel`` (:func:`mrfq.scenario.cluster.max_parallel_caps`); E[N_k] and d_k
+    per class (:func:`mrfq.scenario.cluster.per_class_values`)."""
     cfg = scenario.cluster
     caps = max_parallel_caps(cfg, scenario.class_names)
+    mean_tasks = per_class_values(cfg, "mean_tasks", scenario.class_names)
+    duration = per_class_values(cfg, "duration", scenario.class_names)
     if cfg.servers or cfg.placement:
         capacity, demand, allowed = cluster_arrays(cfg, scenario.class_names,
                                                    scenario.requirements, scenario.source)
         pooled = pooled_model(scenario.requirements, scenario.class_loads(load), policy,
                               tasks_per_resource=cfg.tasks_per_resource,
-                              mean_tasks=cfg.mean_tasks, duration=cfg.duration)
+                              mean_tasks=mean_tasks, duration=duration)
         return ClusterModel(capacity=capacity, demand=demand, policy=policy,
                             rates=pooled.rates, mean_tasks=pooled.mean_tasks,
                             durations=pooled.durations, weights=scenario.weights,
@@ -65,7 +68,7 @@ def model(scenario: Scenario, policy: str, load: float) -> ClusterModel:
                             max_parallel=caps)
     return pooled_model(scenario.requirements, scenario.class_loads(load), policy,
                         tasks_per_resource=cfg.tasks_per_resource,
-                        mean_tasks=cfg.mean_tasks, duration=cfg.duration,
+                        mean_tasks=mean_tasks, duration=duration,
                         weights=scenario.weights, tasks=cfg.tasks,
                         duration_law=cfg.duration_law,
                         slots_per_server=cfg.slots_per_server, max_parallel=caps)

@@ -11,14 +11,18 @@ import numpy as np
 from mrfq import fields, policies
 from mrfq.scenario.checks import _choice, _policies, fail
 from mrfq.scenario.config import CLUSTER_DURATION_LAWS, CLUSTER_TASK_LAWS, ClusterConfig
+from mrfq.scenario.server_tables import TABLES, draw_servers, read_table
 
 _KEYS = set(ClusterConfig.__dataclass_fields__)
 
 
 def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
-                  n_resources: int | None = None) -> ClusterConfig:
+                  n_resources: int | None = None,
+                  resources: tuple[str, ...] = ()) -> ClusterConfig:
     """``[cluster]`` with its defaults filled in (``None``: no section, no cluster
-    points). One InputError naming ``cluster.<field>`` on any bad value; with the
+    points); ``resources``: the scenario's resource names (servers drawn from a table
+    are matched to them, :func:`_drawn_servers`). One InputError naming
+    ``cluster.<field>`` on any bad value; with the
     scenario's ``classes``, also a placement naming no server and a task larger than
     every server its class may use; with a ``trace``, a missing file, no servers or a
     placement (its rows are read by :func:`mrfq.cluster.trace.load_task_events`)."""
@@ -36,14 +40,18 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
     def integer(key, minimum):
         return fields.integer(value(key), f"cluster.{key}", source, minimum)
 
+    names = [c.name for c in classes]
     chosen = raw.get("policies", list(policies.defaults(policies.CLUSTER)))
     config = ClusterConfig(
         policies=_policies(list(chosen) if isinstance(chosen, list) else chosen,
                            policies.CLUSTER, "cluster.policies", source),
         tasks_per_resource=number("tasks_per_resource", positive=True),
-        mean_tasks=number("mean_tasks", positive=True),
+        mean_tasks=_per_class(value("mean_tasks"), "mean_tasks", names, source,
+                              _mean_tasks),
         tasks=_choice(value("tasks"), CLUSTER_TASK_LAWS, "cluster.tasks", source),
-        duration=number("duration", positive=True),
+        duration=_per_class(value("duration"), "duration", names, source,
+                            lambda v, field, source: fields.number(v, field, source,
+                                                                   positive=True)),
         duration_law=_choice(value("duration_law"), CLUSTER_DURATION_LAWS,
                              "cluster.duration_law", source),
         jobs=integer("jobs", 1),
@@ -52,7 +60,7 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
         seed=integer("seed", 0),
         slots_per_server=integer("slots_per_server", 1),
         servers=_servers(raw.get("servers", []), len(classes[0].requirements)
-                         if classes else n_resources, source),
+                         if classes else n_resources, source, resources),
         placement=_placement(raw.get("placement", {}), [c.name for c in classes], source),
         trace=_trace(raw.get("trace", ""), source),
         max_parallel=_max_parallel(raw.get("max_parallel", ()), [c.name for c in classes],
@@ -61,14 +69,11 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
     if config.trace and not config.servers:
         raise fail("a trace runs on listed servers (capacities normalised as its "
                    "requests: the largest machine is 1)", "cluster.servers", source)
-    for key in ("placement", "max_parallel"):
+    for key in ("placement", "max_parallel", "mean_tasks", "duration"):
         if config.trace and isinstance(getattr(config, key), tuple) and getattr(config, key):
             raise fail("names scenario classes; a trace's classes are its distinct demands"
                        + (" (one number caps every job)" if key == "max_parallel" else ""),
                        f"cluster.{key}", source)
-    if config.mean_tasks < 1:
-        raise fail(f"must be >= 1 task, got {config.mean_tasks:g}", "cluster.mean_tasks",
-                   source)
     if config.tasks_per_resource < 1:
         raise fail("a task's dominant requirement must fit the pool (>= 1), got "
                    f"{config.tasks_per_resource:g}", "cluster.tasks_per_resource", source)
@@ -86,20 +91,31 @@ def _trace(raw: Any, source: str | None) -> str:
     name = fields.text(raw, "cluster.trace", source)
     if not name:
         return ""
-    base = Path(source).parent if source and Path(source).is_file() else Path.cwd()
-    path = (base / name).resolve()
+    path = _resolve(name, source)
     if not path.is_file():
         raise fail(f"no such trace file: {name} (looked for {path})", "cluster.trace",
                    source)
     return str(path)
 
 
-def _servers(raw: Any, n_resources: int | None, source: str | None) -> tuple:
+def _resolve(name: str, source: str | None) -> Path:
+    """A file named in a scenario: relative to the scenario file's folder (the working
+    directory for a scenario given as a dict), resolved."""
+    base = Path(source).parent if source and Path(source).is_file() else Path.cwd()
+    return (base / name).resolve()
+
+
+def _servers(raw: Any, n_resources: int | None, source: str | None,
+             resources: tuple[str, ...] = ()) -> tuple:
     """``servers``: a list whose items are capacity vectors or tables ``{capacity,
-    count = 1, type = ""}``; stored as (capacity, count, type) entries."""
+    count = 1, type = ""}``, or one table ``{table, count, seed = 1}`` drawing them
+    (:func:`_drawn_servers`); stored as (capacity, count, type) entries."""
+    if isinstance(raw, dict):
+        return _drawn_servers(raw, n_resources, source, resources)
     if not isinstance(raw, list):
-        raise fail("must be a list of capacity vectors or {capacity, count, type} tables",
-                   "cluster.servers", source)
+        raise fail("must be a list of capacity vectors or {capacity, count, type} tables, "
+                   "or a table {table, count, seed} drawing them", "cluster.servers",
+                   source)
     out = []
     for i, item in enumerate(raw):
         where = f"cluster.servers[{i}]"
@@ -113,6 +129,51 @@ def _servers(raw: Any, n_resources: int | None, source: str | None) -> tuple:
         kind = fields.text(item.get("type", ""), f"{where}.type", source)
         out.append((tuple(float(c) for c in cap), count, kind))
     return tuple(out)
+
+
+def _drawn_servers(raw: dict, n_resources: int | None, source: str | None,
+                   resources: tuple[str, ...]) -> tuple:
+    """``servers = {table, count, seed = 1}``: ``count`` servers drawn independently
+    from a table (:func:`mrfq.cluster.servers.draw_servers`; ``table``: a name of
+    :data:`~mrfq.cluster.servers.TABLES`, "google" for DRFH's Table I, or a table file
+    relative to the scenario's folder). The table's capacity columns are the scenario's
+    resources in order (by position); their number must match, and a column named as a
+    scenario resource must sit at that resource's place (case aside). Stored as the
+    drawn list, one (capacity, 1, "") entry per server in the order drawn."""
+    raw = fields.check_keys(raw, {"table", "count", "seed"}, "cluster.servers", source)
+    for key in ("table", "count"):
+        if key not in raw:
+            raise fail("drawing servers needs a table and a count ({table = \"google\", "
+                       "count = 100, seed = 1})", f"cluster.servers.{key}", source)
+    name = fields.text(raw["table"], "cluster.servers.table", source)
+    count = fields.integer(raw["count"], "cluster.servers.count", source, 1)
+    seed = fields.integer(raw.get("seed", 1), "cluster.servers.seed", source, 0)
+    if name in TABLES:
+        path = TABLES[name]
+    else:
+        path = _resolve(name, source)
+        if not path.is_file():
+            if "/" not in name and "\\" not in name and not Path(name).suffix:
+                raise fail(f"unknown table {name!r} (names: {', '.join(TABLES)}; or a "
+                           "CSV file's path)", "cluster.servers.table", source)
+            raise fail(f"no such server table file: {name} (looked for {path})",
+                       "cluster.servers.table", source)
+    _, _, columns = read_table(path)
+    names = tuple(resources) or columns
+    n_resources = n_resources or len(names)
+    if len(columns) != n_resources:
+        raise fail(f"table {name} has {len(columns)} resources ({', '.join(columns)}), "
+                   f"the scenario {n_resources} ({', '.join(names)})",
+                   "cluster.servers.table", source)
+    lower = [r.lower() for r in names]
+    for j, column in enumerate(columns):
+        if column.lower() in lower and lower.index(column.lower()) != j:
+            raise fail(f"column {j + 1} of table {name} is {column}, the scenario's "
+                       f"resource {lower.index(column.lower()) + 1} ({', '.join(names)}): "
+                       "columns are matched to resources by position, list them in the "
+                       "same order", "cluster.servers.table", source)
+    return tuple((tuple(float(c) for c in cap), 1, "")
+                 for cap in draw_servers(count, seed, path))
 
 
 def _placement(raw: Any, names: list[str], source: str | None) -> tuple:
@@ -149,6 +210,38 @@ def _max_parallel(raw: Any, names: list[str], source: str | None) -> int | tuple
         raise fail(f"must be an integer >= 1 (every class) or a table of class name = "
                    f"integer, got {raw!r}", "cluster.max_parallel", source)
     return fields.integer(raw, "cluster.max_parallel", source, 1)
+
+
+def _mean_tasks(raw: Any, field: str, source: str | None) -> float:
+    value = fields.number(raw, field, source, positive=True)
+    if value < 1:
+        raise fail(f"must be >= 1 task, got {value:g}", field, source)
+    return value
+
+
+def _per_class(raw: Any, key: str, names: list[str], source: str | None,
+               check) -> float | tuple:
+    """``mean_tasks`` / ``duration``: a number for every class (``check``ed), or a table
+    from class name to its value (the classes not named keep the default); stored as the
+    number, or (class, value) pairs."""
+    if isinstance(raw, dict):
+        known = set(names) if names else set(raw)
+        raw = fields.check_keys(raw, known, f"cluster.{key}", source)
+        return tuple((name, check(v, f"cluster.{key}.{name}", source))
+                     for name, v in raw.items())
+    return check(raw, f"cluster.{key}", source)
+
+
+def per_class_values(config: ClusterConfig, key: str, names: list[str]) -> np.ndarray:
+    """Per class (in ``names`` order), ``mean_tasks`` E[N_k] or ``duration`` d_k of a
+    ``[cluster]`` section: its number, or its table over the default."""
+    value = getattr(config, key)
+    if not isinstance(value, tuple):
+        return np.full(len(names), float(value))
+    out = np.full(len(names), float(getattr(ClusterConfig(), key)))
+    for name, v in value:
+        out[names.index(name)] = v
+    return out
 
 
 def max_parallel_caps(config: ClusterConfig, names: list[str]) -> np.ndarray:
@@ -220,6 +313,9 @@ def cluster_dict(config: ClusterConfig) -> dict:
     out["placement"] = {name: list(items) for name, items in config.placement}
     if not config.trace:  # absent = no trace, so older stored scenarios read the same
         out.pop("trace")
+    for key in ("mean_tasks", "duration"):  # a table per class; a number stays one
+        if isinstance(config.__dict__[key], tuple):
+            out[key] = dict(config.__dict__[key])
     if isinstance(config.max_parallel, tuple):  # absent = no cap, as for the trace
         out["max_parallel"] = dict(config.max_parallel)
         if not config.max_parallel:

@@ -120,7 +120,9 @@ class ClusterConfig:
     cluster of ``tasks_per_resource`` units of every resource, a class-k task needing a_k
     (so a dominant task holds 1/C of the pool). ``policies`` (default, when the section is
     present: the registry's cluster defaults; no section: none), ``mean_tasks`` E[N]
-    (``tasks``: geometric or fixed), ``duration`` d (``duration_law``), ``jobs`` arrivals
+    (``tasks``: geometric or fixed), ``duration`` d (``duration_law``) — each a number
+    for every class or (class name, value) pairs for the classes named, the others
+    keeping the default —, ``jobs`` arrivals
     per run, the ``warmup`` fraction not measured, ``batches`` for the intervals,
     ``seed``, and the slot scheduler's ``slots_per_server``. ``servers`` (optional,
     instead of the pool): entries (capacity vector, count, type name) in the resources'
@@ -134,9 +136,9 @@ class ClusterConfig:
 
     policies: tuple[str, ...] = ()
     tasks_per_resource: float = 100.0
-    mean_tasks: float = 1000.0
+    mean_tasks: float | tuple = 1000.0
     tasks: str = "geometric"
-    duration: float = 1.0
+    duration: float | tuple = 1.0
     duration_law: str = "exponential"
     jobs: int = 20000
     warmup: float = 0.1

@@ -96,7 +96,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         load_values=values,
         fluid=fluid,
         packet=packet,
-        cluster=parse_cluster(raw.get("cluster"), source, classes),
+        cluster=parse_cluster(raw.get("cluster"), source, classes, resources=resources),
         source=source,
         flows=flows,
         timeline=timeline,
@@ -121,7 +121,8 @@ def _trace_scenario(raw: dict, resources: tuple[str, ...], source: str) -> Scena
         description=fields.text(raw.get("description", ""), "description", source),
         resources=resources, classes=(), load_axis="max", load_values=(),
         fluid=FluidConfig(policies=()), packet=PacketConfig(policies=()),
-        cluster=parse_cluster(raw["cluster"], source, n_resources=2), source=source)
+        cluster=parse_cluster(raw["cluster"], source, n_resources=2,
+                              resources=resources), source=source)
 
 
 #: the scenarios shipped with the package, the data folder ``mrfq/scenarios/`` beside this

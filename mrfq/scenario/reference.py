@@ -161,9 +161,13 @@ SECTIONS = (
                             "the section is present, the registry's cluster defaults.",
                 "tasks_per_resource": "number > 0. C: the pool holds C dominant tasks of "
                                       "every resource.",
-                "mean_tasks": "number ≥ 1. E[N], tasks per job.",
+                "mean_tasks": "number ≥ 1, or table class name → number ≥ 1. E[N], tasks "
+                              "per job (every class, or the classes named; the others "
+                              "keep the default).",
                 "tasks": "\"geometric\" or \"fixed\". The law of N.",
-                "duration": "number > 0. d, a task's mean duration.",
+                "duration": "number > 0, or table class name → number > 0. d, a task's "
+                            "mean duration (every class, or the classes named; the "
+                            "others keep the default).",
                 "duration_law": "\"exponential\" or \"fixed\". The law of a task's "
                                 "duration.",
                 "jobs": "integer. Job arrivals per run.",
@@ -172,8 +176,14 @@ SECTIONS = (
                 "seed": "integer. The seed of the run.",
                 "slots_per_server": "integer ≥ 1. The slot scheduler's k.",
                 "servers": "list of capacity vectors (one number per resource) or tables "
-                           "`{capacity, count = 1, type = \"name\"}`; default, the pool. "
-                           "A class-k task then needs a_k · (Σ servers) / "
+                           "`{capacity, count = 1, type = \"name\"}`; or one table "
+                           "`{table, count, seed = 1}` drawing `count` servers "
+                           "independently from a table of configurations weighted by "
+                           "their server counts: `\"google\"` (DRFH's Table I, CPU and "
+                           "memory) or a CSV file in its format (`servers,<resource>,...`; "
+                           "path relative to the scenario file), its columns taken as "
+                           "the scenario's resources in order. Default, the pool. A "
+                           "class-k task then needs a_k · (Σ servers) / "
                            "tasks_per_resource.",
                 "placement": "table class name → list of server indices (from 0, in "
                              "the expanded `servers` list) or type names: the servers "
