@@ -1,3 +1,6 @@
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -66,3 +69,14 @@ def captured(monkeypatch):
     monkeypatch.setattr(plots, "_save", keep)
     monkeypatch.setattr(plot_network, "_save", keep)
     return figures
+
+
+def assert_cluster_refuses(path, line: str) -> None:
+    """``mrfq cluster PATH -o OUT`` (OUT beside PATH): exit 2, exactly ``line`` on stderr,
+    nothing written."""
+    out = path.parent / "out"
+    result = subprocess.run([sys.executable, "-m", "mrfq.cli", "cluster", str(path), "-o",
+                             str(out)], capture_output=True, text=True)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == [line]
+    assert not out.exists()

@@ -4,13 +4,12 @@ a job alone against its exact completion time (fixed durations: ⌈N/c⌉ d; exp
 d Σ_{m=1}^{N} 1/min(c, m)), and the one-line errors of a bad cap."""
 
 import math
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import assert_cluster_refuses
 from naive_cluster import naive_cluster
 
 from mrfq import policies
@@ -210,12 +209,7 @@ def test_a_bad_cap_is_one_line_exit_2_and_nothing_written(tmp_path, case):
     path = tmp_path / "s.toml"
     path.write_text('resources = ["cpu", "mem"]\n[[classes]]\nname = "a"\n'
                     'requirements = [1, 0.5]\nload_share = 1\n[cluster]\n' + text)
-    out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "mrfq.cli", "cluster", str(path), "-o",
-                             str(out)], capture_output=True, text=True)
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [f"error: {path}: {message}"]
-    assert not out.exists()
+    assert_cluster_refuses(path, f"error: {path}: {message}")
 
 
 TRACE_SCENARIO = """resources = ["cpu", "memory"]

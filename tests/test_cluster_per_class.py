@@ -4,11 +4,10 @@ E[N_k] and d_k per class at the fluid loads, the kernel equals its slow twin on 
 every scheduler, a number is what it was before tables existed (bit for bit), the section
 round-trips, and a bad value is one line naming its field."""
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import assert_cluster_refuses
 from naive_cluster import naive_cluster
 
 from mrfq import policies
@@ -142,13 +141,9 @@ def test_a_trace_takes_no_per_class_table(tmp_path):
 
 
 def test_a_bad_table_is_one_line_exit_2_and_nothing_written(tmp_path):
-    path, out = tmp_path / "s.toml", tmp_path / "out"
+    path = tmp_path / "s.toml"
     path.write_text('resources = ["cpu", "mem"]\n[[classes]]\nname = "a"\n'
                     'requirements = [1, 0.5]\nload_share = 1\n[cluster]\n'
                     '[cluster.duration]\nzz = 2\n')
-    result = subprocess.run([sys.executable, "-m", "mrfq.cli", "cluster", str(path), "-o",
-                             str(out)], capture_output=True, text=True)
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        f"error: {path}: cluster.duration.zz: unknown key (known keys: a)"]
-    assert not out.exists()
+    assert_cluster_refuses(path, f"error: {path}: cluster.duration.zz: unknown key (known "
+                                 "keys: a)")

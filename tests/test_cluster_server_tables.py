@@ -4,11 +4,10 @@ DRFH's Table I or a user's CSV in its format. The drawn servers are
 frequencies (binomial check), a stored scenario rebuilds the same servers without the
 table, and every bad input is one line naming its field (the table file's: file and row)."""
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import assert_cluster_refuses
 
 from mrfq import policies
 from mrfq.cluster.servers import TABLE_I_FILE, draw_servers, read_table, table_i
@@ -198,13 +197,8 @@ def test_a_bad_draw_is_one_line_exit_2_and_nothing_written(tmp_path, case):
     path.write_text(SCENARIO + text)
     if table_text:
         table.write_text(table_text)
-    out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "mrfq.cli", "cluster", str(path), "-o",
-                             str(out)], capture_output=True, text=True)
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        "error: " + message.format(path=path, table=table.resolve())]
-    assert not out.exists()
+    assert_cluster_refuses(path,
+                           "error: " + message.format(path=path, table=table.resolve()))
 
 
 def test_a_trace_scenario_runs_on_drawn_servers(tmp_path):

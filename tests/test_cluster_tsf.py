@@ -3,11 +3,10 @@ its slow twin with constraints and with given task durations, TSF with backlogge
 against the static TSF of the allocation lab (the TSF paper's toy example), and the
 one-line errors of a placement naming no server or a task fitting no allowed server."""
 
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import assert_cluster_refuses
 from naive_cluster import naive_cluster
 
 from mrfq import policies
@@ -164,10 +163,5 @@ def test_a_bad_placement_is_one_line_exit_2_and_nothing_written(tmp_path):
     path.write_text('resources = ["cpu", "mem"]\n[[classes]]\nname = "a"\n'
                     'requirements = [1, 0.5]\nload_share = 1\n[cluster]\n'
                     'servers = [[1, 1], [2, 2]]\n[cluster.placement]\na = [5]\n')
-    out = tmp_path / "out"
-    result = subprocess.run([sys.executable, "-m", "mrfq.cli", "cluster", str(path), "-o",
-                             str(out)], capture_output=True, text=True)
-    assert result.returncode == 2
-    assert result.stderr.splitlines() == [
-        f"error: {path}: cluster.placement.a: server index 5 names no server (0 to 1)"]
-    assert not out.exists()
+    assert_cluster_refuses(path, f"error: {path}: cluster.placement.a: server index 5 names "
+                                 "no server (0 to 1)")
