@@ -3,15 +3,20 @@
 The issue estimates that a hand-written C loop of the model would run the paper-scale
 Figure 3 sweep in about 15 minutes on 2 cores. This script measures that yardstick instead
 of assuming it: ``benchmarks/c_loop/event_loop.c`` is a line-by-line C port of
-the event loop (``mrfq.packet.kernel._make_event_loop``) (PF and BMF; no round-trip
-times, one packet type per class; without the kernel's delay histogram and busy-time
-counters, so its runs report no delays or utilisation), compiled here with the system C
+the event loop (``mrfq.packet.kernel._make_event_loop``) (PF, BMF and memoryless DRFQ
+under both virtual-time clocks; no round-trip times, one packet type per class, no class
+weights; without the kernel's delay histogram, so its runs report no delays), compiled
+here with the system C
 compiler (default ``cc -O3 -march=native``). Both loops run on the same state arrays
 from the same driver (``run_replication``), interleaved in one process; the script
 checks that their completion times are identical bit for bit, then reports M
 packet-resource services per CPU-second and the ratio C / Numba. The C port has no
 lone-flow loop (``kernel._lone_flow``), so the like-for-like Numba runs turn it off; the
 script also times the Numba kernel as shipped, with it.
+
+``--policies`` takes ``drfq`` (the in-service clock, the default) and ``drfq:started``
+(BR's clock): the same C code under two schedules says whether the schedule itself costs
+time (issue 22).
 
 Usage: python benchmarks/bench_c_loop.py [--loads 0.3,0.8,0.9] [--policies bmf,pf]
        [--services 5e7] [--repeat 3] [--cflags "-O3 -march=native"]
@@ -39,7 +44,9 @@ from mrfq.scenario import load_scenario
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = Path(__file__).resolve().parent / "c_loop" / "event_loop.c"
 _ARGS = ([ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64] + [ctypes.c_void_p] * 3
-         + [ctypes.c_int64] * 2 + [ctypes.c_void_p] * 10 + [ctypes.c_int64, ctypes.c_void_p])
+         + [ctypes.c_int64] * 2 + [ctypes.c_void_p] * 10
+         + [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p])
+_NAMES = ("mrfq_loop_bmf", "mrfq_loop_pf", "mrfq_loop_drfq", "mrfq_loop_drfq_started")
 
 
 def build(directory: Path, flags: list[str]) -> ctypes.CDLL:
@@ -51,7 +58,7 @@ def build(directory: Path, flags: list[str]) -> ctypes.CDLL:
     subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(library), str(SOURCE)],
                    check=True)
     lib = ctypes.CDLL(str(library))
-    for name in ("mrfq_loop_bmf", "mrfq_loop_pf"):
+    for name in _NAMES:
         getattr(lib, name).argtypes = _ARGS
         getattr(lib, name).restype = ctypes.c_int
     return lib
@@ -59,7 +66,8 @@ def build(directory: Path, flags: list[str]) -> ctypes.CDLL:
 
 def c_run_kernel(lib: ctypes.CDLL):
     """A drop-in for :func:`mrfq.packet.kernel.run_kernel` that runs the C loop."""
-    loops = {kernel.BMF: lib.mrfq_loop_bmf, kernel.PF: lib.mrfq_loop_pf}
+    loops = {kernel.BMF: lib.mrfq_loop_bmf, kernel.PF: lib.mrfq_loop_pf,
+             kernel.DRFQ: lib.mrfq_loop_drfq}
 
     def run(policy, debug, budget, model, arrivals, state, lone_flow=True, explicit=False,
             network=False):
@@ -68,9 +76,12 @@ def c_run_kernel(lib: ctypes.CDLL):
         class_type0, class_ntypes, window = model.class_type0, model.class_ntypes, model.window
         if (policy not in loops or debug or explicit or network or model.class_rtt.any()
                 or (class_ntypes != 1).any() or (model.class_weight != 1).any()):
-            raise ValueError("the C loop covers PF and BMF in one router without debug "
-                             "checks, round-trip times, class weights or several packet "
-                             "types per class")
+            raise ValueError("the C loop covers PF, BMF and memoryless DRFQ in one router "
+                             "without debug checks, round-trip times, class weights or "
+                             "several packet types per class")
+        loop = loops[policy]
+        if policy == kernel.DRFQ and not model.in_service:
+            loop = lib.mrfq_loop_drfq_started
         arr_time, arr_class, arr_size, n_arrivals, flows, completion, *_ = arrivals
         (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
          *_) = state
@@ -78,23 +89,27 @@ def c_run_kernel(lib: ctypes.CDLL):
         layout = np.array(kernel.record_layout(J, window), dtype=np.int64)
         ptr = [a.ctypes.data for a in (service, next_resource, first_resource, class_type0,
                                        class_ntypes)]
-        return loops[policy](budget, *ptr, window, arr_time.ctypes.data,
+        return loop(budget, *ptr, window, arr_time.ctypes.data,
                              arr_class.ctypes.data, arr_size.ctypes.data, n_arrivals, flows,
                              *[a.ctypes.data for a in (completion, istate, fstate, free_slots,
                                                        flow_i, flow_f, res_i, res_f, heap_key,
-                                                       heap_id)], J, layout.ctypes.data)
+                                                       heap_id)], J, layout.ctypes.data,
+                    model.type_charge.ctypes.data)
     return run
 
 
 def timed(policy: str, load: float, services: float, seed: int, lone_flow: bool = False):
-    """One run of the Figure 3 scenario (m = 2000, W = 30); (M services/CPU-s, result)."""
+    """One run of the Figure 3 scenario (m = 2000, W = 30); (M services/CPU-s, result).
+    ``policy`` may name DRFQ's clock: ``drfq:started`` (default in-service)."""
+    policy, _, clock = policy.partition(":")
     scenario = load_scenario(ROOT / "scenarios" / "fig3_packet.toml")
     model = PacketModel.from_scenario(scenario)
     flows = int(services / 4000) + 1
     started = time.process_time()
     run = engine.run_replication(model, policy, scenario.class_loads(load),
                                  np.random.SeedSequence(seed), flows=flows, mean_size=2000.0,
-                                 window=30, debug=False, lone_flow=lone_flow)
+                                 window=30, debug=False, lone_flow=lone_flow,
+                                 virtual_time=clock or "in-service")
     return run.services / (time.process_time() - started) / 1e6, run
 
 

@@ -10,9 +10,15 @@
    per policy in each tree, as separate processes (each tree's own package and Numba
    cache), the order alternating from round to round; per-policy min / median / max and
    the median of the per-round ratios, which is what survives the machine's drift.
+   An entry ``BEFORE=AFTER`` runs policy BEFORE in the other checkout and AFTER in this
+   one, e.g. ``drfq=drfq:started``: an older checkout's DRFQ (BR's started clock, its
+   only one) against this one's DRFQ under the same clock (issue 22: same schedule).
+
+A policy may name DRFQ's virtual-time clock after a colon: ``drfq:started`` (default
+``in-service``, SPEC §3).
 
 Usage: python benchmarks/bench_packet.py [--services 1e8] [--simpy-flows 1500]
-       [--policies bmf,pf,drfq,drfq-dovetail] [--repeat 5] [--no-simpy]
+       [--policies bmf,pf,drfq,drfq-dovetail,drfq:started] [--repeat 5] [--no-simpy]
        [--compare OTHER_CHECKOUT --rounds 10]
 """
 
@@ -42,17 +48,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def throughput(services_target: float, policy: str = "bmf") -> float:
-    """One timed run; returns M packet-resource services per CPU-second."""
+    """One timed run; returns M packet-resource services per CPU-second. ``policy`` may
+    end in ``:started`` or ``:in-service`` (DRFQ's clock)."""
+    name, _, clock = policy.partition(":")
+    clock_option = {"virtual_time": clock} if clock else {}
     scenario = load_scenario(ROOT / "scenarios" / "fig3_packet.toml")
     model = PacketModel.from_scenario(scenario)
     rho = scenario.class_loads(0.8)
     mean_size = 2000.0
     flows = int(services_target / (2 * mean_size)) + 1
-    run_replication(model, policy, rho, np.random.SeedSequence(0), flows=50,
-                    mean_size=mean_size, window=30)  # compile / load the cache
+    run_replication(model, name, rho, np.random.SeedSequence(0), flows=50,
+                    mean_size=mean_size, window=30, **clock_option)  # compile / load the cache
     cpu0, wall0 = time.process_time(), time.perf_counter()
-    run = run_replication(model, policy, rho, np.random.SeedSequence(1), flows=flows,
-                          mean_size=mean_size, window=30)
+    run = run_replication(model, name, rho, np.random.SeedSequence(1), flows=flows,
+                          mean_size=mean_size, window=30, **clock_option)
     cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
     rate = run.services / cpu / 1e6
     print(f"throughput: {policy} load 0.8 m=2000 W=30 flows={flows}: {run.services:.3e} "
@@ -114,21 +123,27 @@ def _rates(tree: Path, policies: str, services: float) -> dict[str, float]:
 
 
 def compare(other: Path, rounds: int, policies: str, services: float) -> None:
-    """This checkout against ``other``, interleaved (order alternating by round)."""
+    """This checkout against ``other``, interleaved (order alternating by round). An
+    entry ``A=B`` of ``policies`` runs A in ``other`` and B here."""
     trees = {"before": other.resolve(), "after": ROOT}
-    for tree in trees.values():
-        _rates(tree, policies, 1e6)  # compile / load each tree's cache outside the rounds
+    pairs = [entry.partition("=")[::2] for entry in policies.split(",")]
+    pairs = [(before, after or before) for before, after in pairs]
+    runs = {"before": ",".join(dict.fromkeys(b for b, _ in pairs)),
+            "after": ",".join(dict.fromkeys(a for _, a in pairs))}
+    for name, tree in trees.items():
+        _rates(tree, runs[name], 1e6)  # compile / load each tree's cache outside the rounds
     rates = {name: [] for name in trees}
     for r in range(rounds):
         for name in (("before", "after") if r % 2 == 0 else ("after", "before")):
-            rates[name].append(_rates(trees[name], policies, services))
+            rates[name].append(_rates(trees[name], runs[name], services))
     print(f"before: {trees['before']}\nafter: {trees['after']}\n{rounds} rounds, "
           f"{services:g} services per run, M services per CPU-second (min / median / max)")
     print("| policy | before | after | after / before, median of rounds [quartiles] "
           "| rounds after faster |\n|---|---|---|---|---|")
-    for policy in policies.split(","):
-        b = [x[policy] for x in rates["before"]]
-        a = [x[policy] for x in rates["after"]]
+    for before, after in pairs:
+        policy = before if before == after else f"{before} → {after}"
+        b = [x[before] for x in rates["before"]]
+        a = [x[after] for x in rates["after"]]
         ratios = sorted(y / x for x, y in zip(b, a, strict=True))
         q = statistics.quantiles(ratios, n=4) if rounds > 1 else [ratios[0]] * 3
         print(f"| {policy} | {min(b):.1f} / {statistics.median(b):.1f} / {max(b):.1f} "

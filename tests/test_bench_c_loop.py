@@ -18,7 +18,7 @@ needs_compiler = pytest.mark.skipif(shutil.which("cc") is None and shutil.which(
 
 
 @needs_compiler
-@pytest.mark.parametrize("policy", ["bmf", "pf"])
+@pytest.mark.parametrize("policy", ["bmf", "pf", "drfq", "drfq:started"])
 @pytest.mark.parametrize("load", [0.3, 0.9])
 def test_c_loop_matches_the_numba_kernel(tmp_path, monkeypatch, policy, load):
     c_kernel = bench_c_loop.c_run_kernel(bench_c_loop.build(tmp_path, ["-O2"]))
@@ -46,5 +46,18 @@ def test_c_loop_differs_when_the_algorithm_does(tmp_path, monkeypatch):
 def test_c_loop_refuses_what_it_does_not_cover(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel, "run_kernel",
                         bench_c_loop.c_run_kernel(bench_c_loop.build(tmp_path, ["-O2"])))
-    with pytest.raises(ValueError, match="covers PF and BMF"):
-        bench_c_loop.timed("drfq", 0.5, 1e4, 7)
+    with pytest.raises(ValueError, match="covers PF, BMF and memoryless DRFQ"):
+        bench_c_loop.timed("fifo", 0.5, 1e4, 7)
+
+
+@needs_compiler
+def test_c_loop_drfq_clocks_are_two_schedules(tmp_path, monkeypatch):
+    """DRFQ's two clocks give other completion times in the C loop too: the started
+    clock's C loop on an in-service run does not match the kernel."""
+    lib = bench_c_loop.build(tmp_path, ["-O2"])
+    _, numba_run = bench_c_loop.timed("drfq", 0.9, 2e5, 7)
+    started = lib.mrfq_loop_drfq_started
+    lib.mrfq_loop_drfq = started  # the in-service entry point runs the started clock
+    monkeypatch.setattr(kernel, "run_kernel", bench_c_loop.c_run_kernel(lib))
+    _, c_run = bench_c_loop.timed("drfq", 0.9, 2e5, 7)
+    assert not np.array_equal(c_run.completion, numba_run.completion)

@@ -1,8 +1,10 @@
 /* A C port of mrfq's packet event loop (mrfq/packet/kernel.py, _make_event_loop), used only by
  * benchmarks/bench_c_loop.py as a speed yardstick: same state arrays, same algorithm, same
  * floating-point operations, so its completion times must equal the Numba kernel's bit
- * for bit. Covered: policies PF and BMF, no round-trip times, one packet type per class,
- * no debug checks (bench_c_loop.py refuses other models). Build: cc -O3 -shared -fPIC.
+ * for bit. Covered: policies PF, BMF and memoryless DRFQ (both virtual-time clocks, SPEC §3),
+ * no round-trip times, one packet type per class, no class weights, no debug checks
+ * (bench_c_loop.py refuses other models). Not ported: the per-packet sojourn histogram.
+ * Build: cc -O3 -shared -fPIC.
  */
 #include <math.h>
 #include <stdint.h>
@@ -22,8 +24,29 @@ enum { FI_CLASS, FI_INDEX, FI_TO_INJECT, FI_IN_SYSTEM, FI_SENT, FI_PENDING, FI_F
 static inline double pymax(double a, double b) { return b > a ? b : a; }
 
 typedef struct {
-    i64 ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_fifo_key, o_fifo_s;
+    i64 ni, nf, o_free, o_type, o_fifo_pk, o_fifo_id, o_key, o_fifo_key, o_fifo_s;
 } layout_t;
+
+/* memoryless DRFQ's virtual time at an injection whose flow's previous packet finishes at
+ * tag `finish` (kernel._virtual_time): started clock, vglobal (the largest tag ever
+ * started); in-service clock, the largest tag among the packets in service, with none in
+ * service the tag of the packet served at the resource that completed last (equal times:
+ * the highest index); vglobal is then an upper bound that spares the scan */
+static inline double virtual_time(const double *res_f, i64 J, double vglobal, int in_service,
+                                  double finish)
+{
+    if (!in_service || finish >= vglobal) return vglobal;
+    double v = -INFINITY;
+    for (i64 j = 0; j < J; j++)
+        if (res_f[j] < INFINITY && res_f[J + j] > v) v = res_f[J + j];
+    if (v == -INFINITY) {
+        i64 last = 0;
+        for (i64 j = 1; j < J; j++)
+            if (res_f[4 * J + j] >= res_f[4 * J + last]) last = j;
+        v = res_f[J + last];
+    }
+    return v;
+}
 
 static inline void heap_push(double *hk, i64 *hid_, i64 n, i64 J, i64 j, double key, i64 hid)
 {
@@ -74,8 +97,10 @@ static inline void sift_down(double *hk, i64 *hid_, i64 n, i64 J, i64 j, double 
 }
 
 /* inject the flow's next packet: returns its packet number; *dest, *s its first resource */
-static inline i64 inject(i64 *fi, const layout_t *L, const double *service,
-                         const i64 *first_resource, i64 J, i64 *dest, double *s)
+static inline i64 inject(int policy, int in_service, i64 *fi, double *ff, const layout_t *L,
+                         const double *service, const i64 *first_resource,
+                         const double *type_charge, const double *res_f, double *vglobal,
+                         i64 J, i64 *dest, double *s)
 {
     i64 number = fi[FI_SENT];
     fi[FI_SENT] = number + 1;
@@ -86,46 +111,65 @@ static inline i64 inject(i64 *fi, const layout_t *L, const double *service,
     fi[FI_FREE_N] = n_free;
     i64 pk = fi[L->o_free + n_free];
     fi[L->o_type + pk] = ptype;
+    if (policy == DRFQ) {
+        double v = virtual_time(res_f, J, *vglobal, in_service, ff[0]);
+        if (in_service) *vglobal = v;
+        double key = pymax(v, ff[0]);
+        ff[0] = key + type_charge[ptype];
+        ff[L->o_key + pk] = key;
+    }
     *dest = first_resource[ptype];
     *s = service[ptype * J + *dest];
     return pk;
 }
 
 /* resource j (idle) starts packet pk of the flow whose int record is fi, with tag key */
-static inline void begin_service(const i64 *fi, i64 *res_i, double *res_f,
-                                 const double *service, const i64 *next_resource, i64 J,
-                                 const layout_t *L, i64 j, double t, i64 slot, i64 pk,
-                                 double s, double key)
+static inline void begin_service(int policy, int in_service, double *vglobal, const i64 *fi,
+                                 i64 *res_i, double *res_f, const double *service,
+                                 const i64 *next_resource, i64 J, const layout_t *L, i64 j,
+                                 double t, i64 slot, i64 pk, double s, double key)
 {
     res_f[j] = t + s;
     res_i[j] = slot;
     res_i[J + j] = pk;
-    res_f[J + j] = key;
+    if (policy == DRFQ) {
+        if (in_service) res_f[J + j] = key;
+        if (key > *vglobal) *vglobal = key;
+    } else {
+        res_f[J + j] = key;
+    }
     i64 ptype = fi[L->o_type + pk];
     i64 nxt_res = next_resource[ptype * J + j];
     res_i[2 * J + j] = nxt_res;
     if (nxt_res >= 0) res_f[3 * J + j] = service[ptype * J + nxt_res];
 }
 
-static inline void arrive(int policy, i64 *fi, double *ff, i64 *res_i, double *res_f,
-                          double *hk, i64 *hid_, const double *service,
-                          const i64 *next_resource, i64 J, i64 W, const layout_t *L,
-                          i64 slot, i64 pk, i64 dest, double s, i64 seq, double t)
+static inline void arrive(int policy, int in_service, double *vglobal, i64 *fi, double *ff,
+                          i64 *res_i, double *res_f, double *hk, i64 *hid_,
+                          const double *service, const i64 *next_resource, i64 J, i64 W,
+                          const layout_t *L, i64 slot, i64 pk, i64 dest, double s, i64 seq,
+                          double t)
 {
     i64 *at = fi + FI_RES + 3 * dest;
     i64 queued = at[0] + 1;
     at[0] = queued;
     double key;
-    if (policy == BMF)
+    if (policy == BMF) {
         key = pymax(res_f[J + dest], ff[dest] + s);
-    else
+        ff[dest] = key;
+    } else if (policy == PF) {
         key = pymax(res_f[J + dest], ff[dest] + s / (double)queued);
-    ff[dest] = key;
+        ff[dest] = key;
+    } else {  /* memoryless DRFQ: the tag given at injection */
+        key = ff[L->o_key + pk];
+    }
     i64 hid = (seq << SLOT_BITS) | slot;
     if (res_f[dest] == INFINITY && res_i[3 * J + dest] == 0) {
-        /* idle with nothing waiting: phase 2 would start this packet */
-        begin_service(fi, res_i, res_f, service, next_resource, J, L, dest, t, slot, pk, s,
-                      key);
+        /* idle with nothing waiting: phase 2 would start this packet; a busy period
+         * begins (idle since the last completion) */
+        res_f[2 * J + dest] += t - res_f[4 * J + dest];
+        begin_service(policy, in_service, vglobal, fi, res_i, res_f, service, next_resource, J,
+                      L, dest, t, slot, pk, s, key);
         return;
     }
     i64 n = at[2];
@@ -152,9 +196,10 @@ static inline int event_loop(int policy, i64 budget, const double *service,
                              double *completion, i64 *istate, double *fstate,
                              i64 *free_slots, i64 *flow_i, double *flow_f, i64 *res_i,
                              double *res_f, double *heap_key, i64 *heap_id, i64 J,
-                             const i64 *lay)
+                             const i64 *lay, const double *type_charge, int in_service)
 {
-    layout_t L = {lay[0], lay[1], lay[2], lay[3], lay[4], lay[5], lay[8], lay[9]};
+    layout_t L = {lay[0], lay[1], lay[2], lay[3], lay[4], lay[5], lay[6], lay[8], lay[9]};
+    double vglobal = fstate[F_VGLOBAL];
     const i64 ni = L.ni, nf = L.nf;
     double t = fstate[F_TIME];
     i64 nxt = istate[I_NEXT_ARRIVAL], outstanding = istate[I_OUTSTANDING];
@@ -186,13 +231,14 @@ static inline int event_loop(int policy, i64 budget, const double *service,
             i64 slot = res_i[done], pk = res_i[J + done], target = res_i[2 * J + done];
             double s = res_f[3 * J + done];
             res_f[done] = INFINITY;
+            res_f[4 * J + done] = t;  /* idle from now unless it starts another packet */
             services += 1;
             i64 *fi = flow_i + slot * ni;
             double *ff = flow_f + slot * nf;
             fi[FI_RES + 3 * done] -= 1;
             if (target >= 0) {
-                arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, service, next_resource, J,
-                       W, &L, slot, pk, target, s, seq, t);
+                arrive(policy, in_service, &vglobal, fi, ff, res_i, res_f, heap_key, heap_id,
+                       service, next_resource, J, W, &L, slot, pk, target, s, seq, t);
                 seq += 1;
             } else {
                 fi[FI_IN_SYSTEM] -= 1;
@@ -201,9 +247,11 @@ static inline int event_loop(int policy, i64 budget, const double *service,
                 fi[FI_FREE_N] = n_free + 1;
                 if (fi[FI_TO_INJECT] > fi[FI_PENDING]) {
                     i64 dest;
-                    pk = inject(fi, &L, service, first_resource, J, &dest, &s);
-                    arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, service,
-                           next_resource, J, W, &L, slot, pk, dest, s, seq, t);
+                    pk = inject(policy, in_service, fi, ff, &L, service, first_resource,
+                                type_charge, res_f, &vglobal, J, &dest, &s);
+                    arrive(policy, in_service, &vglobal, fi, ff, res_i, res_f, heap_key,
+                           heap_id, service, next_resource, J, W, &L, slot, pk, dest, s, seq,
+                           t);
                     seq += 1;
                 } else if (fi[FI_IN_SYSTEM] == 0 && fi[FI_PENDING] == 0) {
                     i64 index = fi[FI_INDEX];
@@ -244,9 +292,10 @@ static inline int event_loop(int policy, i64 budget, const double *service,
             for (i64 q = 0; q < n_inject; q++) {
                 i64 dest;
                 double s;
-                i64 pk = inject(fi, &L, service, first_resource, J, &dest, &s);
-                arrive(policy, fi, ff, res_i, res_f, heap_key, heap_id, service,
-                       next_resource, J, W, &L, slot, pk, dest, s, seq, t);
+                i64 pk = inject(policy, in_service, fi, ff, &L, service, first_resource,
+                                type_charge, res_f, &vglobal, J, &dest, &s);
+                arrive(policy, in_service, &vglobal, fi, ff, res_i, res_f, heap_key, heap_id,
+                       service, next_resource, J, W, &L, slot, pk, dest, s, seq, t);
                 seq += 1;
             }
             nxt += 1;
@@ -265,7 +314,8 @@ static inline int event_loop(int policy, i64 budget, const double *service,
             i64 entry = j * W + head;
             i64 p = fi[L.o_fifo_pk + entry];
             double s = ff[L.o_fifo_s + entry];
-            begin_service(fi, res_i, res_f, service, next_resource, J, &L, j, t, sl, p, s, key);
+            begin_service(policy, in_service, &vglobal, fi, res_i, res_f, service, next_resource,
+                          J, &L, j, t, sl, p, s, key);
             head += 1;
             if (head == W) head = 0;
             at[1] = head;
@@ -286,6 +336,7 @@ static inline int event_loop(int policy, i64 budget, const double *service,
         }
     }
     fstate[F_TIME] = t;
+    fstate[F_VGLOBAL] = vglobal;
     istate[I_NEXT_ARRIVAL] = nxt;
     istate[I_OUTSTANDING] = outstanding;
     istate[I_SEQ] = seq;
@@ -296,19 +347,23 @@ static inline int event_loop(int policy, i64 budget, const double *service,
     return status;
 }
 
-#define EXPORT(name, POLICY)                                                                  \
+#define EXPORT(name, POLICY, IN_SERVICE)                                                      \
     int name(i64 budget, const double *service, const i64 *next_resource,                     \
              const i64 *first_resource, const i64 *class_type0, const i64 *class_ntypes,       \
              i64 W, const double *arr_time, const i64 *arr_class, const i64 *arr_size,         \
              i64 n_arrivals, i64 flows, double *completion, i64 *istate, double *fstate,       \
              i64 *free_slots, i64 *flow_i, double *flow_f, i64 *res_i, double *res_f,          \
-             double *heap_key, i64 *heap_id, i64 J, const i64 *layout)                         \
+             double *heap_key, i64 *heap_id, i64 J, const i64 *layout,                         \
+             const double *type_charge)                                                       \
     {                                                                                         \
         return event_loop(POLICY, budget, service, next_resource, first_resource,            \
                           class_type0, class_ntypes, W, arr_time, arr_class, arr_size,        \
                           n_arrivals, flows, completion, istate, fstate, free_slots, flow_i,  \
-                          flow_f, res_i, res_f, heap_key, heap_id, J, layout);                \
+                          flow_f, res_i, res_f, heap_key, heap_id, J, layout, type_charge,    \
+                          IN_SERVICE);                                                        \
     }
 
-EXPORT(mrfq_loop_bmf, BMF)
-EXPORT(mrfq_loop_pf, PF)
+EXPORT(mrfq_loop_bmf, BMF, 0)
+EXPORT(mrfq_loop_pf, PF, 0)
+EXPORT(mrfq_loop_drfq, DRFQ, 1)
+EXPORT(mrfq_loop_drfq_started, DRFQ, 0)
