@@ -33,6 +33,10 @@ repo 100 srv: +0.13 [−0.35, +0.46], −0.25 [−0.83, +0.20], JCT +1.1 s [−8
 100 srv load 1.0: −0.48 [−0.70, −0.26], −1.09 [−1.66, −0.76], JCT +10 s [+4, +24];
 2000 srv load 1.2: −0.42 [−0.48, −0.30], −1.25 [−1.51, −0.93], JCT +8 s [+4, +10];
 2000 srv load 2.5: +0.88 [+0.57, +1.08], −0.09 [−0.15, −0.02], JCT +3 s [+0.2, +4.9].
+Larger tasks (40 seeds, 100 srv, load 1.2, mean ± 1.96 s.e.): requests x1.25 CPU −0.00 ±
+0.10, mem +0.02 ± 0.27, JCT −0.5 ± 17.9 s; x1.5 +0.16 ± 0.11, +0.19 ± 0.26, +1.3 ± 15.9;
+x1.75 +0.14 ± 0.14, +0.26 ± 0.28, −16.9 ± 24.6; x2 −0.37 ± 0.16, −0.94 ± 0.44, +51 ± 37
+(x1: −0.37 ± 0.11, −0.90 ± 0.23, +15.1 ± 3.9): level over a band of sizes, never ahead.
 No regime has Best-Fit ≥ First-Fit on both resources and JCT on every seed. Mechanism:
 every launch at a completion event goes on the freed server (forced); launches at
 arrivals (43–70% of all) have a choice, and Best-Fit picks emptier servers there.
