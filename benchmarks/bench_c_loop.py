@@ -14,9 +14,10 @@ packet-resource services per CPU-second and the ratio C / Numba. The C port has 
 lone-flow loop (``kernel._lone_flow``), so the like-for-like Numba runs turn it off; the
 script also times the Numba kernel as shipped, with it.
 
-``--policies`` takes ``drfq`` (the in-service clock, the default) and ``drfq:started``
-(BR's clock): the same C code under two schedules says whether the schedule itself costs
-time (issue 22).
+``--policies`` takes ``drfq`` (the in-service clock, the default), ``drfq:started``
+(BR's clock) and ``drfq:bookkeeping`` (BR's clock, its C loop also doing the in-service
+clock's work: same results as ``drfq:started``): the same C code under two schedules,
+and the in-service clock's work priced on one schedule (issue 22).
 
 Usage: python benchmarks/bench_c_loop.py [--loads 0.3,0.8,0.9] [--policies bmf,pf]
        [--services 5e7] [--repeat 3] [--cflags "-O3 -march=native"]
@@ -46,7 +47,8 @@ SOURCE = Path(__file__).resolve().parent / "c_loop" / "event_loop.c"
 _ARGS = ([ctypes.c_int64] + [ctypes.c_void_p] * 5 + [ctypes.c_int64] + [ctypes.c_void_p] * 3
          + [ctypes.c_int64] * 2 + [ctypes.c_void_p] * 10
          + [ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p])
-_NAMES = ("mrfq_loop_bmf", "mrfq_loop_pf", "mrfq_loop_drfq", "mrfq_loop_drfq_started")
+_NAMES = ("mrfq_loop_bmf", "mrfq_loop_pf", "mrfq_loop_drfq", "mrfq_loop_drfq_started",
+          "mrfq_loop_drfq_bookkeeping")
 
 
 def build(directory: Path, flags: list[str]) -> ctypes.CDLL:
@@ -64,8 +66,10 @@ def build(directory: Path, flags: list[str]) -> ctypes.CDLL:
     return lib
 
 
-def c_run_kernel(lib: ctypes.CDLL):
-    """A drop-in for :func:`mrfq.packet.kernel.run_kernel` that runs the C loop."""
+def c_run_kernel(lib: ctypes.CDLL, bookkeeping: bool = False):
+    """A drop-in for :func:`mrfq.packet.kernel.run_kernel` that runs the C loop;
+    ``bookkeeping``: DRFQ with the started clock runs the C loop that also does the
+    in-service clock's work (same results, the cost of that work on BR's schedule)."""
     loops = {kernel.BMF: lib.mrfq_loop_bmf, kernel.PF: lib.mrfq_loop_pf,
              kernel.DRFQ: lib.mrfq_loop_drfq}
 
@@ -81,7 +85,7 @@ def c_run_kernel(lib: ctypes.CDLL):
                              "several packet types per class")
         loop = loops[policy]
         if policy == kernel.DRFQ and not model.in_service:
-            loop = lib.mrfq_loop_drfq_started
+            loop = lib.mrfq_loop_drfq_bookkeeping if bookkeeping else lib.mrfq_loop_drfq_started
         arr_time, arr_class, arr_size, n_arrivals, flows, completion, *_ = arrivals
         (istate, fstate, free_slots, flow_i, flow_f, res_i, res_f, heap_key, heap_id,
          *_) = state
@@ -102,6 +106,7 @@ def timed(policy: str, load: float, services: float, seed: int, lone_flow: bool 
     """One run of the Figure 3 scenario (m = 2000, W = 30); (M services/CPU-s, result).
     ``policy`` may name DRFQ's clock: ``drfq:started`` (default in-service)."""
     policy, _, clock = policy.partition(":")
+    clock = "started" if clock == "bookkeeping" else clock  # (the C loop differs, not the model)
     scenario = load_scenario(ROOT / "scenarios" / "fig3_packet.toml")
     model = PacketModel.from_scenario(scenario)
     flows = int(services / 4000) + 1
@@ -125,40 +130,57 @@ def main() -> None:
     numba_run_kernel = kernel.run_kernel
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python "
           f"{platform.python_version()}")
+    policies = args.policies.split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        c_kernel = c_run_kernel(build(Path(tmp), args.cflags.split()))
+        lib = build(Path(tmp), args.cflags.split())
         print(f"C loop compiled with {args.cflags}")
-        for policy in args.policies.split(","):
+        c_kernels = {policy: c_run_kernel(lib, bookkeeping=policy.endswith(":bookkeeping"))
+                     for policy in policies}
+        for policy in policies:
             timed(policy, 0.5, 1e5, 0)  # compile (or load) the Numba loop outside the timing
-            for load in (float(x) for x in args.loads.split(",")):
-                rates = {"numba": [], "c": [], "shipped": []}
-                for _ in range(args.repeat):  # interleaved, so drifts in machine speed cancel
+        for load in (float(x) for x in args.loads.split(",")):
+            rates = {policy: {"numba": [], "c": [], "shipped": []} for policy in policies}
+            services = {}
+            # interleaved: every policy in every repeat, the order reversed every other
+            # repeat, so drifts in machine speed cancel in the per-repeat ratios
+            for repeat in range(args.repeat):
+                for policy in (policies if repeat % 2 == 0 else policies[::-1]):
                     results = {}
                     for name, runner, lone in (("numba", numba_run_kernel, False),
-                                               ("c", c_kernel, False),
+                                               ("c", c_kernels[policy], False),
                                                ("shipped", numba_run_kernel, True)):
                         kernel.run_kernel = runner
                         try:
                             rate, results[name] = timed(policy, load, args.services, 1, lone)
                         finally:
                             kernel.run_kernel = numba_run_kernel
-                        rates[name].append(rate)
+                        rates[policy][name].append(rate)
                     for name in ("c", "shipped"):
                         if not (np.array_equal(results["numba"].completion,
                                                results[name].completion)
                                 and results["numba"].services == results[name].services):
                             sys.exit(f"bench_c_loop: {policy} load {load}: the {name} loop's "
                                      "completion times differ from the Numba kernel's")
-                numba, c = np.median(rates["numba"]), np.median(rates["c"])
-                shipped = np.median(rates["shipped"])
-                print(f"{policy} load {load}: {results['c'].services:.3e} services, identical "
+                    services[policy] = results["c"].services
+            for policy in policies:
+                r = rates[policy]
+                numba, c = np.median(r["numba"]), np.median(r["c"])
+                shipped = np.median(r["shipped"])
+                print(f"{policy} load {load}: {services[policy]:.3e} services, identical "
                       f"completion times; M services/CPU-s median of {args.repeat}: Numba "
-                      f"{numba:.1f} [{min(rates['numba']):.1f}-{max(rates['numba']):.1f}], "
-                      f"C {c:.1f} [{min(rates['c']):.1f}-{max(rates['c']):.1f}], "
+                      f"{numba:.1f} [{min(r['numba']):.1f}-{max(r['numba']):.1f}], "
+                      f"C {c:.1f} [{min(r['c']):.1f}-{max(r['c']):.1f}], "
                       f"C/Numba {c / numba:.2f}; Numba with the lone-flow loop "
-                      f"{shipped:.1f} [{min(rates['shipped']):.1f}-"
-                      f"{max(rates['shipped']):.1f}]")
-
+                      f"{shipped:.1f} [{min(r['shipped']):.1f}-{max(r['shipped']):.1f}]")
+            # each policy against the first, repeat by repeat (same round, adjacent runs)
+            base = policies[0]
+            for policy in policies[1:]:
+                for name in ("c", "numba", "shipped"):
+                    ratios = sorted(a / b for a, b in zip(rates[policy][name],
+                                                          rates[base][name], strict=True))
+                    print(f"  {policy} / {base} load {load}, {name}: median "
+                          f"{np.median(ratios):.3f} [{ratios[0]:.3f}-{ratios[-1]:.3f}] over "
+                          f"{len(ratios)} repeats")
 
 if __name__ == "__main__":
     main()

@@ -61,3 +61,15 @@ def test_c_loop_drfq_clocks_are_two_schedules(tmp_path, monkeypatch):
     monkeypatch.setattr(kernel, "run_kernel", bench_c_loop.c_run_kernel(lib))
     _, c_run = bench_c_loop.timed("drfq", 0.9, 2e5, 7)
     assert not np.array_equal(c_run.completion, numba_run.completion)
+
+
+@needs_compiler
+def test_c_loop_drfq_bookkeeping_keeps_the_started_schedule(tmp_path, monkeypatch):
+    """The C loop that does the in-service clock's work alongside BR's tags gives BR's
+    schedule exactly (so timing it against the started loop prices that work alone)."""
+    lib = bench_c_loop.build(tmp_path, ["-O2"])
+    _, numba_run = bench_c_loop.timed("drfq:started", 0.9, 2e5, 7)
+    monkeypatch.setattr(kernel, "run_kernel", bench_c_loop.c_run_kernel(lib, bookkeeping=True))
+    _, c_run = bench_c_loop.timed("drfq:bookkeeping", 0.9, 2e5, 7)
+    assert c_run.services == numba_run.services > 2e5
+    assert np.array_equal(c_run.completion, numba_run.completion)

@@ -14,7 +14,12 @@ typedef int64_t i64;
 enum { DRFQ, DRFQ_DOVETAIL, PF, BMF };
 enum { DONE, BUDGET, NEED_ARRIVALS, NEED_CAPACITY };
 enum { I_NEXT_ARRIVAL, I_OUTSTANDING, I_SEQ, I_SERVICES, I_EVENTS, I_ACTIVE, I_FREE_TOP };
-enum { F_TIME, F_VGLOBAL };
+enum { F_TIME, F_VGLOBAL, F_BOUND };  /* F_BOUND: a scratch slot (MR3's, unused by DRFQ) */
+/* DRFQ's clock: 0 started (BR), 1 in service (the DRFQ paper); BOOKKEEPING: BR's tags, with
+ * the in-service clock's work done alongside (the tag stored at every start, the bound,
+ * the scan of the resources when an injecting flow lags it), so that timing it against
+ * the started loop prices that work on one schedule (issue 22) */
+enum { BOOKKEEPING = 2 };
 enum { FI_CLASS, FI_INDEX, FI_TO_INJECT, FI_IN_SYSTEM, FI_SENT, FI_PENDING, FI_FREE_N,
        FI_TYPE0, FI_NTYPES, FI_HELD, FI_NEXT, FI_SOJOURN, FI_FREE_HEAD, FI_RES };
 #define SLOT_BITS 20
@@ -100,7 +105,7 @@ static inline void sift_down(double *hk, i64 *hid_, i64 n, i64 J, i64 j, double 
 static inline i64 inject(int policy, int in_service, i64 *fi, double *ff, const layout_t *L,
                          const double *service, const i64 *first_resource,
                          const double *type_charge, const double *res_f, double *vglobal,
-                         i64 J, i64 *dest, double *s)
+                         double *bound, i64 J, i64 *dest, double *s)
 {
     i64 number = fi[FI_SENT];
     fi[FI_SENT] = number + 1;
@@ -111,9 +116,13 @@ static inline i64 inject(int policy, int in_service, i64 *fi, double *ff, const 
     fi[FI_FREE_N] = n_free;
     i64 pk = fi[L->o_free + n_free];
     fi[L->o_type + pk] = ptype;
+    if (policy == DRFQ && in_service == BOOKKEEPING) {
+        /* the in-service clock's work, its result kept (bound) but the tag BR's */
+        *bound = virtual_time(res_f, J, *bound, 1, ff[0]);
+    }
     if (policy == DRFQ) {
-        double v = virtual_time(res_f, J, *vglobal, in_service, ff[0]);
-        if (in_service) *vglobal = v;
+        double v = virtual_time(res_f, J, *vglobal, in_service == 1, ff[0]);
+        if (in_service == 1) *vglobal = v;
         double key = pymax(v, ff[0]);
         ff[0] = key + type_charge[ptype];
         ff[L->o_key + pk] = key;
@@ -124,7 +133,8 @@ static inline i64 inject(int policy, int in_service, i64 *fi, double *ff, const 
 }
 
 /* resource j (idle) starts packet pk of the flow whose int record is fi, with tag key */
-static inline void begin_service(int policy, int in_service, double *vglobal, const i64 *fi,
+static inline void begin_service(int policy, int in_service, double *vglobal, double *bound,
+                                 const i64 *fi,
                                  i64 *res_i, double *res_f, const double *service,
                                  const i64 *next_resource, i64 J, const layout_t *L, i64 j,
                                  double t, i64 slot, i64 pk, double s, double key)
@@ -133,8 +143,9 @@ static inline void begin_service(int policy, int in_service, double *vglobal, co
     res_i[j] = slot;
     res_i[J + j] = pk;
     if (policy == DRFQ) {
-        if (in_service) res_f[J + j] = key;
+        if (in_service) res_f[J + j] = key;  /* (BOOKKEEPING too) */
         if (key > *vglobal) *vglobal = key;
+        if (in_service == BOOKKEEPING && key > *bound) *bound = key;
     } else {
         res_f[J + j] = key;
     }
@@ -144,7 +155,8 @@ static inline void begin_service(int policy, int in_service, double *vglobal, co
     if (nxt_res >= 0) res_f[3 * J + j] = service[ptype * J + nxt_res];
 }
 
-static inline void arrive(int policy, int in_service, double *vglobal, i64 *fi, double *ff,
+static inline void arrive(int policy, int in_service, double *vglobal, double *bound, i64 *fi,
+                          double *ff,
                           i64 *res_i, double *res_f, double *hk, i64 *hid_,
                           const double *service, const i64 *next_resource, i64 J, i64 W,
                           const layout_t *L, i64 slot, i64 pk, i64 dest, double s, i64 seq,
@@ -168,8 +180,8 @@ static inline void arrive(int policy, int in_service, double *vglobal, i64 *fi, 
         /* idle with nothing waiting: phase 2 would start this packet; a busy period
          * begins (idle since the last completion) */
         res_f[2 * J + dest] += t - res_f[4 * J + dest];
-        begin_service(policy, in_service, vglobal, fi, res_i, res_f, service, next_resource, J,
-                      L, dest, t, slot, pk, s, key);
+        begin_service(policy, in_service, vglobal, bound, fi, res_i, res_f, service,
+                      next_resource, J, L, dest, t, slot, pk, s, key);
         return;
     }
     i64 n = at[2];
@@ -200,6 +212,7 @@ static inline int event_loop(int policy, i64 budget, const double *service,
 {
     layout_t L = {lay[0], lay[1], lay[2], lay[3], lay[4], lay[5], lay[6], lay[8], lay[9]};
     double vglobal = fstate[F_VGLOBAL];
+    double bound = fstate[F_BOUND];
     const i64 ni = L.ni, nf = L.nf;
     double t = fstate[F_TIME];
     i64 nxt = istate[I_NEXT_ARRIVAL], outstanding = istate[I_OUTSTANDING];
@@ -237,7 +250,7 @@ static inline int event_loop(int policy, i64 budget, const double *service,
             double *ff = flow_f + slot * nf;
             fi[FI_RES + 3 * done] -= 1;
             if (target >= 0) {
-                arrive(policy, in_service, &vglobal, fi, ff, res_i, res_f, heap_key, heap_id,
+                arrive(policy, in_service, &vglobal, &bound, fi, ff, res_i, res_f, heap_key, heap_id,
                        service, next_resource, J, W, &L, slot, pk, target, s, seq, t);
                 seq += 1;
             } else {
@@ -248,8 +261,8 @@ static inline int event_loop(int policy, i64 budget, const double *service,
                 if (fi[FI_TO_INJECT] > fi[FI_PENDING]) {
                     i64 dest;
                     pk = inject(policy, in_service, fi, ff, &L, service, first_resource,
-                                type_charge, res_f, &vglobal, J, &dest, &s);
-                    arrive(policy, in_service, &vglobal, fi, ff, res_i, res_f, heap_key,
+                                type_charge, res_f, &vglobal, &bound, J, &dest, &s);
+                    arrive(policy, in_service, &vglobal, &bound, fi, ff, res_i, res_f, heap_key,
                            heap_id, service, next_resource, J, W, &L, slot, pk, dest, s, seq,
                            t);
                     seq += 1;
@@ -293,8 +306,8 @@ static inline int event_loop(int policy, i64 budget, const double *service,
                 i64 dest;
                 double s;
                 i64 pk = inject(policy, in_service, fi, ff, &L, service, first_resource,
-                                type_charge, res_f, &vglobal, J, &dest, &s);
-                arrive(policy, in_service, &vglobal, fi, ff, res_i, res_f, heap_key, heap_id,
+                                type_charge, res_f, &vglobal, &bound, J, &dest, &s);
+                arrive(policy, in_service, &vglobal, &bound, fi, ff, res_i, res_f, heap_key, heap_id,
                        service, next_resource, J, W, &L, slot, pk, dest, s, seq, t);
                 seq += 1;
             }
@@ -314,8 +327,8 @@ static inline int event_loop(int policy, i64 budget, const double *service,
             i64 entry = j * W + head;
             i64 p = fi[L.o_fifo_pk + entry];
             double s = ff[L.o_fifo_s + entry];
-            begin_service(policy, in_service, &vglobal, fi, res_i, res_f, service, next_resource,
-                          J, &L, j, t, sl, p, s, key);
+            begin_service(policy, in_service, &vglobal, &bound, fi, res_i, res_f, service,
+                          next_resource, J, &L, j, t, sl, p, s, key);
             head += 1;
             if (head == W) head = 0;
             at[1] = head;
@@ -337,6 +350,7 @@ static inline int event_loop(int policy, i64 budget, const double *service,
     }
     fstate[F_TIME] = t;
     fstate[F_VGLOBAL] = vglobal;
+    if (in_service == BOOKKEEPING) fstate[F_BOUND] = bound;
     istate[I_NEXT_ARRIVAL] = nxt;
     istate[I_OUTSTANDING] = outstanding;
     istate[I_SEQ] = seq;
@@ -367,3 +381,4 @@ EXPORT(mrfq_loop_bmf, BMF, 0)
 EXPORT(mrfq_loop_pf, PF, 0)
 EXPORT(mrfq_loop_drfq, DRFQ, 1)
 EXPORT(mrfq_loop_drfq_started, DRFQ, 0)
+EXPORT(mrfq_loop_drfq_bookkeeping, DRFQ, BOOKKEEPING)
