@@ -51,13 +51,14 @@ _NAMES = ("mrfq_loop_bmf", "mrfq_loop_pf", "mrfq_loop_drfq", "mrfq_loop_drfq_sta
           "mrfq_loop_drfq_bookkeeping")
 
 
-def build(directory: Path, flags: list[str]) -> ctypes.CDLL:
-    """Compile the C loop into ``directory`` with optimisation ``flags`` and load it."""
+def build(directory: Path, flags: list[str], source: Path = SOURCE) -> ctypes.CDLL:
+    """Compile the C loop (``source``: a variant with the same entry points) into
+    ``directory`` with optimisation ``flags`` and load it."""
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         sys.exit("bench_c_loop: needs a C compiler (cc or gcc on PATH, or CC)")
     library = directory / "event_loop.so"
-    subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(library), str(SOURCE)],
+    subprocess.run([compiler, *flags, "-shared", "-fPIC", "-o", str(library), str(source)],
                    check=True)
     lib = ctypes.CDLL(str(library))
     for name in _NAMES:
@@ -126,14 +127,16 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--cflags", default="-O3 -march=native",
                         help="C compiler optimisation flags")
+    parser.add_argument("--source", type=Path, default=SOURCE,
+                        help="a variant of the C loop with the same entry points")
     args = parser.parse_args()
     numba_run_kernel = kernel.run_kernel
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, python "
           f"{platform.python_version()}")
     policies = args.policies.split(",")
     with tempfile.TemporaryDirectory() as tmp:
-        lib = build(Path(tmp), args.cflags.split())
-        print(f"C loop compiled with {args.cflags}")
+        lib = build(Path(tmp), args.cflags.split(), args.source)
+        print(f"C loop {args.source} compiled with {args.cflags}")
         c_kernels = {policy: c_run_kernel(lib, bookkeeping=policy.endswith(":bookkeeping"))
                      for policy in policies}
         for policy in policies:

@@ -115,9 +115,13 @@ def simpy_comparison(flows: int, replications: int) -> None:
 def _rates(tree: Path, policies: str, services: float) -> dict[str, float]:
     """One process running this script's throughput part in checkout ``tree``."""
     env = dict(os.environ, PYTHONPATH=str(tree))
-    out = subprocess.run([sys.executable, "benchmarks/bench_packet.py", "--policies", policies,
-                          "--services", str(services), "--no-simpy"], cwd=tree, env=env,
-                         capture_output=True, text=True, check=True).stdout
+    done = subprocess.run([sys.executable, "benchmarks/bench_packet.py", "--policies", policies,
+                           "--services", str(services), "--no-simpy"], cwd=tree, env=env,
+                          capture_output=True, text=True)
+    if done.returncode != 0:  # e.g. an older checkout that does not know drfq:started
+        sys.exit(f"bench_packet: {tree} failed on --policies {policies}:\n"
+                 f"{done.stderr.strip()}\n(an entry BEFORE=AFTER runs BEFORE in {tree})")
+    out = done.stdout
     found = re.findall(r"throughput: (\S+) .*: ([\d.]+) M services per CPU-second", out)
     return {policy: float(rate) for policy, rate in found}
 
