@@ -1,4 +1,4 @@
-"""What does DRFQ's in-service clock cost: its schedule, or its code? (issue 22's speed bar)
+"""What does DRFQ's in-service clock's code cost on BR's schedule? (issue 22's speed bar)
 
 The in-service clock (the DRFQ paper's V, SPEC §3) gives another schedule than BR's
 started clock *and* adds code to the loop: the bound check at every injection with its
@@ -20,10 +20,16 @@ tightened by the scan at every injection, the result kept) while its tags stay B
    ~2e7 services per run, the lone-flow loop on as shipped). Processes differ by up to
    ±10% for the same code (code and data placement), so compare medians over rounds.
 
+The probe does more than the in-service loop does: its bound is a register of its own,
+raised at every start and after every arrival, where the in-service loop reuses the
+``vglobal`` every DRFQ loop keeps. Its cost is therefore an upper bound on that of the
+in-service clock's code.
+
 Measured 2026-11-27, ``--rounds 4`` (M services per CPU-second, medians over 4 processes
-each): started clock 64.4 as shipped, 58.9 with the in-service bookkeeping added (same
-results; ratio 0.915); in-service clock 57.9. The bookkeeping alone brings BR's schedule
-down to the in-service clock's speed (BENCHMARKS.md, "DRFQ's virtual time").
+each): started clock 64.4 as shipped, 58.9 with the probe (same results; ratio 0.915);
+in-service clock 57.9. A loop that reads the clock at run time, the same machine code for
+both clocks, puts the schedule's own share at 5–7% (BENCHMARKS.md, "DRFQ's virtual
+time").
 
 Usage: python benchmarks/drfq_clock_cost.py [--rounds 4] [--services 2e7]
 """
