@@ -94,12 +94,11 @@ def c_run_kernel(lib: ctypes.CDLL, bookkeeping: bool = False):
         layout = np.array(kernel.record_layout(J, window), dtype=np.int64)
         ptr = [a.ctypes.data for a in (service, next_resource, first_resource, class_type0,
                                        class_ntypes)]
-        return loop(budget, *ptr, window, arr_time.ctypes.data,
-                             arr_class.ctypes.data, arr_size.ctypes.data, n_arrivals, flows,
-                             *[a.ctypes.data for a in (completion, istate, fstate, free_slots,
-                                                       flow_i, flow_f, res_i, res_f, heap_key,
-                                                       heap_id)], J, layout.ctypes.data,
-                    model.type_charge.ctypes.data)
+        return loop(budget, *ptr, window, arr_time.ctypes.data, arr_class.ctypes.data,
+                    arr_size.ctypes.data, n_arrivals, flows,
+                    *[a.ctypes.data for a in (completion, istate, fstate, free_slots, flow_i,
+                                              flow_f, res_i, res_f, heap_key, heap_id)],
+                    J, layout.ctypes.data, model.type_charge.ctypes.data)
     return run
 
 
@@ -184,6 +183,7 @@ def main() -> None:
                     print(f"  {policy} / {base} load {load}, {name}: median "
                           f"{np.median(ratios):.3f} [{ratios[0]:.3f}-{ratios[-1]:.3f}] over "
                           f"{len(ratios)} repeats")
+
 
 if __name__ == "__main__":
     main()
