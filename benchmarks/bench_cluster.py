@@ -5,7 +5,9 @@ CPU-second of the Numba kernel, side by side with its plain-Python twin
 Usage: PYTHONPATH=. python benchmarks/bench_cluster.py [--repeats R] [--jobs N] [--large-only]
 [--policies P,Q] [--large P,Q] [--no-twin] [--timeline]. Side by side with another tree:
 the same script with ``PYTHONPATH=<that tree>`` (it needs only the model-level API;
-``--no-twin`` there, the twin being this tree's). ``--timeline``: every kernel run also
+``--no-twin`` there, the twin being this tree's). ``--duration-law '{"distribution":
+"lognormal", "sigma": 1.5}'``: the pooled runs' task durations from a size law (trees
+with task laws). ``--timeline``: every kernel run also
 bins its running tasks over time (``run_jobs(..., timeline_dt=0)``, 1024 bins; trees
 from this one on).
 
@@ -22,6 +24,7 @@ from this one on).
 from __future__ import annotations
 
 import argparse
+import json
 import platform
 import statistics
 import sys
@@ -43,11 +46,13 @@ FIG2 = np.array([[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]])
 NAME = policies.named(policies.CLUSTER)
 
 
-def fig2_model(policy: str) -> ClusterModel:
+def fig2_model(policy: str, duration_law=None) -> ClusterModel:
     x = 0.6 / 5.1
-    # slots: 100 slots of one unit per resource (14 would leave the pool overloaded)
+    # slots: 100 slots of one unit per resource (14 would leave the pool overloaded);
+    # a duration law only when asked (trees before task laws take none)
+    laws = {} if duration_law is None else {"duration_law": duration_law}
     return pooled_model(FIG2, [4 * x, x, x], policy, tasks_per_resource=100,
-                        mean_tasks=1000, slots_per_server=100)
+                        mean_tasks=1000, slots_per_server=100, **laws)
 
 
 TIMELINE = "--timeline" in sys.argv
@@ -76,12 +81,15 @@ def main() -> None:
                         help="schedulers of the 2 000-server run, comma-separated")
     parser.add_argument("--no-twin", action="store_true")
     parser.add_argument("--timeline", action="store_true")
+    parser.add_argument("--duration-law", type=json.loads, help="the pooled runs' task "
+                        "duration law, a size-law table as JSON (default: exponential), "
+                        "e.g. '{\"distribution\": \"lognormal\", \"sigma\": 1.5}'")
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {platform.machine()}, mrfq from "
           f"{Path(mrfq.__file__).parent}")
     pooled = args.policies.split(",") if args.policies else policies.names(policies.CLUSTER)
     for policy in () if args.large_only else pooled:
-        model = fig2_model(policy)
+        model = fig2_model(policy, args.duration_law)
         timed(model, *workload(model, 50, 0), 0)  # compile / load the cache
         rates = []
         for seed in range(1, args.repeats + 1):

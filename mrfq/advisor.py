@@ -98,14 +98,13 @@ def pilot_length(scenario: Scenario, load: float) -> int:
                                           / 100) * 100)
 
 
-def _check(scenario: Scenario, precision: float, pilot_flows: int) -> None:
+def _check(precision: float, pilot_flows: int) -> None:
+    """The arguments (not the file's values, validated when it was read)."""
     if not 0.0 < precision < 1.0:
-        raise InputError(f"must be in (0, 1), got {precision!r}", "--precision",
-                         scenario.source)
+        raise InputError(f"must be in (0, 1), got {precision!r}", "precision")
     if pilot_flows < 20 * PILOT_BATCHES:
         raise InputError(f"must be >= {20 * PILOT_BATCHES} (the pilot keeps "
-                         f"{PILOT_BATCHES} batches), got {pilot_flows}", "--pilot-flows",
-                         scenario.source)
+                         f"{PILOT_BATCHES} batches), got {pilot_flows}", "pilot_flows")
 
 
 def advise(scenario: Scenario | str, *, precision: float | None = None,
@@ -139,13 +138,15 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     cfg = scenario.packet
     if precision is None:
         precision = cfg.precision if cfg.precision is not None else DEFAULT_PRECISION
-    _check(scenario, float(precision), MIN_PILOT_FLOWS if pilot_flows is None
+    _check(float(precision), MIN_PILOT_FLOWS if pilot_flows is None
            else int(pilot_flows))
-    names = [policies.get(policies.PACKET, p, "--policies", scenario.source).name
-             for p in (policy_names or cfg.policies)]
+    names = [policies.get(policies.PACKET, p, "policies").name for p in policy_names] \
+        if policy_names else [policies.get(policies.PACKET, p, "packet.policies",
+                                           scenario.source).name for p in cfg.policies]
     chosen_loads = list(scenario.load_values if loads is None else loads)
     for load in chosen_loads:
-        scenario.check_load(load, "--loads")
+        scenario.check_load(load, "load.values" if loads is None else "loads",
+                            in_file=loads is None)
     for name in names:
         for load in chosen_loads:
             packet.check(scenario, name, load)

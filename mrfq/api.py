@@ -46,6 +46,7 @@ from mrfq.scenario import Scenario, load_scenario, packaged_scenarios
 from mrfq.simulation import SimulationResult
 from mrfq.simulation import simulate as _simulate
 from mrfq.sizes import DISTRIBUTIONS
+from mrfq.validation import check_tolerance
 from mrfq.workloads import BUNDLED
 
 __all__ = ["FlowsResult", "RunResult", "SimulationResult", "allocate", "available",
@@ -217,6 +218,7 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
         return pipeline.cluster_trace(scenario, results_dir)
     if not scenario.cluster.policies:
         raise InputError("the scenario has no [cluster] section", "cluster", scenario.source)
+    check_tolerance(tolerance)  # before any work
     results = Path(results_dir) if results_dir else pipeline.default_results_dir(scenario)
     summary = pipeline.sweep(scenario, results, jobs=jobs,
                              kinds=(registry.FLUID, registry.CLUSTER),

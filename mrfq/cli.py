@@ -104,8 +104,9 @@ def list_() -> None:
         for row in rows.itertuples():
             realises = f" (realises {row.realises})" if row.realises else ""
             click.echo(f"  {row.name:22s} {row.summary}{realises}")
-    for title, names in [("size laws ([[classes]] size.distribution)", listing["size_laws"]
-                          .distribution), ("workloads (size.workload)", listing["workloads"].name)]:
+    laws = "size laws ([[classes]] size.distribution; [cluster] tasks and duration_law too)"
+    for title, names in [(laws, listing["size_laws"].distribution),
+                         ("workloads (size.workload)", listing["workloads"].name)]:
         click.echo(f"{title}: {', '.join(names)}")
 
 

@@ -25,6 +25,18 @@ def _fail(message: str) -> None:
     sys.exit(2)
 
 
+def _as_option(exc: InputError) -> InputError:
+    """The error with a Python keyword it names (``virtual_time``: the layers below the
+    CLI name the API's keywords) shown as the running command's option for it
+    (``--virtual-time``); errors about a file, or naming anything else, as they are."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and exc.source is None and exc.field:
+        for param in ctx.command.params:
+            if isinstance(param, click.Option) and param.name == exc.field:
+                exc.field = max(param.opts, key=len)
+    return exc
+
+
 def user_errors(func):
     """Turn InputError, an unwritable output (OSError) and Ctrl-C into a one-line message
     and an exit code; any other exception is a bug (traceback, exit 3)."""
@@ -34,7 +46,7 @@ def user_errors(func):
         try:
             return func(*args, **kwargs)
         except InputError as exc:
-            _fail(exc.message)
+            _fail(_as_option(exc).message)
         except OSError as exc:
             where = exc.filename if exc.filename is not None else "output"
             _fail(f"{where}: {exc.strerror or exc}")

@@ -116,11 +116,11 @@ def _dask(function, items, arguments, scheduler, follow_up=None):
         from distributed import Client, as_completed  # optional dependency (mrfq[dask])
     except ImportError:
         raise InputError("needs the optional extra: pip install 'mrfq[dask]'",
-                         "--scheduler") from None
+                         "scheduler") from None
     try:
         client = Client(scheduler, timeout="10s")
     except OSError as exc:
-        raise InputError(f"cannot reach the Dask scheduler: {exc}", "--scheduler") from None
+        raise InputError(f"cannot reach the Dask scheduler: {exc}", "scheduler") from None
     try:
         # the shared arguments (the scenario) go to the cluster once
         shared = [client.scatter(a, broadcast=True) if not isinstance(a, int | float | str)

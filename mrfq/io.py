@@ -118,7 +118,7 @@ def read_toml(path: str | Path) -> dict:
 FIGURE_FORMATS = ("png", "pdf")
 
 
-def check_figure_formats(formats: Sequence[str] | str | None, field: str = "--format"
+def check_figure_formats(formats: Sequence[str] | str | None, field: str = "formats"
                   ) -> tuple[str, ...]:
     """Figure formats from a list or a comma-separated string; InputError for one
     matplotlib cannot write."""

@@ -125,8 +125,7 @@ def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,
     which known limitations of the policies apply
     (:func:`mrfq.validation.known_limitations`). Raises InputError when there is nothing
     to validate."""
-    if not tolerance >= 0:
-        raise InputError("must be >= 0", "--tolerance")
+    rules.check_tolerance(tolerance)
     summary = source if isinstance(source, pd.DataFrame) else read_summary(source)
     if scenario is None and not isinstance(source, pd.DataFrame):
         scenario = stored_scenario(source)
@@ -239,7 +238,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     from mrfq.plots import dominant_share_over_time
 
     scenario = scenario_of(scenario)
-    chosen = [registry.get(registry.PACKET, p, "--policies").name
+    chosen = [registry.get(registry.PACKET, p, "policies").name
               for p in (policies or scenario.packet.policies)]
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
     check_writable_dir(results)
@@ -279,17 +278,17 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     requested policies and loads, and the scenario's ``description`` and ``load_axis``
     (so that a plot of the table keeps its title and axis)."""
     scenario = scenario_of(scenario)
-    chosen = tuple(dict.fromkeys(registry.get(registry.FLUID, p, "--policies").name
+    chosen = tuple(dict.fromkeys(registry.get(registry.FLUID, p, "policies").name
                                  for p in (policies or scenario.fluid.policies)))
     values = tuple(dict.fromkeys(float(v) for v in (loads or scenario.load_values)))
     for value in values:
-        scenario.check_load(value, "--loads")
+        scenario.check_load(value, "loads" if loads else "load.values", in_file=not loads)
     if tolerance is not None and not tolerance > 0:
-        raise InputError("must be positive", "--tolerance")
+        raise InputError("must be positive", "tolerance")
     if method is not None:
         if method not in FLUID_METHODS:
             raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
-                             "--method")
+                             "method")
     scenario = replace(scenario, load_values=values, fluid=replace(
         scenario.fluid, policies=chosen,
         tolerance=scenario.fluid.tolerance if tolerance is None else tolerance,

@@ -45,8 +45,11 @@ MARKOV_LAW, EXPLICIT_LAW = "markov", "explicit"
 #: known departures of a packet policy from the fluid policy it realises, by the condition
 #: on the scenario under which they show (validation names them in its verdict, README)
 UNEQUAL_WEIGHTS, UNEQUAL_DOMINANT_SHARES = "unequal-weights", "unequal-dominant-shares"
-#: a cluster scenario's per-job parallelism caps, which the fluid model does not have
-PARALLELISM_CAPS = "parallelism-caps"
+#: a cluster scenario's per-job parallelism caps, which the fluid model does not have; a
+#: law of the tasks per job other than its class's flow-size law; task durations drawn
+#: from a size law (stragglers)
+PARALLELISM_CAPS, JOB_SIZE_LAW, TASK_DURATION_LAW = (
+    "parallelism-caps", "job-size-law", "task-duration-law")
 LIMITATIONS = {
     UNEQUAL_WEIGHTS: "with unequal class weights, DRFQ's virtual time (one for the "
                      "router, one per resource when dovetailing) resets the flows whose "
@@ -58,6 +61,13 @@ LIMITATIONS = {
                              "saturate is capped (docs/models.md, MR3's reach)",
     PARALLELISM_CAPS: "the scenario caps the tasks a job runs at once ([cluster] "
                       "max_parallel), which the fluid model does not (docs/guide/clusters.md)",
+    JOB_SIZE_LAW: "a job's number of tasks ([cluster] tasks) does not follow its class's "
+                  "flow-size law (geometric tasks for exponential sizes, fixed ones "
+                  "for deterministic sizes), so the cluster's jobs are not the fluid model's "
+                  "(docs/guide/clusters.md, task laws)",
+    TASK_DURATION_LAW: "task durations follow a size law ([cluster] duration_law): a job "
+                       "waits for its last, longest tasks, which the fluid model, serving "
+                       "its work as a fluid, does not (docs/guide/clusters.md, task laws)",
 }
 
 #: per-policy parameters a packet policy may read from the scenario's ``[packet]`` table

@@ -18,11 +18,14 @@ import numpy as np
 
 #: spawn-key tags of the streams of one run: the packet engine's arrival streams
 #: (1000: gaps, 1001: classes, 1002: geometric sizes, 1010 + k: class k's own size law),
-#: the flow-level simulator's (2000: gaps, 2001: classes, 2010 + k: class k's sizes) and
-#: the packet model's steady-state start
+#: the flow-level simulator's (2000: gaps, 2001: classes, 2010 + k: class k's sizes),
+#: the packet model's steady-state start, and a cluster run's numbers of tasks for the
+#: classes whose law is a size-law table (4000 + k: class k's; task durations are a hash
+#: of (seed, job, task), not a stream)
 PACKET_ARRIVALS = 1000
 FLOW_ARRIVALS = 2000
 INITIAL_STATE = 3000
+CLUSTER_TASKS = 4000
 
 
 def run_seed(seed: int | np.random.SeedSequence, run: int | None = None

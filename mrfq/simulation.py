@@ -77,7 +77,7 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
                                        delta=delta, virtual_time=virtual_time, seed=seed,
                                        precision=precision,
                                        max_replications=max_replications, init=init)
-    scenario.check_load(load)
+    scenario.check_load(load, in_file=False)  # an argument, not the file's
     packet.check(scenario, policy, load)
     if not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")

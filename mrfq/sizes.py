@@ -197,10 +197,34 @@ class SizeLaw:
             return workloads.quantile(self.values[0], self.values[1], rng.random(n))
         return self.values[rng.integers(0, self.values.size, n)]
 
+    def pareto_parameters(self) -> tuple[float, float, float, float]:
+        """A Pareto law's (α, x_m, H, E): shape, minimum (α − 1)/α, bound (∞: none) and
+        the truncated law's mean that scales it back to mean 1 (1 when unbounded)."""
+        alpha, high = self.params["shape"], self.params.get("max")
+        low = (alpha - 1) / alpha
+        if high is None:
+            return alpha, low, math.inf, 1.0
+        return alpha, low, high, _bounded_pareto_moment(alpha, low, high, 1)
+
+    def hyperexponential_phases(self) -> tuple[float, float, float]:
+        """A hyperexponential law's (p_1, μ_1, μ_2): the first phase's probability and
+        the two phases' rates (balanced means, module doc)."""
+        (p1, _), (m1, m2) = _h2(self.params["scv"])
+        return p1, m1, m2
+
+    def spec(self) -> dict:
+        """The table :func:`parse_size` reads back into this law (a table law keeps its
+        file, as an absolute path, its points or its bundled workload)."""
+        spec = {"distribution": self.distribution}
+        spec.update({k: v for k, v in self.params.items() if v is not None})
+        return spec
+
     def key(self) -> dict:
-        """Canonical description for hashing (empirical: the sizes' SHA-256, not the path)."""
+        """Canonical description for hashing (a table law: its SHA-256, not the path or the
+        points it was read from)."""
         out = {"distribution": self.distribution}
-        out.update({k: v for k, v in sorted(self.params.items()) if k != "file"})
+        out.update({k: v for k, v in sorted(self.params.items())
+                    if k not in ("file", "points")})
         if self.digest:
             out["sha256"] = self.digest
         return out
@@ -316,7 +340,7 @@ def parse_size(spec: Any = None, field: str = "size", source: str | None = None,
         raw = _read_sizes(path, f"{field}.file", source)
         digest = hashlib.sha256(raw.tobytes()).hexdigest()
         values = raw / raw.mean() if rescale else raw
-        params["file"] = str(path)
+        params["file"] = str(path.resolve())  # (a stored scenario reads it from anywhere)
         params["rescale"] = rescale
     elif name == "cdf":
         values, digest = _cdf_table(spec, field, source, base_dir, params)
@@ -336,12 +360,13 @@ def _cdf_table(spec: dict, field: str, source: str | None, base_dir: str | Path 
     where = f"{field}.{key}"
     if key == "points":
         x, f = workloads.check_points(spec["points"], where, source)
+        params["points"] = [[float(a), float(b)] for a, b in zip(x, f, strict=True)]
     elif key == "file":
         path = Path(fields.text(spec["file"], where, source))
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
         x, f = workloads.read_table(path, where, source)
-        params["file"] = str(path)
+        params["file"] = str(path.resolve())
     else:
         name = fields.text(spec["workload"], where, source)
         x, f = workloads.bundled(name, where, source)
@@ -378,12 +403,14 @@ def packet_counts(work: np.ndarray, mean_size: float) -> np.ndarray:
 HEAVY_TAIL_LOAD = 0.8
 
 
-def interval_warning(law: SizeLaw, load: float | None = None, owner: str = "") -> str:
+def interval_warning(law: SizeLaw, load: float | None = None, owner: str = "",
+                     unit: str = "flows") -> str:
     """Why a simulated 95% interval of γ at a point with a class of size law ``law``
     should not be trusted at face value, "" when nothing is known against it. ``load``:
     the load of the scenario's most loaded resource at the point (None: unknown, taken
     as high); ``owner``: the class(es) with that law, named in the text (the classes
-    beside them are as unreliable: they share the huge flows' congestion).
+    beside them are as unreliable: they share the huge flows' congestion); ``unit``: what
+    the law's draws make, named in the text (flows; a cluster's jobs).
 
     * infinite variance (unbounded Pareto, shape α ≤ 2): at every load;
     * finite variance but infinite third moment (Pareto 2 < α ≤ 3): from
@@ -398,17 +425,18 @@ def interval_warning(law: SizeLaw, load: float | None = None, owner: str = "") -
     if math.isinf(law.raw_moment(2)):
         what = f"shape {shape:g} <= 2" if shape is not None else "shape <= 2"
         return (f"unreliable interval: {law.distribution} sizes with infinite variance "
-                f"({what}){where}: a run has not seen its share of huge flows, so gamma "
+                f"({what}){where}: a run has not seen its share of huge {unit}, so gamma "
                 "tends to come out high and the 95% interval, too narrow, covers well "
                 "below 95% (74-91% with 20 000 flows; VALIDATION.md, Heavy tails): run "
-                "far more flows (10^6 and more), read gamma as an upper estimate, or "
-                "bound the law (size max) to study a finite-variance version")
+                f"far more {unit} (10^6 and more), read gamma as an upper estimate, or "
+                f"bound the law ({'size max' if unit == 'flows' else 'its max'}) to study "
+                "a finite-variance version")
     high = load is None or load >= HEAVY_TAIL_LOAD
     if high and math.isinf(law.raw_moment(3)):
         what = f"shape {shape:g} <= 3" if shape is not None else "shape <= 3"
         return (f"unreliable interval: {law.distribution} sizes with infinite third moment "
                 f"({what}){where} at load >= {HEAVY_TAIL_LOAD:g}: the 95% interval covers "
                 "below 95% and gamma tends to come out high (VALIDATION.md, Heavy tails); "
-                "run several times more flows (or replications) and check that gamma "
+                f"run several times more {unit} (or replications) and check that gamma "
                 "and the interval settle")
     return ""

@@ -111,7 +111,7 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     if jobs is not None and jobs < 1:
-        raise InputError("must be >= 1", "--jobs")
+        raise InputError("must be >= 1", "jobs")
     results = Path(results_dir)
     check_writable_dir(results)
     points_dir = results / POINTS_DIR

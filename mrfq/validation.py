@@ -41,8 +41,10 @@ import numpy as np
 import pandas as pd
 
 from mrfq import policies
+from mrfq.cluster.model import configured_laws
 from mrfq.errors import InputError
 from mrfq.fluid.allocators import allocate
+from mrfq.sizes import SizeLaw
 
 COLUMNS = ["policy", "load", "class", "fluid_policy", "fluid_gamma", "fluid_method",
            "fluid_ci_low", "fluid_ci_high", "packet_gamma", "ci_low", "ci_high",
@@ -80,7 +82,8 @@ def known_limitations(scenario) -> dict[str, str]:
     names a limitation whose condition holds — unequal class weights, or (for a round
     robin on dominant times) some set of classes whose fluid shares are unequal; and
     ``"cluster:<name>"`` → why, for every cluster policy when the scenario has per-job
-    parallelism caps."""
+    parallelism caps, a law of the tasks per job that is not its class's flow-size law
+    (:func:`_job_size_matches`), or task durations drawn from a size law."""
     weights = np.asarray(scenario.weights, dtype=np.float64)
     found = {}
     for name in scenario.packet.policies:
@@ -93,10 +96,34 @@ def known_limitations(scenario) -> dict[str, str]:
             holds = False
         if holds:
             found[name] = policies.LIMITATIONS[entry.limitation]
-    if scenario.cluster.max_parallel:  # every cluster policy: the fluid model has no caps
-        for name in scenario.cluster.policies:
-            found[f"{policies.CLUSTER}:{name}"] = policies.LIMITATIONS[policies.PARALLELISM_CAPS]
+    cluster = scenario.cluster
+    why = []  # every cluster policy
+    if cluster.max_parallel:  # the fluid model has no caps
+        why.append(policies.LIMITATIONS[policies.PARALLELISM_CAPS])
+    if cluster.policies and not cluster.trace:  # the laws as run (built-ins in disguise)
+        names = scenario.class_names
+        if not all(_job_size_matches(tasks, size) for tasks, size in zip(
+                configured_laws(cluster, names, "tasks"), scenario.size_laws, strict=True)):
+            why.append(policies.LIMITATIONS[policies.JOB_SIZE_LAW])
+        if any(isinstance(law, SizeLaw)
+               for law in configured_laws(cluster, names, "duration_law")):
+            why.append(policies.LIMITATIONS[policies.TASK_DURATION_LAW])
+    for name in cluster.policies if why else ():
+        found[f"{policies.CLUSTER}:{name}"] = "; ".join(why)
     return found
+
+
+def _job_size_matches(tasks, size: SizeLaw) -> bool:
+    """A cluster class's law of tasks per job is its flow-size law: geometric tasks
+    (exactly geometric packets of exponential work, :func:`mrfq.sizes.packet_counts`)
+    for exponential sizes, fixed for deterministic ones, or the same size law (a job's
+    work, N task durations of mean d, then follows it up to the task granularity; compared
+    by their keys, so a file named by two paths is one law)."""
+    if tasks == "geometric":
+        return size.distribution == "exponential"
+    if tasks == "fixed":
+        return size.distribution == "deterministic"
+    return tasks.key() == size.key()
 
 
 def _interval_problem(row: pd.Series) -> str:
@@ -150,13 +177,19 @@ def _joint_inside(row: pd.Series, target: float, low: float, high: float) -> boo
     return bool(abs(difference) <= np.hypot(packet_half, fluid_half))
 
 
+def check_tolerance(tolerance: float) -> None:
+    """InputError unless ``tolerance`` (a relative difference) is >= 0: checked before any
+    work by the commands that validate what they compute."""
+    if not tolerance >= 0:
+        raise InputError("must be >= 0", "tolerance")
+
+
 def check_run(scenario, tolerance: float) -> None:
     """The main job's checks before any work (``mrfq run``): InputError for a negative
     ``tolerance``, or when no packet or cluster policy of ``scenario`` (a
     :class:`~mrfq.scenario.Scenario`) has a fluid counterpart, so that no point computed
     could be validated (baselines such as ``bottleneck-fq``)."""
-    if not tolerance >= 0:
-        raise InputError("must be >= 0", "--tolerance")
+    check_tolerance(tolerance)
     if scenario.cluster.trace:  # the sweep refuses it, saying why (a trace has no load axis)
         return
     simulated = [(policies.PACKET, name) for name in scenario.packet.policies] + [

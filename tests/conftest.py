@@ -80,3 +80,21 @@ def assert_cluster_refuses(path, line: str) -> None:
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == [line]
     assert not out.exists()
+
+
+def assert_kernel_matches_twin(policy: str, model, seed: int, exponential, jobs: int = 40):
+    """``jobs`` Poisson jobs of ``model`` (seed ``seed``) run by the kernel and by the slow
+    twin (tests/naive_cluster.py, ``exponential``: its duration law argument) finish at
+    the same times, bit for bit, after the same number of task events."""
+    from naive_cluster import naive_cluster
+
+    from mrfq.cluster import workload
+    from mrfq.cluster.model import simulate_jobs
+
+    arrival, classes, tasks = workload(model, jobs, seed)
+    finish, _, _, _, events = simulate_jobs(model, arrival, classes, tasks, seed)
+    twin, twin_events = naive_cluster(policy, model.capacity, model.demand, model.weights,
+                                      arrival, classes, tasks, model.durations, exponential,
+                                      seed, model.slots_per_server)
+    assert events == twin_events
+    np.testing.assert_array_equal(finish, np.array(twin))

@@ -24,11 +24,54 @@ def uniform(seed, job, task):
     return ((z >> 11) + 0.5) / 9007199254740992.0
 
 
+def draw(law, u, v):
+    """A mean-1 draw of a flow-size law from two uniforms, each law from its definition
+    (mrfq.sizes' module doc): H2 with balanced means, p_1 = (1 + √((c² − 1)/(c² + 1)))/2,
+    phase i of rate 2 p_i, chosen by v; lognormal exp(σ Z − σ²/2), Z by Box–Muller from
+    (u, v); Pareto by inversion, x_m = (α − 1)/α, and bounded by H: the inverse of the
+    CDF truncated to [x_m, H], divided by that law's mean ∫ x · c x^(−α−1) dx over [x_m,
+    H], c = α x_m^α / (1 − (x_m/H)^α); empirical: row ⌊u n⌋; CDF table: linear between the points
+    (u below the first point's F: its size)."""
+    name, p = law.distribution, law.params
+    if name == "hyperexponential":
+        c2 = p["scv"]
+        p1 = (1 + math.sqrt((c2 - 1) / (c2 + 1))) / 2
+        rate = 2 * p1 if v < p1 else 2 * (1 - p1)
+        return -math.log(u) / rate
+    if name == "lognormal":
+        s = p["sigma"]
+        z = math.sqrt(-2 * math.log(u)) * math.cos(2 * math.pi * v)
+        return math.exp(s * z - s * s / 2)
+    if name == "pareto":
+        alpha, high = p["shape"], p.get("max")
+        low = (alpha - 1) / alpha
+        if high is None:
+            return low * u ** (-1 / alpha)
+        cut = 1 - (low / high) ** alpha
+        density = alpha * low ** alpha / cut  # the truncated law's density: this / x^(α+1)
+        mean = density * (high ** (1 - alpha) - low ** (1 - alpha)) / (1 - alpha)
+        return low * (1 - u * cut) ** (-1 / alpha) / mean
+    if name == "empirical":
+        values = list(law.values)
+        return values[min(int(u * len(values)), len(values) - 1)]
+    sizes, cdf = list(law.values[0]), list(law.values[1])  # a CDF table
+    if u < cdf[0]:
+        return sizes[0]
+    for i in range(1, len(cdf)):
+        if cdf[i - 1] <= u < cdf[i]:
+            return sizes[i - 1] + (u - cdf[i - 1]) / (cdf[i] - cdf[i - 1]) * (
+                sizes[i] - sizes[i - 1])
+    return sizes[-1]
+
+
 def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tasks,
                   duration_mean, exponential=True, seed=1, slots_per_server=14,
                   allowed=None, task_time=None, log=None, max_parallel=None):
     """Finish time of every job and the number of task events. ``allowed[k][l]``: class
-    k may use server l (default: every server); ``task_time``: given task durations,
+    k may use server l (default: every server); ``exponential``: the duration law
+    (True: exponential, False: fixed) of every class, or a list with one per class, each
+    True, False or a :class:`mrfq.sizes.SizeLaw` (:func:`draw`);
+    ``task_time``: given task durations,
     job after job; ``log``: a list that gets (job, class, start, end) of every task;
     ``max_parallel[k]``: a class-k job never runs more tasks at once (None or inf: no
     cap) — one at its cap is left out of the jobs the scheduler may pick, as a job with
@@ -181,7 +224,13 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
                 d = task_time[first_task[job["id"]] + job["launched"]]
             else:
                 u = uniform(seed, job["id"], job["launched"])
-                d = -duration_mean[k] * math.log(u) if exponential else duration_mean[k]
+                # one law for every class, or one per class (a list)
+                law = exponential[k] if isinstance(exponential, list) else exponential
+                if law is True or law is False:
+                    d = -duration_mean[k] * math.log(u) if law else duration_mean[k]
+                else:
+                    d = duration_mean[k] * draw(law, u, uniform(seed, job["id"],
+                                                                job["launched"] + 2**40))
             heapq.heappush(heap, (t + d, seq, job["id"], l))
             if log is not None:
                 log.append((job["id"], k, t, t + d))

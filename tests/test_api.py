@@ -138,6 +138,24 @@ def test_bad_arguments_raise_input_error(call, field):
         call()
 
 
+@pytest.mark.parametrize("call, field", [
+    (lambda: mrfq.simulate(SMALL, "drfq", 0.4, virtual_time="x"), "virtual_time"),
+    (lambda: mrfq.simulate(SMALL, "bmf", 0.4, flows=0), "flows"),
+    (lambda: mrfq.simulate(SMALL, "bmf", 0.4, mean_size=0.5), "mean_size"),
+    (lambda: mrfq.simulate(SMALL, "bmf", 0.4, init="warm"), "init"),
+    (lambda: mrfq.fluid(SMALL, loads=[1.5]), "loads"),
+    (lambda: mrfq.fluid(SMALL, tolerance=-1), "tolerance"),
+    (lambda: mrfq.fluid(SMALL, policies=["wfq"]), "policies"),
+    (lambda: mrfq.plan(SMALL, precision=1.5), "precision"),
+])
+def test_argument_errors_name_the_python_keyword(call, field):
+    """The Python API's errors name its keyword, not the CLI's option (``--flows``), and
+    no file (the value is an argument's)."""
+    with pytest.raises(mrfq.InputError) as info:
+        call()
+    assert info.value.field == field and info.value.source is None, str(info.value)
+
+
 def test_a_misspelt_scenario_names_the_packaged_ones():
     with pytest.raises(mrfq.InputError, match="did you mean 'fig3_quick'"):
         mrfq.simulate("fig3_quik", "bmf", 0.5)

@@ -46,7 +46,7 @@ def test_a_cluster_section_takes_the_registry_defaults_and_round_trips():
     ({"mean_tasks": 0.5}, "cluster.mean_tasks", "must be >= 1 task"),
     ({"tasks_per_resource": 0.5}, "cluster.tasks_per_resource", "must fit the pool"),
     ({"policies": ["drfq"]}, "cluster.policies", "unknown policy"),
-    ({"tasks": "poisson"}, "cluster.tasks", "must be one of geometric, fixed"),
+    ({"tasks": "poisson"}, "cluster.tasks", "must be 'geometric' or 'fixed', or a size-law table"),
     ({"jobs": 10}, "cluster.warmup", "fewer than 20 jobs"),
     ({"jobz": 10}, "cluster", "jobz"),
 ])

@@ -7,8 +7,7 @@ round-trips, and a bad value is one line naming its field."""
 
 import numpy as np
 import pytest
-from conftest import assert_cluster_refuses
-from naive_cluster import naive_cluster
+from conftest import assert_cluster_refuses, assert_kernel_matches_twin
 
 from mrfq import policies
 from mrfq.cluster import pooled_model, workload
@@ -87,15 +86,9 @@ def test_kernel_matches_the_twin_with_per_class_tasks_and_durations(entry):
                "servers": [[2, 6], [6, 2], [3, 3]]}
     scenario = scenario_from_dict(_raw(**cluster), "s.toml")
     model = kind.model(scenario, entry.name, 0.6)
-    arrival, classes, tasks = workload(model, 40, 5)
     assert model.mean_tasks.tolist() == [2, 6, 4]
     assert model.durations.tolist() == [1.5, 0.5, 1.0]
-    finish, _, _, _, events = simulate_jobs(model, arrival, classes, tasks, 5)
-    twin, twin_events = naive_cluster(entry.name, model.capacity, model.demand,
-                                      model.weights, arrival, classes, tasks,
-                                      model.durations, True, 5, 3)
-    assert events == twin_events
-    np.testing.assert_array_equal(finish, np.array(twin))
+    assert_kernel_matches_twin(entry.name, model, 5, True)
 
 
 def test_fixed_laws_give_each_class_its_own_n_and_d():

@@ -200,7 +200,7 @@ def test_bad_init_at_a_point(monkeypatch, tmp_path):
     assert err.value.field == "packet.init"
     with pytest.raises(InputError) as err:
         simulate(s, "bmf", LOAD, init="warm", flows=50)
-    assert err.value.field == "--init"
+    assert err.value.field == "init"
     # beyond the Markov solver's budget (predicted states at load 0.999 on the max axis)
     crowded = scenario_from_dict({"resources": ["cpu", "link"], "classes": FIG3_CLASSES,
                                   "load": {"values": [0.5, 0.999]},

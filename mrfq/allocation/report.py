@@ -86,7 +86,7 @@ def allocation_report(path: str | Path | Problem, policies: Sequence[str] = (),
                                        what="policy", lower=True))
     skipped = {}
     if policies:
-        chosen = list(fields.name_list(list(policies), "--policies", None,
+        chosen = list(fields.name_list(list(policies), "policies", None,
                                        allowed=tuple(POLICIES), what="policy", lower=True))
     else:  # the file's list (checked to apply) or all: leave out those that do not apply
         skipped = {name: why for name in chosen if (why := not_applicable(name, problem))}

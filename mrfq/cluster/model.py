@@ -22,22 +22,93 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
-from mrfq import policies
+from mrfq import policies, seeds
 from mrfq.cluster import kernel
 from mrfq.cluster.timeline import Timeline
 from mrfq.errors import InputError
+from mrfq.scenario.cluster import per_class_laws
+from mrfq.sizes import SizeLaw, packet_counts, parse_size
 
 #: laws of the number of tasks of a job, and of a task's duration
 GEOMETRIC, FIXED, EXPONENTIAL = "geometric", "fixed", "exponential"
+#: the built-in laws by name (besides them, any flow-size law of :mod:`mrfq.sizes`)
+TASK_LAWS, DURATION_LAWS = (GEOMETRIC, FIXED), (EXPONENTIAL, FIXED)
+
+
+def class_laws(value, K: int, builtins: tuple[str, str], name: str) -> tuple:
+    """Per class, the law of a job's number of tasks (``builtins`` = :data:`TASK_LAWS`)
+    or of a task's duration (:data:`DURATION_LAWS`): ``value`` is one law for every class
+    or a sequence of K, each a built-in name (any case; None: the default,
+    ``builtins[0]``), a :class:`~mrfq.sizes.SizeLaw` or its table (a dict, read by
+    :func:`~mrfq.sizes.parse_size`): a flow-size law, mean 1 unless an un-rescaled table.
+    A law that is a built-in one in disguise becomes it, so that it draws the same
+    numbers: exponential → ``builtins[0]`` (geometric tasks, exponential durations),
+    deterministic → ``fixed``. A tasks law must keep its mean 1 (the mean number of tasks
+    is ``mean_tasks``): an un-rescaled table is refused there. InputError naming ``name``
+    otherwise."""
+    single = value is None or isinstance(value, str | SizeLaw | dict)
+    items = [value] * K if single else list(value)
+    if len(items) != K:
+        raise InputError(f"must be one law or {K} laws (one per class), got {len(items)}",
+                         name)
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            item = parse_size(item, name)
+        if item is None:
+            item = builtins[0]
+        if isinstance(item, SizeLaw):
+            if item.distribution in ("exponential", "deterministic"):
+                item = builtins[0] if item.distribution == "exponential" else FIXED
+            elif builtins == TASK_LAWS and item.mean != 1.0:
+                raise InputError("a tasks law keeps mean 1 (rescale = true): the mean "
+                                 "number of tasks is mean_tasks", f"{name}.rescale")
+        elif isinstance(item, str) and item.strip().lower() in builtins:
+            item = item.strip().lower()
+        else:
+            raise InputError(f"must be {' or '.join(repr(b) for b in builtins)}, or a size "
+                             f"law (mrfq.sizes.parse_size), got {item!r}", name)
+        out.append(item)
+    return tuple(out)
+
+
+def configured_laws(config, names: list[str], key: str) -> tuple:
+    """Per class (``names`` order), the law ``key`` ("tasks" or "duration_law") of a
+    ``[cluster]`` section as the model runs it (:func:`class_laws`: a built-in law in
+    disguise is the built-in one)."""
+    builtins = TASK_LAWS if key == "tasks" else DURATION_LAWS
+    return class_laws(per_class_laws(config, key, names), len(names), builtins, key)
+
+
+def law_key(laws: tuple) -> str | dict | list:
+    """The laws of :func:`configured_laws` for a point's key: one built-in name or one
+    size law's :meth:`~mrfq.sizes.SizeLaw.key` when every class has it (the default
+    keys as the name it always was), else the list per class."""
+    keys = [law if isinstance(law, str) else law.key() for law in laws]
+    return keys[0] if all(k == keys[0] for k in keys) else keys
+
+
+def law_mean(law: str | SizeLaw) -> float:
+    """The mean of a law in units of its class's mean (E[N_k] or d_k): 1, except for a
+    table law with ``rescale = false`` (:attr:`mrfq.sizes.SizeLaw.mean`)."""
+    return 1.0 if isinstance(law, str) else law.mean
 
 
 @dataclass(frozen=True)
 class ClusterModel:
     """Servers, job classes and a scheduler (module doc for the units).
 
-    ``rates[k]``: Poisson job arrivals per time unit; ``mean_tasks[k]``: E[N_k] (``tasks``
-    law: geometric on 1, 2, … or fixed); ``durations[k]``: mean task duration d_k
-    (``duration_law``: exponential or fixed); ``slots_per_server``: k of the slot
+    ``rates[k]``: Poisson job arrivals per time unit; ``mean_tasks[k]``: m_k, the mean
+    E[N_k] of a job's number of tasks, whose law is ``tasks``: geometric on 1, 2, …, fixed
+    (N = m_k rounded), or a flow-size law of :mod:`mrfq.sizes` of mean 1 (a
+    :class:`~mrfq.sizes.SizeLaw`: N = 1 + ⌊x / θ⌋ for x drawn from it, θ = −ln(1 − 1/m_k),
+    as a flow's packets, :func:`mrfq.sizes.packet_counts`: E[N_k] = m_k up to O(1/m_k);
+    m_k = 1 means one task per job, whatever the law); ``durations[k]``: d_k, a task's
+    mean duration, whose law is ``duration_law``: exponential, fixed, or a flow-size law
+    (duration d_k x, E = d_k E[x]: d_k unless an un-rescaled table). Each law: one for
+    every class, or a sequence with one per class
+    (:func:`class_laws`; ``task_laws`` and ``duration_laws`` hold them per class);
+    ``slots_per_server``: k of the slot
     scheduler (the largest server is cut into k slots); ``allowed[k, l]``: class k may
     run on server l (placement constraints, TSF; default everywhere); ``max_parallel[k]``
     (or one number for every class): the most tasks a class-k job runs at once, an
@@ -51,11 +122,13 @@ class ClusterModel:
     mean_tasks: np.ndarray = field(default=None)  # type: ignore[assignment]
     durations: np.ndarray = field(default=None)  # type: ignore[assignment]
     weights: np.ndarray = field(default=None)  # type: ignore[assignment]
-    tasks: str = GEOMETRIC
-    duration_law: str = EXPONENTIAL
+    tasks: str | SizeLaw | tuple = GEOMETRIC
+    duration_law: str | SizeLaw | tuple = EXPONENTIAL
     slots_per_server: int = 14
     allowed: np.ndarray = field(default=None)  # type: ignore[assignment]
     max_parallel: np.ndarray = field(default=None)  # type: ignore[assignment]
+    task_laws: tuple = field(init=False, default=())
+    duration_laws: tuple = field(init=False, default=())
 
     def __post_init__(self):
         cap = np.atleast_2d(np.asarray(self.capacity, dtype=float))
@@ -101,6 +174,9 @@ class ClusterModel:
         if np.any(self.weights <= 0) or np.any(self.mean_tasks < 1):
             raise InputError("weights must be positive and mean tasks at least 1",
                              "classes")
+        set_(self, "task_laws", class_laws(self.tasks, K, TASK_LAWS, "tasks"))
+        set_(self, "duration_laws", class_laws(self.duration_law, K, DURATION_LAWS,
+                                               "duration_law"))
 
     @property
     def total(self) -> np.ndarray:
@@ -117,9 +193,20 @@ class ClusterModel:
         return self.demand / self.total / self.delta[:, None]
 
     @property
+    def expected_tasks(self) -> np.ndarray:
+        """E[N_k]: m_k (a tasks law has mean 1; m_k times it, for the record)."""
+        return self.mean_tasks * np.array([law_mean(law) for law in self.task_laws])
+
+    @property
+    def expected_duration(self) -> np.ndarray:
+        """A class-k task's mean duration: d_k times its law's mean (as E[N_k])."""
+        return self.durations * np.array([law_mean(law) for law in self.duration_laws])
+
+    @property
     def work(self) -> np.ndarray:
-        """Mean fluid work of a job: E[N_k] d_k δ_k."""
-        return self.mean_tasks * self.durations * self.delta
+        """Mean fluid work of a job: E[N_k] d_k δ_k (for the built-in laws, the means
+        m_k and d_k themselves: multiplied by 1.0, the same floats as before the laws)."""
+        return self.expected_tasks * self.expected_duration * self.delta
 
     @property
     def loads(self) -> np.ndarray:
@@ -140,7 +227,12 @@ def pooled_model(requirements, loads, policy: str, tasks_per_resource: float = 1
     K = a.shape[0]
     mean = np.broadcast_to(np.asarray(mean_tasks, dtype=float), (K,)).copy()
     durations = np.broadcast_to(np.asarray(duration, dtype=float), (K,)).copy()
-    work = mean * durations / C  # the same float operations as one number's, per class
+    # law means: 1.0 for the built-in laws, so the same floats as one number's, per class
+    task_mean = np.array([law_mean(law) for law in class_laws(
+        options.get("tasks", GEOMETRIC), K, TASK_LAWS, "tasks")])
+    duration_mean = np.array([law_mean(law) for law in class_laws(
+        options.get("duration_law", EXPONENTIAL), K, DURATION_LAWS, "duration_law")])
+    work = mean * task_mean * (durations * duration_mean) / C
     return ClusterModel(capacity=np.full((1, a.shape[1]), C), demand=a, policy=policy,
                         rates=np.asarray(loads, dtype=float) / work,
                         mean_tasks=mean, durations=durations, **options)
@@ -155,11 +247,64 @@ def workload(model: ClusterModel, jobs: int, seed: int) -> tuple[np.ndarray, ...
     times = np.cumsum(rng.exponential(1.0 / rate, jobs))
     classes = rng.choice(model.rates.size, size=jobs, p=model.rates / rate)
     m = model.mean_tasks[classes]
-    if model.tasks == GEOMETRIC:
-        tasks = rng.geometric(1.0 / m)
-    else:
+    laws = model.task_laws
+    if all(law == FIXED for law in laws):
         tasks = np.maximum(np.rint(m), 1)
+    else:
+        # geometric for every job (the draws of an all-geometric run, so a geometric
+        # class keeps its jobs whatever the other classes' laws), then the others'
+        tasks = rng.geometric(1.0 / m)
+        for k, law in enumerate(laws):
+            mine = np.flatnonzero(classes == k)
+            if law == FIXED:
+                tasks[mine] = max(np.rint(model.mean_tasks[k]), 1)
+            elif isinstance(law, SizeLaw):
+                stream = seeds.stream(np.random.SeedSequence(seed), seeds.CLUSTER_TASKS + k)
+                tasks[mine] = packet_counts(law.sample(stream, mine.size),
+                                            float(model.mean_tasks[k]))
     return times, classes.astype(np.int64), tasks.astype(np.int64)
+
+
+def duration_arrays(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's form of the classes' duration laws (:func:`mrfq.cluster.kernel.
+    task_duration`): per class a law code and its parameters (K × 4), and the rows
+    ``span[k, 0]:span[k, 1]`` of a 2 × T table (sizes; CDF values) of a table law."""
+    K = len(laws)
+    code = np.zeros(K, dtype=np.int64)
+    par = np.zeros((K, 4))
+    span = np.zeros((K, 2), dtype=np.int64)
+    rows = [np.zeros((2, 0))]
+    used = 0
+    for k, law in enumerate(laws):
+        if not isinstance(law, SizeLaw):
+            code[k] = kernel.D_EXPONENTIAL if law == EXPONENTIAL else kernel.D_FIXED
+            continue
+        name = law.distribution
+        if name == "hyperexponential":
+            code[k], par[k, :3] = kernel.D_HYPEREXPONENTIAL, law.hyperexponential_phases()
+        elif name == "lognormal":
+            code[k], par[k, 0] = kernel.D_LOGNORMAL, law.params["sigma"]
+        elif name == "pareto":
+            code[k], par[k] = kernel.D_PARETO, law.pareto_parameters()
+        else:  # a table: empirical sizes (drawn uniformly), or a CDF
+            code[k] = kernel.D_EMPIRICAL if name == "empirical" else kernel.D_CDF
+            table = (np.vstack([law.values, np.zeros(law.values.size)])
+                     if name == "empirical" else law.values)
+            span[k] = used, used + table.shape[1]
+            rows.append(table)
+            used += table.shape[1]
+    return code, par, np.hstack(rows), span
+
+
+def task_durations(model: ClusterModel, job_class, job_tasks, seed: int) -> np.ndarray:
+    """Every task's duration in a run of these jobs, job after job (task i of job j at
+    Σ_{j' < j} N_j' + i), as the kernel draws them (:func:`mrfq.cluster.kernel.
+    task_duration`): to look at the laws' draws without running the scheduler."""
+    job_tasks = np.asarray(job_tasks, np.int64)
+    first = np.concatenate(([0], np.cumsum(job_tasks)[:-1])).astype(np.int64)
+    return kernel.task_durations(np.asarray(job_class, np.int64), job_tasks, first,
+                                 model.durations, *duration_arrays(model.duration_laws),
+                                 int(seed))
 
 
 @dataclass
@@ -217,9 +362,10 @@ def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
              ) -> JobsRun:
     """The kernel on given jobs (sorted arrivals), see :func:`mrfq.cluster.kernel.simulate`.
     ``task_time``: every task's duration, job after job (a trace); default drawn from the
-    model's law. ``timeline_dt``: the timeline's bin width (time units; it doubles as
-    often as needed to cover the run in :data:`TIMELINE_BINS` bins); 0 chooses it, about
-    1/256 of the last arrival plus a mean task duration; None: no timeline."""
+    model's laws (:func:`duration_arrays`).
+    ``timeline_dt``: the timeline's bin width (time units; it doubles as often as needed
+    to cover the run in :data:`TIMELINE_BINS` bins); 0 chooses it, about 1/256 of the last
+    arrival plus a mean task duration; None: no timeline."""
     job_tasks = np.asarray(job_tasks, np.int64)
     arrival = np.asarray(arrival, float)
     times = np.zeros(0) if task_time is None else np.asarray(task_time, float)
@@ -230,7 +376,7 @@ def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
         raise InputError(f"must be >= 0, got {timeline_dt}", "timeline_dt")
     bins = 0 if timeline_dt is None else TIMELINE_BINS
     if timeline_dt == 0:
-        mean = times.mean() if times.size else float(model.durations.max())
+        mean = times.mean() if times.size else float(model.expected_duration.max())
         timeline_dt = (float(arrival[-1]) + mean) / 256 if arrival.size else 1.0
     first = np.concatenate(([0], np.cumsum(job_tasks)[:-1])).astype(np.int64)
     entry = policies.get(policies.CLUSTER, model.policy)
@@ -241,7 +387,7 @@ def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
     finish, area, busy, samples, events, bins_area, dt, done = kernel.simulate(
         entry.code, fluid, model.capacity, model.demand, model.weights, model.allowed, cap,
         arrival, np.asarray(job_class, np.int64), job_tasks, model.durations,
-        model.duration_law == EXPONENTIAL, int(seed), int(model.slots_per_server),
+        *duration_arrays(model.duration_laws), int(seed), int(model.slots_per_server),
         float(window[0]), float(window[1]), float(sample_dt), int(n_samples), times, first,
         float(timeline_dt or 1.0), bins)
     timeline = (Timeline.from_kernel(bins_area, dt, float(np.nanmax(finish, initial=0.0)),

@@ -163,7 +163,8 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
     return c.get("ci_low", c["gamma"]), c.get("ci_high", c["gamma"])
 
 
-def class_warnings(scenario, load: float) -> list[str]:
+def class_warnings(scenario, load: float, laws: list | None = None,
+                   label: str = "", unit: str = "flows") -> list[str]:
     """Per class (scenario order), what a simulated interval of γ_k at ``load`` (a value
     on the scenario's load axis; the warning reads the most loaded resource's load) must
     say: :func:`mrfq.sizes.interval_warning` of the most severe size law among the
@@ -171,15 +172,18 @@ def class_warnings(scenario, load: float) -> list[str]:
     have it, for *every* class of the point, or "" for all. Every class, because the
     classes beside a heavy-tailed one share its congestion: with processor sharing, an
     exponential class beside a Pareto 1.8 one at load 0.9 covered 82% as the Pareto
-    class did (VALIDATION.md "Heavy tails")."""
+    class did (VALIDATION.md "Heavy tails"). ``laws``: per class, instead of the flow-size
+    laws (a cluster's task laws), named with ``label`` after the classes; ``unit``: what
+    the laws' draws make (flows, or a cluster's jobs)."""
     peak = float(np.max(scenario.resource_loads(load)))
-    laws = scenario.size_laws
-    found = [interval_warning(law, peak) for law in laws]
+    laws = scenario.size_laws if laws is None else laws
+    found = [interval_warning(law, peak, unit=unit) for law in laws]
     for severe in ("infinite variance", "infinite third moment"):
         owners = [k for k, text in enumerate(found) if severe in text]
         if owners:
             names = ", ".join(scenario.class_names[k] for k in owners)
-            return [interval_warning(laws[owners[0]], peak, names)] * len(laws)
+            names += f" ({label})" if label else ""
+            return [interval_warning(laws[owners[0]], peak, names, unit)] * len(laws)
     return [""] * len(laws)
 
 

@@ -23,9 +23,10 @@ from mrfq.cluster.metrics import (
     shares_frame,
     utilisation_frame,
 )
-from mrfq.cluster.model import ClusterModel
+from mrfq.cluster.model import ClusterModel, configured_laws, law_key
 from mrfq.cluster.trace import Trace, load_task_events, trace_summary
 from mrfq.errors import InputError
+from mrfq.fluid.method import class_warnings
 from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid points
     first_replications,
     floats,
@@ -34,7 +35,15 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid
     stopping,
 )
 from mrfq.scenario import Scenario
-from mrfq.scenario.cluster import cluster_arrays, max_parallel_caps, per_class_values
+from mrfq.scenario.cluster import (
+    cluster_arrays,
+    max_parallel_caps,
+    per_class_values,
+)
+from mrfq.sizes import SizeLaw, parse_size
+
+#: the law that no interval warning is about (the built-in laws: light tails)
+EXPONENTIAL_LAW = parse_size(None)
 
 NAME = "cluster"
 REALISATION = policies.CLUSTER
@@ -49,29 +58,30 @@ def model(scenario: Scenario, policy: str, load: float) -> ClusterModel:
     :func:`pooled_model`, or the listed servers with their placement constraints
     (:func:`mrfq.scenario.cluster.cluster_arrays`) at the same fluid loads; jobs capped
     by ``max_parallel`` (:func:`mrfq.scenario.cluster.max_parallel_caps`); E[N_k] and d_k
-    per class (:func:`mrfq.scenario.cluster.per_class_values`)."""
+    per class (:func:`mrfq.scenario.cluster.per_class_values`), and their laws
+    (:func:`mrfq.cluster.model.configured_laws`)."""
     cfg = scenario.cluster
     caps = max_parallel_caps(cfg, scenario.class_names)
     mean_tasks = per_class_values(cfg, "mean_tasks", scenario.class_names)
     duration = per_class_values(cfg, "duration", scenario.class_names)
+    laws = {key: configured_laws(cfg, scenario.class_names, key)
+            for key in ("tasks", "duration_law")}
     if cfg.servers or cfg.placement:
         capacity, demand, allowed = cluster_arrays(cfg, scenario.class_names,
                                                    scenario.requirements, scenario.source)
         pooled = pooled_model(scenario.requirements, scenario.class_loads(load), policy,
                               tasks_per_resource=cfg.tasks_per_resource,
-                              mean_tasks=mean_tasks, duration=duration)
+                              mean_tasks=mean_tasks, duration=duration, **laws)
         return ClusterModel(capacity=capacity, demand=demand, policy=policy,
                             rates=pooled.rates, mean_tasks=pooled.mean_tasks,
                             durations=pooled.durations, weights=scenario.weights,
-                            tasks=cfg.tasks, duration_law=cfg.duration_law,
                             slots_per_server=cfg.slots_per_server, allowed=allowed,
-                            max_parallel=caps)
+                            max_parallel=caps, **laws)
     return pooled_model(scenario.requirements, scenario.class_loads(load), policy,
                         tasks_per_resource=cfg.tasks_per_resource,
                         mean_tasks=mean_tasks, duration=duration,
-                        weights=scenario.weights, tasks=cfg.tasks,
-                        duration_law=cfg.duration_law,
-                        slots_per_server=cfg.slots_per_server, max_parallel=caps)
+                        weights=scenario.weights,
+                        slots_per_server=cfg.slots_per_server, max_parallel=caps, **laws)
 
 
 def check(scenario: Scenario, policy: str, load: float) -> None:
@@ -85,6 +95,8 @@ def key_parts(scenario: Scenario, point) -> dict:
     # empty servers / placement / caps (the pool, no constraints) leave the key as it was
     cfg = {k: v for k, v in scenario.cluster.__dict__.items() if k != "policies" and (
         v or k not in ("servers", "placement", "trace", "max_parallel"))}
+    for k in ("tasks", "duration_law"):  # as run (a size law by its key: a file's digest)
+        cfg[k] = law_key(configured_laws(scenario.cluster, scenario.class_names, k))
     if not policies.get(policies.CLUSTER, point.policy).parameters:
         cfg.pop("slots_per_server")  # only the slot scheduler reads it
     return {**model_key_parts(scenario, point.load), "cluster": cfg,
@@ -116,12 +128,33 @@ def prepare(chosen_policies: set[str], jobs: int = 1) -> None:
     run_cluster(tiny, 40, 1, 0.1, 2)
 
 
+def interval_warnings(scenario: Scenario, load: float) -> list[str]:
+    """Per class, why the point's intervals should not be trusted at face value (""
+    when nothing is known against them): a heavy-tailed law of the tasks per job or of
+    the task durations (:func:`mrfq.fluid.method.class_warnings`: a job's work has
+    infinite variance, or third moment, when either has), the most severe of the two
+    (infinite variance before infinite third moment; the tasks law first)."""
+    found = []
+    for key in ("tasks", "duration_law"):
+        laws = [law if isinstance(law, SizeLaw) else EXPONENTIAL_LAW
+                for law in configured_laws(scenario.cluster, scenario.class_names, key)]
+        found.append(class_warnings(scenario, load, laws, f"cluster.{key}", unit="jobs"))
+    for severe in ("infinite variance", "infinite third moment"):
+        for warnings in found:
+            if severe in warnings[0]:
+                return warnings
+    return [""] * len(scenario.classes)
+
+
 def summary_rows(scenario: Scenario, records: list[dict],
                  fluid_records: dict | None = None) -> list[dict]:
-    """One row per class: γ and its interval, the jobs measured, E[n_k]."""
+    """One row per class: γ and its interval, the jobs measured, E[n_k], and the
+    interval's warning (:func:`interval_warnings`)."""
     rows = []
     for record in records:
-        for name, c in zip(scenario.class_names, record["classes"], strict=True):
+        warnings = interval_warnings(scenario, record["load"])
+        for name, c, warning in zip(scenario.class_names, record["classes"], warnings,
+                                    strict=True):
             half = (c["ci_high"] - c["ci_low"]) / 2
             rows.append({"kind": policies.CLUSTER, "policy": record["policy"],
                          "load": record["load"], "class": name, "gamma": c["gamma"],
@@ -129,7 +162,7 @@ def summary_rows(scenario: Scenario, records: list[dict],
                          "replications": 1, "flows_measured": c["jobs_measured"],
                          "mean_in_progress": c["mean_in_progress"],
                          "error_estimate": half / c["gamma"] if c["gamma"] > 0 else np.nan,
-                         "method": NAME, "ci_warning": ""})
+                         "method": NAME, "ci_warning": warning})
     return rows
 
 

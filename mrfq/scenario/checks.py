@@ -170,7 +170,9 @@ def parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traffi
 
 
 def _field(where: str, key: str) -> str:
-    return f"--{key.replace('_', '-')}" if where == "option" else f"{where}.{key}"
+    """The field an error names: ``packet.window`` in a file, ``window`` for an override
+    (the Python keyword; the CLI names its option, ``--window``)."""
+    return key if where == "keyword" else f"{where}.{key}"
 
 
 def _fq_resource(value, field: str, source: str | None) -> str | tuple[str, ...] | None:
@@ -190,13 +192,14 @@ def _fq_resource(value, field: str, source: str | None) -> str | tuple[str, ...]
 
 
 def parse_packet(raw: dict, source: str | None, where: str = "packet") -> PacketConfig:
-    """``[packet]`` with its defaults filled in; ``where = "option"`` for command-line
-    overrides (errors then name the option, ``--mean-size``, and no file)."""
-    raw = fields.check_keys(raw, _PACKET_KEYS, where, source)
+    """``[packet]`` with its defaults filled in; ``where = "keyword"`` for overrides
+    (errors then name the keyword, ``mean_size``, and no file; the CLI turns it into its
+    option, ``--mean-size``)."""
+    if where == "keyword":  # overrides (Python keywords, command-line options): no file
+        source = None
+    raw = fields.check_keys(raw, _PACKET_KEYS, "" if where == "keyword" else where, source)
     defaults = PacketConfig()
     get = raw.get
-    if where == "option":  # overrides from the command line: name the option itself
-        source = None
     def value(key):
         return get(key, getattr(defaults, key))
 

@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 
 from mrfq import fields, policies
-from mrfq.scenario.checks import _choice, _policies, fail
+from mrfq.scenario.checks import _policies, fail
 from mrfq.scenario.config import CLUSTER_DURATION_LAWS, CLUSTER_TASK_LAWS, ClusterConfig
 from mrfq.scenario.server_tables import TABLES, draw_servers, read_table
+from mrfq.sizes import SizeLaw, parse_size
 
 _KEYS = set(ClusterConfig.__dataclass_fields__)
 
@@ -48,12 +49,12 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
         tasks_per_resource=number("tasks_per_resource", positive=True),
         mean_tasks=_per_class(value("mean_tasks"), "mean_tasks", names, source,
                               _mean_tasks),
-        tasks=_choice(value("tasks"), CLUSTER_TASK_LAWS, "cluster.tasks", source),
+        tasks=_law(value("tasks"), "tasks", CLUSTER_TASK_LAWS, names, source),
         duration=_per_class(value("duration"), "duration", names, source,
                             lambda v, field, source: fields.number(v, field, source,
                                                                    positive=True)),
-        duration_law=_choice(value("duration_law"), CLUSTER_DURATION_LAWS,
-                             "cluster.duration_law", source),
+        duration_law=_law(value("duration_law"), "duration_law", CLUSTER_DURATION_LAWS,
+                          names, source),
         jobs=integer("jobs", 1),
         warmup=number("warmup", nonnegative=True),
         batches=integer("batches", 2),
@@ -74,6 +75,10 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
             raise fail("names scenario classes; a trace's classes are its distinct demands"
                        + (" (one number caps every job)" if key == "max_parallel" else ""),
                        f"cluster.{key}", source)
+    for key in ("tasks", "duration_law"):
+        if config.trace and getattr(config, key) != getattr(defaults, key):
+            raise fail("a trace gives every job's tasks and every task's duration; no law "
+                       "applies", f"cluster.{key}", source)
     if config.tasks_per_resource < 1:
         raise fail("a task's dominant requirement must fit the pool (>= 1), got "
                    f"{config.tasks_per_resource:g}", "cluster.tasks_per_resource", source)
@@ -83,6 +88,47 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
     if classes:
         _check_fit(config, classes, source)
     return config
+
+
+def _law(raw: Any, key: str, builtins: tuple[str, ...], names: list[str],
+         source: str | None) -> str | SizeLaw | tuple:
+    """``tasks`` / ``duration_law``: a built-in law's name (``builtins``), a size-law
+    table as a class's ``size`` (:func:`mrfq.sizes.parse_size`; a ``file`` relative to
+    the scenario's folder), or a table from class name to either (the classes not named
+    keep the default; a table with a ``distribution`` key is one law). Stored as the
+    name or the SizeLaw, or (class, law) pairs."""
+    base = Path(source).parent if source and not source.startswith("<") else None
+
+    def one(value: Any, where: str) -> str | SizeLaw:
+        if isinstance(value, dict):
+            law = parse_size(value, where, source, base_dir=base)
+            if key == "tasks" and law.mean != 1.0:
+                raise fail("a tasks law keeps mean 1 (rescale = true): the mean number of "
+                           "tasks is mean_tasks", f"{where}.rescale", source)
+            return law
+        if not isinstance(value, str) or value.strip().lower() not in builtins:
+            raise fail(f"must be {' or '.join(repr(b) for b in builtins)}, or a size-law "
+                       f"table such as {{distribution = \"lognormal\", sigma = 1}}, got "
+                       f"{value!r}", where, source)
+        return value.strip().lower()
+
+    if isinstance(raw, dict) and "distribution" not in raw:
+        known = set(names) if names else set(raw)
+        raw = fields.check_keys(raw, known, f"cluster.{key}", source)
+        return tuple((name, one(v, f"cluster.{key}.{name}")) for name, v in raw.items())
+    return one(raw, f"cluster.{key}")
+
+
+def per_class_laws(config: ClusterConfig, key: str, names: list[str]) -> list:
+    """Per class (in ``names`` order), the ``tasks`` or ``duration_law`` law of a
+    ``[cluster]`` section: its one law, or its table over the default."""
+    value = getattr(config, key)
+    if not isinstance(value, tuple):
+        return [value] * len(names)
+    out = [getattr(ClusterConfig(), key)] * len(names)
+    for name, law in value:
+        out[names.index(name)] = law
+    return out
 
 
 def _trace(raw: Any, source: str | None) -> str:
@@ -316,6 +362,13 @@ def cluster_dict(config: ClusterConfig) -> dict:
     for key in ("mean_tasks", "duration"):  # a table per class; a number stays one
         if isinstance(config.__dict__[key], tuple):
             out[key] = dict(config.__dict__[key])
+    for key in ("tasks", "duration_law"):  # a name stays one; a law becomes its table
+        value = config.__dict__[key]
+        if isinstance(value, tuple):
+            out[key] = {name: law.spec() if isinstance(law, SizeLaw) else law
+                        for name, law in value}
+        elif isinstance(value, SizeLaw):
+            out[key] = value.spec()
     if isinstance(config.max_parallel, tuple):  # absent = no cap, as for the trace
         out["max_parallel"] = dict(config.max_parallel)
         if not config.max_parallel:

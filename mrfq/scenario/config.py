@@ -122,7 +122,9 @@ class ClusterConfig:
     present: the registry's cluster defaults; no section: none), ``mean_tasks`` E[N]
     (``tasks``: geometric or fixed), ``duration`` d (``duration_law``) — each a number
     for every class or (class name, value) pairs for the classes named, the others
-    keeping the default —, ``jobs`` arrivals
+    keeping the default; the laws ``tasks`` (geometric, fixed) and ``duration_law``
+    (exponential, fixed) may also be flow-size laws (:class:`~mrfq.sizes.SizeLaw`), one
+    for every class or (class name, law) pairs —, ``jobs`` arrivals
     per run, the ``warmup`` fraction not measured, ``batches`` for the intervals,
     ``seed``, and the slot scheduler's ``slots_per_server``. ``servers`` (optional,
     instead of the pool): entries (capacity vector, count, type name) in the resources'
@@ -137,9 +139,9 @@ class ClusterConfig:
     policies: tuple[str, ...] = ()
     tasks_per_resource: float = 100.0
     mean_tasks: float | tuple = 1000.0
-    tasks: str = "geometric"
+    tasks: str | SizeLaw | tuple = "geometric"
     duration: float | tuple = 1.0
-    duration_law: str = "exponential"
+    duration_law: str | SizeLaw | tuple = "exponential"
     jobs: int = 20000
     warmup: float = 0.1
     batches: int = 10

@@ -128,17 +128,21 @@ class Scenario:
         """Load Σ_k ρ_k a_kj of every resource j at a value on the load axis."""
         return self.class_loads(load) @ self.requirements
 
-    def check_load(self, load: float, field_name: str = "load") -> None:
-        """Raise InputError unless the system is stable (every resource load < 1, eq. 8)."""
+    def check_load(self, load: float, field_name: str = "load", *,
+                   in_file: bool = True) -> None:
+        """Raise InputError unless the system is stable (every resource load < 1, eq. 8).
+        ``in_file``: the load is the scenario file's (the error names the file), else an
+        argument's (``field_name`` its keyword; no file)."""
+        source = self.source if in_file else None
         if not (isinstance(load, int | float) and math.isfinite(load) and load > 0):
             raise InputError(f"load must be a positive number, got {load!r}", field_name,
-                             self.source)
+                             source)
         per_resource = self.resource_loads(load)
         for name, value in zip(self.resources, per_resource, strict=True):
             if value >= 1.0:
                 raise InputError(
                     f"load {load:g} puts resource '{name}' at {value:.4g} >= 1 (unstable)",
-                    field_name, self.source)
+                    field_name, source)
 
     def to_dict(self) -> dict:
         """The scenario as the plain dict :func:`scenario_from_dict` reads (every default
@@ -186,24 +190,23 @@ class Scenario:
 
     def with_overrides(self, **changes: Any) -> Scenario:
         """A copy with packet-section fields replaced (validated like the file's; errors
-        name the command-line option, ``--flows``). ``None`` values are ignored."""
+        name the keyword, ``flows``, which the CLI shows as its option, ``--flows``).
+        ``None`` values are ignored."""
         raw = {k: v for k, v in changes.items() if v is not None}
         if not raw:
             return self
         merged = {**self.packet.__dict__, **raw}
         merged["policies"] = list(merged["policies"])
-        packet = parse_packet(merged, self.source, "option")
+        packet = parse_packet(merged, self.source, "keyword")
         if "init" in raw:  # the policy is checked where it runs (mrfq.kinds.packet.check)
-            check_init(packet, self.classes, "--init", None, check_policies=False)
+            check_init(packet, self.classes, "init", None, check_policies=False)
         return replace(self, packet=packet)
 
 
 def size_spec(law: SizeLaw) -> dict:
     """The ``size`` table that :func:`mrfq.sizes.parse_size` reads back into ``law`` (an
     empirical law keeps its file, as an absolute path)."""
-    spec = {"distribution": law.distribution}
-    spec.update({k: v for k, v in law.params.items() if v is not None})
-    return spec
+    return law.spec()
 
 
 def _packet_dict(packet: PacketConfig) -> dict:

@@ -164,12 +164,17 @@ SECTIONS = (
                 "mean_tasks": "number ≥ 1, or table class name → number ≥ 1. E[N], tasks "
                               "per job (every class, or the classes named; the others "
                               "keep the default).",
-                "tasks": "\"geometric\" or \"fixed\". The law of N.",
+                "tasks": "\"geometric\", \"fixed\", a size-law table as a class's "
+                         "`size` (N = 1 + ⌊x/θ⌋, θ = −ln(1 − 1/E[N]), as a flow's packets), "
+                         "or table class name → one of these (the others keep the "
+                         "default). The law of N.",
                 "duration": "number > 0, or table class name → number > 0. d, a task's "
                             "mean duration (every class, or the classes named; the "
                             "others keep the default).",
-                "duration_law": "\"exponential\" or \"fixed\". The law of a task's "
-                                "duration.",
+                "duration_law": "\"exponential\", \"fixed\", a size-law table as a "
+                                "class's `size` (duration d·x), or table class name → one "
+                                "of these (the others keep the default). The law of a "
+                                "task's duration.",
                 "jobs": "integer. Job arrivals per run.",
                 "warmup": "fraction in [0, 1). Jobs left out at the start.",
                 "batches": "integer ≥ 2. Batches for the intervals.",
