@@ -104,9 +104,8 @@ def list_() -> None:
         for row in rows.itertuples():
             realises = f" (realises {row.realises})" if row.realises else ""
             click.echo(f"  {row.name:22s} {row.summary}{realises}")
-    laws = "size laws ([[classes]] size.distribution; [cluster] tasks and duration_law too)"
-    for title, names in [(laws, listing["size_laws"].distribution),
-                         ("workloads (size.workload)", listing["workloads"].name)]:
+    for title, names in [("size laws (size, [cluster] tasks, duration_law)", listing[
+            "size_laws"].distribution), ("workloads (size.workload)", listing["workloads"].name)]:
         click.echo(f"{title}: {', '.join(names)}")
 
 

@@ -63,8 +63,9 @@ LIMITATIONS = {
                       "max_parallel), which the fluid model does not (docs/guide/clusters.md)",
     JOB_SIZE_LAW: "a job's number of tasks ([cluster] tasks) does not follow its class's "
                   "flow-size law (geometric tasks for exponential sizes, fixed ones "
-                  "for deterministic sizes), so the cluster's jobs are not the fluid model's "
-                  "(docs/guide/clusters.md, task laws)",
+                  "for deterministic sizes, a size law for the same size law), so the "
+                  "cluster's jobs are not the fluid model's (docs/guide/clusters.md, "
+                  "task laws)",
     TASK_DURATION_LAW: "task durations follow a size law ([cluster] duration_law): a job "
                        "waits for its last, longest tasks, which the fluid model, serving "
                        "its work as a fluid, does not (docs/guide/clusters.md, task laws)",

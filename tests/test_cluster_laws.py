@@ -171,7 +171,7 @@ def test_a_cdf_table_draws_as_its_inverse(tmp_path):
     """The kernel's bisection against :func:`mrfq.workloads.quantile` (searchsorted) on
     the same uniforms, for a table with an atom at its first size and a flat segment:
     equal bit for bit; 30% of the draws at size 1, none strictly between 2 and 3."""
-    from mrfq.cluster import kernel
+    from mrfq.cluster.durations import uniform
     from mrfq.workloads import quantile
 
     law = _table_laws(tmp_path)[2]
@@ -179,7 +179,7 @@ def test_a_cdf_table_draws_as_its_inverse(tmp_path):
                          tasks="fixed", duration_law=law)
     jobs = np.zeros(400, np.int64), np.full(400, 50)
     drawn = task_durations(model, *jobs, 9)
-    u = np.array([kernel.uniform(9, j, i) for j in range(400) for i in range(50)])
+    u = np.array([uniform(9, j, i) for j in range(400) for i in range(50)])
     np.testing.assert_array_equal(drawn, quantile(law.values[0], law.values[1], u))
     share = np.mean(drawn == 1.0)
     assert abs(share - 0.3) < 4 * math.sqrt(0.3 * 0.7 / drawn.size)
@@ -234,6 +234,13 @@ def test_a_duration_law_mean_enters_the_fluid_load_and_tasks_keep_mean_one():
     np.testing.assert_allclose(model.loads, base.loads, rtol=1e-12)
     with pytest.raises(InputError, match="tasks.rescale: a tasks law keeps mean 1"):
         _model(tasks=law)
+    with pytest.raises(InputError, match=r"tasks\[1\].rescale: a tasks law keeps mean 1"):
+        _model(tasks=["geometric", law])
+    # every other law has mean 1, up to rounding (websearch's is 0.9999999999999999)
+    for spec in ({"distribution": "cdf", "workload": "websearch"},
+                 {"distribution": "pareto", "shape": 2.4}):
+        assert _model(tasks=parse_size(spec)).task_laws[0].distribution == spec[
+            "distribution"]
     spec = {"distribution": "cdf", "points": points, "rescale": False}
     with pytest.raises(InputError) as info:
         scenario_from_dict(_raw(tasks={"b": spec}), "s.toml")
@@ -382,15 +389,28 @@ def test_python_laws_are_checked():
 
 
 def test_a_trace_takes_no_law(tmp_path):
+    """A size law is refused (the trace brings its tasks and durations); a built-in name,
+    or a built-in law in disguise, is ignored as a built-in name always was; the trace's
+    point keys are computed (it has no classes to key laws by)."""
     from pathlib import Path
 
+    from mrfq.kinds import Point, point_filename
+
     trace = Path(__file__).resolve().parent / "data" / "task_events_small.csv"
-    raw = {"resources": ["cpu", "memory"],
-           "cluster": {"trace": str(trace), "servers": [[1.0, 1.0]],
-                       "duration_law": LOGNORMAL}}
+
+    def raw(**laws):
+        return {"resources": ["cpu", "memory"],
+                "cluster": {"trace": str(trace), "servers": [[1.0, 1.0]], **laws}}
+
     with pytest.raises(InputError) as info:
-        scenario_from_dict(raw, "s.toml")
+        scenario_from_dict(raw(duration_law=LOGNORMAL), "s.toml")
     assert str(info.value).startswith("s.toml: cluster.duration_law: a trace gives")
+    for laws in ({"tasks": "fixed"}, {"tasks": {"distribution": "exponential"}},
+                 {"duration_law": "Fixed"}):
+        scenario = scenario_from_dict(raw(**laws), "s.toml")
+        with np.errstate(divide="ignore"):  # (a trace's loads: no classes, no load axis)
+            name = point_filename(scenario, Point("cluster", "tsf", 1.0))
+        assert name.startswith("cluster-tsf-")
 
 
 def test_a_bad_law_is_one_line_exit_2_and_nothing_written(tmp_path):

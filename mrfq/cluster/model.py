@@ -23,7 +23,7 @@ import numpy as np
 from scipy import stats
 
 from mrfq import policies, seeds
-from mrfq.cluster import kernel
+from mrfq.cluster import durations, kernel
 from mrfq.cluster.timeline import Timeline
 from mrfq.errors import InputError
 from mrfq.scenario.cluster import per_class_laws
@@ -52,24 +52,31 @@ def class_laws(value, K: int, builtins: tuple[str, str], name: str) -> tuple:
         raise InputError(f"must be one law or {K} laws (one per class), got {len(items)}",
                          name)
     out = []
-    for item in items:
+    for k, item in enumerate(items):
+        where = name if single else f"{name}[{k}]"
         if isinstance(item, dict):
-            item = parse_size(item, name)
+            item = parse_size(item, where)
         if item is None:
             item = builtins[0]
         if isinstance(item, SizeLaw):
             if item.distribution in ("exponential", "deterministic"):
                 item = builtins[0] if item.distribution == "exponential" else FIXED
-            elif builtins == TASK_LAWS and item.mean != 1.0:
+            elif builtins == TASK_LAWS and unscaled(item):
                 raise InputError("a tasks law keeps mean 1 (rescale = true): the mean "
-                                 "number of tasks is mean_tasks", f"{name}.rescale")
+                                 "number of tasks is mean_tasks", f"{where}.rescale")
         elif isinstance(item, str) and item.strip().lower() in builtins:
             item = item.strip().lower()
         else:
             raise InputError(f"must be {' or '.join(repr(b) for b in builtins)}, or a size "
-                             f"law (mrfq.sizes.parse_size), got {item!r}", name)
+                             f"law (mrfq.sizes.parse_size), got {item!r}", where)
         out.append(item)
     return tuple(out)
+
+
+def unscaled(law: SizeLaw) -> bool:
+    """A table law read with ``rescale = false``: its mean is the table's, not 1 (every
+    other law has mean 1 by construction, up to rounding)."""
+    return law.params.get("rescale") is False
 
 
 def configured_laws(config, names: list[str], key: str) -> tuple:
@@ -85,7 +92,7 @@ def law_key(laws: tuple) -> str | dict | list:
     size law's :meth:`~mrfq.sizes.SizeLaw.key` when every class has it (the default
     keys as the name it always was), else the list per class."""
     keys = [law if isinstance(law, str) else law.key() for law in laws]
-    return keys[0] if all(k == keys[0] for k in keys) else keys
+    return keys[0] if keys and all(k == keys[0] for k in keys) else keys
 
 
 def law_mean(law: str | SizeLaw) -> float:
@@ -266,7 +273,7 @@ def workload(model: ClusterModel, jobs: int, seed: int) -> tuple[np.ndarray, ...
 
 
 def duration_arrays(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The kernel's form of the classes' duration laws (:func:`mrfq.cluster.kernel.
+    """The kernel's form of the classes' duration laws (:func:`mrfq.cluster.durations.
     task_duration`): per class a law code and its parameters (K × 4), and the rows
     ``span[k, 0]:span[k, 1]`` of a 2 × T table (sizes; CDF values) of a table law."""
     K = len(laws)
@@ -277,17 +284,17 @@ def duration_arrays(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     used = 0
     for k, law in enumerate(laws):
         if not isinstance(law, SizeLaw):
-            code[k] = kernel.D_EXPONENTIAL if law == EXPONENTIAL else kernel.D_FIXED
+            code[k] = durations.D_EXPONENTIAL if law == EXPONENTIAL else durations.D_FIXED
             continue
         name = law.distribution
         if name == "hyperexponential":
-            code[k], par[k, :3] = kernel.D_HYPEREXPONENTIAL, law.hyperexponential_phases()
+            code[k], par[k, :3] = durations.D_HYPEREXPONENTIAL, law.hyperexponential_phases()
         elif name == "lognormal":
-            code[k], par[k, 0] = kernel.D_LOGNORMAL, law.params["sigma"]
+            code[k], par[k, 0] = durations.D_LOGNORMAL, law.params["sigma"]
         elif name == "pareto":
-            code[k], par[k] = kernel.D_PARETO, law.pareto_parameters()
+            code[k], par[k] = durations.D_PARETO, law.pareto_parameters()
         else:  # a table: empirical sizes (drawn uniformly), or a CDF
-            code[k] = kernel.D_EMPIRICAL if name == "empirical" else kernel.D_CDF
+            code[k] = durations.D_EMPIRICAL if name == "empirical" else durations.D_CDF
             table = (np.vstack([law.values, np.zeros(law.values.size)])
                      if name == "empirical" else law.values)
             span[k] = used, used + table.shape[1]
@@ -298,11 +305,11 @@ def duration_arrays(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 
 def task_durations(model: ClusterModel, job_class, job_tasks, seed: int) -> np.ndarray:
     """Every task's duration in a run of these jobs, job after job (task i of job j at
-    Σ_{j' < j} N_j' + i), as the kernel draws them (:func:`mrfq.cluster.kernel.
+    Σ_{j' < j} N_j' + i), as the kernel draws them (:func:`mrfq.cluster.durations.
     task_duration`): to look at the laws' draws without running the scheduler."""
     job_tasks = np.asarray(job_tasks, np.int64)
     first = np.concatenate(([0], np.cumsum(job_tasks)[:-1])).astype(np.int64)
-    return kernel.task_durations(np.asarray(job_class, np.int64), job_tasks, first,
+    return durations.task_durations(np.asarray(job_class, np.int64), job_tasks, first,
                                  model.durations, *duration_arrays(model.duration_laws),
                                  int(seed))
 

@@ -96,7 +96,8 @@ def key_parts(scenario: Scenario, point) -> dict:
     cfg = {k: v for k, v in scenario.cluster.__dict__.items() if k != "policies" and (
         v or k not in ("servers", "placement", "trace", "max_parallel"))}
     for k in ("tasks", "duration_law"):  # as run (a size law by its key: a file's digest)
-        cfg[k] = law_key(configured_laws(scenario.cluster, scenario.class_names, k))
+        if scenario.classes:  # (a trace has none: its jobs bring tasks and durations)
+            cfg[k] = law_key(configured_laws(scenario.cluster, scenario.class_names, k))
     if not policies.get(policies.CLUSTER, point.policy).parameters:
         cfg.pop("slots_per_server")  # only the slot scheduler reads it
     return {**model_key_parts(scenario, point.load), "cluster": cfg,

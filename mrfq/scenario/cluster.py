@@ -75,8 +75,8 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
             raise fail("names scenario classes; a trace's classes are its distinct demands"
                        + (" (one number caps every job)" if key == "max_parallel" else ""),
                        f"cluster.{key}", source)
-    for key in ("tasks", "duration_law"):
-        if config.trace and getattr(config, key) != getattr(defaults, key):
+    for key in ("tasks", "duration_law"):  # (a built-in name is ignored, as it always was)
+        if config.trace and not isinstance(getattr(config, key), str):
             raise fail("a trace gives every job's tasks and every task's duration; no law "
                        "applies", f"cluster.{key}", source)
     if config.tasks_per_resource < 1:
@@ -96,15 +96,18 @@ def _law(raw: Any, key: str, builtins: tuple[str, ...], names: list[str],
     table as a class's ``size`` (:func:`mrfq.sizes.parse_size`; a ``file`` relative to
     the scenario's folder), or a table from class name to either (the classes not named
     keep the default; a table with a ``distribution`` key is one law). Stored as the
-    name or the SizeLaw, or (class, law) pairs."""
+    name or the SizeLaw, or (class, law) pairs; an exponential or deterministic table as
+    the built-in name it is."""
     base = Path(source).parent if source and not source.startswith("<") else None
 
     def one(value: Any, where: str) -> str | SizeLaw:
         if isinstance(value, dict):
             law = parse_size(value, where, source, base_dir=base)
-            if key == "tasks" and law.mean != 1.0:
+            if key == "tasks" and law.params.get("rescale") is False:  # mean: the table's
                 raise fail("a tasks law keeps mean 1 (rescale = true): the mean number of "
                            "tasks is mean_tasks", f"{where}.rescale", source)
+            if law.distribution in ("exponential", "deterministic"):  # a built-in law
+                return builtins[0] if law.distribution == "exponential" else "fixed"
             return law
         if not isinstance(value, str) or value.strip().lower() not in builtins:
             raise fail(f"must be {' or '.join(repr(b) for b in builtins)}, or a size-law "
