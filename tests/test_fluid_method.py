@@ -106,6 +106,33 @@ def test_cli_balanced_fairness_over_its_budget(tmp_path):
     assert result.stderr.count("\n") == 1 and "simulation" in result.stderr
 
 
+def test_forced_markov_beyond_its_budget_fails_before_any_work(tmp_path):
+    """Four classes at load 0.98: the Markov truncation is predicted at ~2·10^11 states.
+    auto simulates the point; forced markov is a one-line error before anything is
+    computed or written (it used to enumerate the states and die of a MemoryError), and
+    the solver itself counts a truncation's states before enumerating them."""
+    from mrfq.fluid import markov_solver
+
+    classes = "".join(f'[[classes]]\nname = "c{k}"\nrequirements = [1, {0.25 * k}]\n'
+                      'load_share = 1\n' for k in range(4))
+    path = tmp_path / "s.toml"
+    path.write_text('resources = ["cpu", "link"]\n' + classes + '[load]\nvalues = [0.98]\n'
+                    '[fluid]\npolicies = ["drf"]\n')
+    scenario = load_scenario(str(path))
+    assert fluid_method(scenario, "drf", 0.98) == "simulation"
+    out = tmp_path / "o.csv"
+    result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out),
+                             "--method", "markov"], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {path}: fluid.method: the Markov solver would "
+                                    "need about")
+    assert result.stderr.count("\n") == 1 and not out.exists()
+    a = np.array([[1.0, 0.0], [1.0, 0.25], [1.0, 0.5], [1.0, 0.75]])
+    with pytest.raises(InputError, match="truncation needs more than"):
+        markov_solver._solve_truncation(0, a, np.ones(4), np.full(4, 0.2), 100_000)
+
+
 @pytest.mark.parametrize("policy, load", [("drf", 0.7), ("pf", 0.8), ("bmf", 0.8),
                                           ("pf", 0.7), ("bmf", 0.1), ("drf", 0.4)])
 def test_predicted_states_cover_what_the_solver_needs(policy, load):

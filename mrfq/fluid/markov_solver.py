@@ -259,12 +259,14 @@ def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, pr
     guess and its allocations ``previous_phi`` are reused (only new states are allocated).
     """
     K = requirements.shape[0]
-    states = _enumerate_states(level, K)
-    if states.shape[0] > MAX_STATES:
+    # counted before they are enumerated: at a high load the enumeration alone would
+    # exhaust the memory (a MemoryError, not this message)
+    if math.comb(level + K, K) > MAX_STATES:
         raise InputError(
             f"truncation needs more than {MAX_STATES} states (level {level}); "
             "relax the tolerance, lower the load or use [fluid] method = 'simulation'",
             "tolerance")
+    states = _enumerate_states(level, K)
     done = 0 if previous_phi is None else previous_phi.shape[0]
     phi = np.empty((states.shape[0], K))
     if done:
