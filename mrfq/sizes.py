@@ -197,6 +197,12 @@ class SizeLaw:
             return workloads.quantile(self.values[0], self.values[1], rng.random(n))
         return self.values[rng.integers(0, self.values.size, n)]
 
+    @property
+    def unscaled(self) -> bool:
+        """A table law read with ``rescale = false``: its mean is the table's, not 1 (every
+        other law has mean 1 by construction, up to rounding)."""
+        return self.params.get("rescale") is False
+
     def pareto_parameters(self) -> tuple[float, float, float, float]:
         """A Pareto law's (α, x_m, H, E): shape, minimum (α − 1)/α, bound (∞: none) and
         the truncated law's mean that scales it back to mean 1 (1 when unbounded)."""

@@ -83,6 +83,13 @@ def test_predicted_bf_states_cover_what_the_law_needs(load):
     assert used <= predicted <= 40 * used, (used, predicted)
 
 
+def _forced_markov(path, out):
+    """``mrfq fluid PATH -o OUT --method markov`` run from PATH's folder."""
+    return subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out),
+                           "--method", "markov"], capture_output=True, text=True,
+                          cwd=path.parent, timeout=120)
+
+
 def test_cli_balanced_fairness_over_its_budget(tmp_path):
     """Six classes sharing one link at load 0.9: BF's truncation needs C(L + 6, 6) states
     at L ≳ 110, far over the budget. auto simulates; forced markov fails at once with the
@@ -97,9 +104,7 @@ def test_cli_balanced_fairness_over_its_budget(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert set(pd.read_csv(out)["method"]) == {"simulation"}
-    result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out),
-                             "--method", "markov"], capture_output=True, text=True,
-                            cwd=tmp_path, timeout=120)
+    result = _forced_markov(path, out)
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: {path}: fluid.tolerance: balanced fairness "
                                     "truncation needs more than")
@@ -121,9 +126,7 @@ def test_forced_markov_beyond_its_budget_fails_before_any_work(tmp_path):
     scenario = load_scenario(str(path))
     assert fluid_method(scenario, "drf", 0.98) == "simulation"
     out = tmp_path / "o.csv"
-    result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out),
-                             "--method", "markov"], capture_output=True, text=True,
-                            cwd=tmp_path, timeout=120)
+    result = _forced_markov(path, out)
     assert result.returncode == 2
     assert result.stderr.startswith(f"error: {path}: fluid.method: the Markov solver would "
                                     "need about")

@@ -61,7 +61,7 @@ def class_laws(value, K: int, builtins: tuple[str, str], name: str) -> tuple:
         if isinstance(item, SizeLaw):
             if item.distribution in ("exponential", "deterministic"):
                 item = builtins[0] if item.distribution == "exponential" else FIXED
-            elif builtins == TASK_LAWS and unscaled(item):
+            elif builtins == TASK_LAWS and item.unscaled:
                 raise InputError("a tasks law keeps mean 1 (rescale = true): the mean "
                                  "number of tasks is mean_tasks", f"{where}.rescale")
         elif isinstance(item, str) and item.strip().lower() in builtins:
@@ -71,12 +71,6 @@ def class_laws(value, K: int, builtins: tuple[str, str], name: str) -> tuple:
                              f"law (mrfq.sizes.parse_size), got {item!r}", where)
         out.append(item)
     return tuple(out)
-
-
-def unscaled(law: SizeLaw) -> bool:
-    """A table law read with ``rescale = false``: its mean is the table's, not 1 (every
-    other law has mean 1 by construction, up to rounding)."""
-    return law.params.get("rescale") is False
 
 
 def configured_laws(config, names: list[str], key: str) -> tuple:
@@ -200,11 +194,6 @@ class ClusterModel:
         return self.demand / self.total / self.delta[:, None]
 
     @property
-    def expected_tasks(self) -> np.ndarray:
-        """E[N_k]: m_k (a tasks law has mean 1; m_k times it, for the record)."""
-        return self.mean_tasks * np.array([law_mean(law) for law in self.task_laws])
-
-    @property
     def expected_duration(self) -> np.ndarray:
         """A class-k task's mean duration: d_k times its law's mean (as E[N_k])."""
         return self.durations * np.array([law_mean(law) for law in self.duration_laws])
@@ -213,7 +202,7 @@ class ClusterModel:
     def work(self) -> np.ndarray:
         """Mean fluid work of a job: E[N_k] d_k δ_k (for the built-in laws, the means
         m_k and d_k themselves: multiplied by 1.0, the same floats as before the laws)."""
-        return self.expected_tasks * self.expected_duration * self.delta
+        return self.mean_tasks * self.expected_duration * self.delta
 
     @property
     def loads(self) -> np.ndarray:
@@ -234,12 +223,11 @@ def pooled_model(requirements, loads, policy: str, tasks_per_resource: float = 1
     K = a.shape[0]
     mean = np.broadcast_to(np.asarray(mean_tasks, dtype=float), (K,)).copy()
     durations = np.broadcast_to(np.asarray(duration, dtype=float), (K,)).copy()
-    # law means: 1.0 for the built-in laws, so the same floats as one number's, per class
-    task_mean = np.array([law_mean(law) for law in class_laws(
-        options.get("tasks", GEOMETRIC), K, TASK_LAWS, "tasks")])
+    # a duration law's mean: 1.0 but for an un-rescaled table (a tasks law has mean 1),
+    # so the same floats as one number's, per class
     duration_mean = np.array([law_mean(law) for law in class_laws(
         options.get("duration_law", EXPONENTIAL), K, DURATION_LAWS, "duration_law")])
-    work = mean * task_mean * (durations * duration_mean) / C
+    work = mean * (durations * duration_mean) / C
     return ClusterModel(capacity=np.full((1, a.shape[1]), C), demand=a, policy=policy,
                         rates=np.asarray(loads, dtype=float) / work,
                         mean_tasks=mean, durations=durations, **options)

@@ -103,7 +103,7 @@ def _law(raw: Any, key: str, builtins: tuple[str, ...], names: list[str],
     def one(value: Any, where: str) -> str | SizeLaw:
         if isinstance(value, dict):
             law = parse_size(value, where, source, base_dir=base)
-            if key == "tasks" and law.params.get("rescale") is False:  # mean: the table's
+            if key == "tasks" and law.unscaled:  # its mean: the table's, not 1
                 raise fail("a tasks law keeps mean 1 (rescale = true): the mean number of "
                            "tasks is mean_tasks", f"{where}.rescale", source)
             if law.distribution in ("exponential", "deterministic"):  # a built-in law
