@@ -349,6 +349,9 @@ def test_heavy_tailed_task_laws_warn():
     assert len(warnings) == 2 and warnings[0] == warnings[1]
     assert "infinite variance" in warnings[0] and "class b (cluster.tasks)" in warnings[0]
     assert "huge jobs" in warnings[0] and "flows" not in warnings[0].split("(74")[0]
+    # named for what the law draws, and the flows' coverage figure cited as such
+    assert warnings[0].startswith("unreliable interval: pareto tasks per job with")
+    assert "not measured for jobs" in warnings[0]
     assert kind.interval_warnings(plain, 0.6) == ["", ""]
     # the most severe of the two laws: infinite variance (durations) over an infinite
     # third moment (tasks, at load >= 0.8)
@@ -359,6 +362,7 @@ def test_heavy_tailed_task_laws_warn():
         "a": {"distribution": "pareto", "shape": 2.5}}), "s.toml"), 0.9)[0]
     text = kind.interval_warnings(both, 0.9)[0]
     assert "infinite variance" in text and "class b (cluster.duration_law)" in text
+    assert text.startswith("unreliable interval: pareto task durations with")
 
 
 @pytest.mark.parametrize("cluster,field,problem", [
@@ -389,26 +393,40 @@ def test_python_laws_are_checked():
 
 
 def test_a_trace_takes_no_law(tmp_path):
-    """A size law is refused (the trace brings its tasks and durations); a built-in name,
-    or a built-in law in disguise, is ignored as a built-in name always was; the trace's
-    point keys are computed (it has no classes to key laws by)."""
+    """A size law is refused (the trace brings its tasks and durations), and so is any
+    field the trace run would ignore, given with another value than its default; the
+    default (what a stored trace scenario holds), in any spelling, reads; the trace's
+    point keys are computed without a warning (it has no classes to key laws by)."""
+    import warnings
     from pathlib import Path
 
     from mrfq.kinds import Point, point_filename
 
     trace = Path(__file__).resolve().parent / "data" / "task_events_small.csv"
 
-    def raw(**laws):
+    def raw(**fields):
         return {"resources": ["cpu", "memory"],
-                "cluster": {"trace": str(trace), "servers": [[1.0, 1.0]], **laws}}
+                "cluster": {"trace": str(trace), "servers": [[1.0, 1.0]], **fields}}
 
     with pytest.raises(InputError) as info:
         scenario_from_dict(raw(duration_law=LOGNORMAL), "s.toml")
     assert str(info.value).startswith("s.toml: cluster.duration_law: a trace gives")
-    for laws in ({"tasks": "fixed"}, {"tasks": {"distribution": "exponential"}},
-                 {"duration_law": "Fixed"}):
-        scenario = scenario_from_dict(raw(**laws), "s.toml")
-        with np.errstate(divide="ignore"):  # (a trace's loads: no classes, no load axis)
+    for fields, why in (({"tasks": "fixed"}, "tasks"), ({"duration_law": "Fixed"}, "duration"),
+                        ({"mean_tasks": 50}, "tasks"), ({"duration": 2.0}, "duration"),
+                        ({"seed": 3}, "drawn"), ({"jobs": 500}, "every job"),
+                        ({"warmup": 0.2}, "measured"), ({"tasks_per_resource": 10},
+                                                       "servers")):
+        (key,) = fields
+        with pytest.raises(InputError) as info:
+            scenario_from_dict(raw(**fields), "s.toml")
+        assert str(info.value).startswith(f"s.toml: cluster.{key}: a trace run does not "
+                                           "use it (") and why in str(info.value)
+    for fields in ({"tasks": "Geometric"}, {"duration_law": {"distribution": "exponential"}},
+                   {"mean_tasks": 1000, "duration": 1, "seed": 1, "jobs": 20000}):
+        scenario = scenario_from_dict(raw(**fields), "s.toml")
+        assert scenario_from_dict(scenario.to_dict(), "s.toml") == scenario
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (no classes: no class loads to divide)
             name = point_filename(scenario, Point("cluster", "tsf", 1.0))
         assert name.startswith("cluster-tsf-")
 

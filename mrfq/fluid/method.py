@@ -164,7 +164,8 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
 
 
 def class_warnings(scenario, load: float, laws: list | None = None,
-                   label: str = "", unit: str = "flows") -> list[str]:
+                   label: str = "", unit: str = "flows",
+                   quantity: str = "sizes") -> list[str]:
     """Per class (scenario order), what a simulated interval of γ_k at ``load`` (a value
     on the scenario's load axis; the warning reads the most loaded resource's load) must
     say: :func:`mrfq.sizes.interval_warning` of the most severe size law among the
@@ -174,16 +175,18 @@ def class_warnings(scenario, load: float, laws: list | None = None,
     exponential class beside a Pareto 1.8 one at load 0.9 covered 82% as the Pareto
     class did (VALIDATION.md "Heavy tails"). ``laws``: per class, instead of the flow-size
     laws (a cluster's task laws), named with ``label`` after the classes; ``unit``: what
-    the laws' draws make (flows, or a cluster's jobs)."""
+    the laws' draws make (flows, or a cluster's jobs); ``quantity``: what the laws
+    draw (flow sizes, a cluster's tasks per job or task durations)."""
     peak = float(np.max(scenario.resource_loads(load)))
     laws = scenario.size_laws if laws is None else laws
-    found = [interval_warning(law, peak, unit=unit) for law in laws]
+    found = [interval_warning(law, peak, unit=unit, quantity=quantity) for law in laws]
     for severe in ("infinite variance", "infinite third moment"):
         owners = [k for k, text in enumerate(found) if severe in text]
         if owners:
             names = ", ".join(scenario.class_names[k] for k in owners)
             names += f" ({label})" if label else ""
-            return [interval_warning(laws[owners[0]], peak, names, unit)] * len(laws)
+            return [interval_warning(laws[owners[0]], peak, names, unit,
+                                     quantity)] * len(laws)
     return [""] * len(laws)
 
 

@@ -136,10 +136,11 @@ def interval_warnings(scenario: Scenario, load: float) -> list[str]:
     infinite variance, or third moment, when either has), the most severe of the two
     (infinite variance before infinite third moment; the tasks law first)."""
     found = []
-    for key in ("tasks", "duration_law"):
+    for key, quantity in (("tasks", "tasks per job"), ("duration_law", "task durations")):
         laws = [law if isinstance(law, SizeLaw) else EXPONENTIAL_LAW
                 for law in configured_laws(scenario.cluster, scenario.class_names, key)]
-        found.append(class_warnings(scenario, load, laws, f"cluster.{key}", unit="jobs"))
+        found.append(class_warnings(scenario, load, laws, f"cluster.{key}", unit="jobs",
+                                    quantity=quantity))
     for severe in ("infinite variance", "infinite third moment"):
         for warnings in found:
             if severe in warnings[0]:

@@ -15,6 +15,17 @@ from mrfq.scenario.server_tables import TABLES, draw_servers, read_table
 from mrfq.sizes import SizeLaw, parse_size
 
 _KEYS = set(ClusterConfig.__dataclass_fields__)
+#: the fields a trace run does not read, and why (:func:`mrfq.kinds.cluster.trace_tables`)
+_TRACE_IGNORES = {
+    "mean_tasks": "the trace gives every job's tasks",
+    "tasks": "the trace gives every job's tasks",
+    "duration": "the trace gives every task's duration",
+    "duration_law": "the trace gives every task's duration",
+    "tasks_per_resource": "it runs on the listed servers",
+    "jobs": "every job of the trace runs",
+    "warmup": "every job of the trace is measured",
+    "seed": "nothing is drawn: the trace gives the jobs",
+}
 
 
 def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
@@ -75,10 +86,16 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
             raise fail("names scenario classes; a trace's classes are its distinct demands"
                        + (" (one number caps every job)" if key == "max_parallel" else ""),
                        f"cluster.{key}", source)
-    for key in ("tasks", "duration_law"):  # (a built-in name is ignored, as it always was)
+    for key in ("tasks", "duration_law"):
         if config.trace and not isinstance(getattr(config, key), str):
             raise fail("a trace gives every job's tasks and every task's duration; no law "
                        "applies", f"cluster.{key}", source)
+    for key, why in _TRACE_IGNORES.items():
+        # a value the trace run would silently ignore; its default is what a stored trace
+        # scenario holds (cluster_dict writes every field), so that one reads back
+        if config.trace and key in raw and getattr(config, key) != getattr(defaults, key):
+            raise fail(f"a trace run does not use it ({why}); remove it",
+                       f"cluster.{key}", source)
     if config.tasks_per_resource < 1:
         raise fail("a task's dominant requirement must fit the pool (>= 1), got "
                    f"{config.tasks_per_resource:g}", "cluster.tasks_per_resource", source)

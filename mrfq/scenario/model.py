@@ -96,6 +96,8 @@ class Scenario:
         axis "max") has load ``load`` = Σ_k ρ_k a_kj (BR eq. 8).
         """
         shares = np.array([c.load_share for c in self.classes], dtype=np.float64)
+        if shares.size == 0:  # a trace scenario: no classes, so no class loads
+            return shares
         per_resource = shares @ self.requirements
         if self.load_axis == "max":
             reference = per_resource.max()

@@ -204,7 +204,10 @@ SECTIONS = (
                          "load axis or other model section; resources = the trace's CPU "
                          "and memory; `servers` required, normalised as the requests). "
                          "`mrfq cluster` runs it once per policy into "
-                         "`trace_summary.csv`.",
+                         "`trace_summary.csv`. The fields a trace run does not read "
+                         "(`mean_tasks`, `tasks`, `duration`, `duration_law`, "
+                         "`tasks_per_resource`, `jobs`, `warmup`, `seed`) are refused "
+                         "unless left at their defaults.",
             }, ClusterConfig),
     Section("[[flows]]", "An explicit flow.", frozenset(explicit._FLOW_KEYS), {
         "class": "string, required. The class whose requirements and weight it has.",
