@@ -104,10 +104,11 @@ def workload(regime: tuple, seed: int, work: np.ndarray) -> tuple[Trace, np.ndar
     return trace, draw_servers(servers, seed)
 
 
-def measure(trace: Trace, capacity: np.ndarray, policy: str) -> dict:
-    """One run: its timeline, utilisation over [0, T] (the kernel's), mean JCT, CPU-s."""
+def measure(trace: Trace, capacity: np.ndarray, policy: str, **options) -> dict:
+    """One run: its timeline, utilisation over [0, T] (the kernel's), mean JCT, CPU-s
+    (``options``: the model's, e.g. ``slots_per_server``)."""
     end = float(trace.arrival[-1])
-    model = trace_model(trace, capacity, policy)
+    model = trace_model(trace, capacity, policy, **options)
     t0 = time.process_time()
     run = run_jobs(model, trace.arrival, trace.job_class, trace.job_tasks,
                    window=(0.0, end), task_time=trace.task_time, timeline_dt=end / BINS)
@@ -131,7 +132,7 @@ def window(bf: dict, ff: dict, end: float, warm: float) -> tuple[np.ndarray, ...
     return out[0], out[1], out[0].mean(axis=0), out[1].mean(axis=0)
 
 
-def regimes(names: list[str], seeds: int) -> None:
+def regimes(names: list[str], seeds: int, first_seed: int = 1) -> None:
     work = _per_job_work()
     print(f"expected work per job (CPU, memory task-s x request): {work.round(1).tolist()}")
     print("paired differences Best-Fit - First-Fit over seeds: mean [min, max]; "
@@ -139,7 +140,7 @@ def regimes(names: list[str], seeds: int) -> None:
     for name in names:
         regime = REGIMES[name]
         rows = []
-        for seed in range(1, seeds + 1):
+        for seed in range(first_seed, first_seed + seeds):
             trace, capacity = workload(regime, seed, work)
             bf = measure(trace, capacity, BF)
             ff = measure(trace, capacity, FF)
@@ -156,10 +157,69 @@ def regimes(names: list[str], seeds: int) -> None:
 
         def cell(c, a=a, f="+.2f"):
             return f"{a[:, c].mean():{f}} [{a[:, c].min():{f}}, {a[:, c].max():{f}}]"
+        def spread(c, a=a, f="+.2f"):  # mean ± 1.96 standard errors over the seeds
+            half = 1.96 * a[:, c].std(ddof=1) / np.sqrt(len(a))
+            return f"{a[:, c].mean():{f}} ± {half:{f[1:]}}"
+        print(f"  {name}, seeds {first_seed}-{first_seed + seeds - 1}, mean ± 1.96 s.e.: "
+              f"CPU {spread(0)}, memory {spread(1)}, JCT {spread(2, f='+.1f')} s")
         wins = int(np.sum((a[:, 0] >= 0) & (a[:, 1] >= 0) & (a[:, 2] <= 0)))
         print(f"| {name} | {cell(0)} | {cell(1)} | {cell(2, f='+.1f')} | "
               f"{cell(3, f='.2f')} | {wins}/{seeds} | FF {a[:, 4].mean():.1f}% / "
               f"{a[:, 5].mean():.1f}%, JCT {a[:, 6].mean():.0f} s |", flush=True)
+
+
+#: slots per largest server tried for the slot scheduler: reproduction/drfh_utilisation's,
+#: and finer ones, since utilisation there still rose at 80
+SLOT_SIZES = (8, 14, 20, 28, 40, 56, 80, 160, 320, 640, 1280, 2560)
+
+
+def windowed(run: dict, end: float, warm: float) -> np.ndarray:
+    """A run's mean utilisation per resource over [warm T, T] from its own timeline."""
+    line = run["line"]
+    n = int(round(end / line.dt))
+    return line.utilisation[:n][int(round(warm * n)):].mean(axis=0)
+
+
+def with_slots(name: str, seeds: int, first_seed: int = 1) -> None:
+    """DRFH's whole utilisation claim in one regime: Best-Fit, First-Fit and the slot
+    scheduler at its best k per seed (the largest CPU + memory utilisation over the
+    window, as reproduction/drfh_utilisation/run.py), on the same jobs and servers;
+    utilisation over [warm T, T] and mean JCT, then the paired differences BF − FF and
+    FF − best slots, mean ± 1.96 standard errors over the seeds."""
+    work = _per_job_work()
+    regime = REGIMES[name]
+    rows = []
+    for seed in range(first_seed, first_seed + seeds):
+        trace, capacity = workload(regime, seed, work)
+        end = float(trace.arrival[-1])
+        runs = {"bf": measure(trace, capacity, BF), "ff": measure(trace, capacity, FF)}
+        slots = {k: measure(trace, capacity, NAME.SLOTS, slots_per_server=k)
+                 for k in SLOT_SIZES}
+        best = max(slots, key=lambda k: windowed(slots[k], end, regime[4]).sum())
+        runs["slots"] = slots[best]
+        row = []
+        for run in runs.values():
+            row += [*(100 * windowed(run, end, regime[4])), run["jct"]]
+        rows.append(row + [best])
+        print(f"  seed {seed}: " + " | ".join(
+            f"{who} CPU {row[3 * i]:.1f}% mem {row[3 * i + 1]:.1f}% JCT {row[3 * i + 2]:.0f} s"
+            for i, who in enumerate(("BF", "FF", f"slots k={best}"))), flush=True)
+    a = np.array(rows)
+
+    def spread(x, f="+.2f"):
+        half = 1.96 * x.std(ddof=1) / np.sqrt(len(x))
+        return f"{x.mean():{f}} ± {half:{f.lstrip('+')}}"
+    print(f"{name}, seeds {first_seed}-{first_seed + seeds - 1}, mean ± 1.96 s.e.:")
+    for i, who in enumerate(("Best-Fit", "First-Fit", "slots (best k)")):
+        print(f"  {who}: CPU {spread(a[:, 3 * i], '.2f')}%, memory "
+              f"{spread(a[:, 3 * i + 1], '.2f')}%, JCT {spread(a[:, 3 * i + 2], '.1f')} s")
+    print("  best k: " + ", ".join(f"{k}: {int(np.sum(a[:, -1] == k))}" for k in SLOT_SIZES))
+    for label, (x, y) in (("Best-Fit - First-Fit", (0, 1)),
+                          ("First-Fit - slots", (1, 2))):
+        d = a[:, 3 * x:3 * x + 3] - a[:, 3 * y:3 * y + 3]
+        print(f"  {label}: CPU {spread(d[:, 0])}, memory {spread(d[:, 1])}, JCT "
+              f"{spread(d[:, 2], '+.1f')} s; seeds ahead on all three "
+              f"{int(np.sum((d[:, 0] >= 0) & (d[:, 1] >= 0) & (d[:, 2] <= 0)))}/{len(d)}")
 
 
 @njit(cache=False)
@@ -353,18 +413,25 @@ def mechanism(name: str, seeds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=1,
+                        help="the first seed (fresh seeds for a confirmation run)")
     parser.add_argument("--regimes", default="", help="comma-separated indices into "
                         "REGIMES (default all): " + "; ".join(
                             f"{i}: {n}" for i, n in enumerate(REGIMES)))
+    parser.add_argument("--slots", type=int, default=None,
+                        help="index of a regime in which to add the slot scheduler")
     parser.add_argument("--mechanism", type=int, default=None,
                         help="index of the regime whose placements to count")
     args = parser.parse_args()
     names = list(REGIMES)
+    if args.slots is not None:
+        with_slots(names[args.slots], args.seeds, args.first_seed)
+        return
     if args.mechanism is not None:
         mechanism(names[args.mechanism], args.seeds)
         return
     chosen = [names[int(i)] for i in args.regimes.split(",")] if args.regimes else names
-    regimes(chosen, args.seeds)
+    regimes(chosen, args.seeds, args.first_seed)
 
 
 if __name__ == "__main__":

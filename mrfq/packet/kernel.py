@@ -640,7 +640,7 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal, in_
     """Inject the next packet of the flow whose records start at b / bf: draw its type,
     take a free packet number, give the DRFQ tags (the previous packet's charge; the flow
     state keeps F = S + charge). Returns (packet, first resource, its
-    service time there)."""
+    service time there, the global virtual time, memoryless DRFQ's key)."""
     service, type_charge, type_cdf = model.service, model.type_charge, model.type_cdf
     o_free, o_type, o_key, o_vtags = layout.o_free, layout.o_type, layout.o_key, layout.o_vtags
     number = flow_i[b + _U(FI_SENT)]
@@ -669,6 +669,7 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal, in_
         pk = flow_i[b + _U(o_free + n_free)]
     flow_i[b + _U(o_type + pk)] = ptype
     dest = model.first_resource[_U(ptype)]
+    key = 0.0  # (a tag only for DRFQ)
     if network and (policy == DRFQ or policy == DRFQ_DOVETAIL):  # its first router's tag
         _router_tag(policy, flow_f, res_f, J, layout, model, bf, pk, ptype,
                     model.router[_U(dest)], in_service)
@@ -678,7 +679,8 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal, in_
             vglobal = v
         key = max(v, flow_f[bf])
         flow_f[bf] = key + type_charge[_U(ptype)]
-        flow_f[bf + _U(o_key + pk)] = key
+        if not in_service:  # (in-service: the key travels with the packet, _arrive)
+            flow_f[bf + _U(o_key + pk)] = key
     elif policy == DRFQ_DOVETAIL:
         key = -np.inf
         top_finish = -np.inf
@@ -695,7 +697,7 @@ def _inject(policy, flow_i, flow_f, res_f, J, layout, model, b, bf, vglobal, in_
             for j in range(J):
                 flow_f[bf + _U(j)] = max(flow_f[bf + _U(j)], top_finish - model.delta)
         flow_f[bf + _U(o_key + pk)] = key
-    return pk, dest, service[_U(ptype * J + dest)], vglobal
+    return pk, dest, service[_U(ptype * J + dest)], vglobal, key
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -746,7 +748,7 @@ def _begin_service(policy, debug, flow_i, flow_f, res_i, res_f, istate, service,
 @njit(cache=True, inline="always", _nrt=False)
 def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, istate, service,
             next_resource, J, W, layout, slot, b, bf, pk, dest, s, seq, t, vglobal, model_fq,
-            in_service, network, fq_mask, ev_key, ev_id):
+            in_service, network, fq_mask, ev_key, ev_id, carried):
     """Packet ``pk`` (service time s there) of the flow in ``slot`` arrives at resource
     ``dest`` as arrival number ``seq``: PF/BMF tag (BR eqs. 5, 7; the flow is charged for
     its previous packet at dest), then either start it (dest idle, nothing waiting) or
@@ -774,6 +776,8 @@ def _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key, heap_id, ista
             key = 0.0
     elif policy == FIFO or policy == MR3:
         key = 0.0  # equal keys: served by arrival number, first come first served
+    elif policy == DRFQ and in_service and not network:
+        key = carried  # the packet's tag, carried from its injection or its last resource
     else:
         key = flow_f[bf + _U(o_key + pk)]
     hid = (seq << SLOT_BITS) | slot
@@ -1110,6 +1114,8 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                 key = max(VB, prevB + charge_prevB / qB)
                 prevB = key
                 charge_prevB = costB
+            elif in_service:  # A's tag in service is this packet's
+                key = VA
             else:
                 key = flow_f[bf + _U(o_key + pk)]
             hid = (seq << SLOT_BITS) | slot
@@ -1180,7 +1186,8 @@ def _lone_flow(policy, budget, model, flow_i, flow_f, res_i, res_f, heap_key, he
                     # prevA; the started clock's V may be another flow's larger tag
                     key = prevA if in_service else max(vglobal, prevA)
                     prevA = key + charge
-                    flow_f[bf + _U(o_key + pk)] = key
+                    if not in_service:
+                        flow_f[bf + _U(o_key + pk)] = key
                 hid = (seq << SLOT_BITS) | slot
                 seq += 1
                 if cA == np.inf and nA == 0:
@@ -1574,7 +1581,8 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                     vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                                       heap_id, istate, service, next_resource, J, W, layout,
                                       slot, b, bf, pk, target, s, seq, t, vglobal, fq,
-                                      in_service, network, model.fq_mask, ev_key, ev_id)
+                                      in_service, network, model.fq_mask, ev_key, ev_id,
+                                      res_f[_U(J + done)])
                     seq += 1
                 else:  # the packet leaves the router
                     k = flow_i[b + _U(FI_CLASS)]
@@ -1722,11 +1730,13 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                     bf = _U(slot * nf)
                 else:
                     break
+                carried = 0.0  # (memoryless DRFQ's key, from _inject)
                 if releasing >= 0:  # (routed MR3) a released packet moves on to `dest`
                     s = service[_U(flow_i[b + _U(layout.o_type) + _U(pk)] * J + dest)]
                 else:
-                    pk, dest, s, vglobal = _inject(policy, flow_i, flow_f, res_f, J, layout,
-                                                   model, b, bf, vglobal, in_service, network)
+                    pk, dest, s, vglobal, carried = _inject(policy, flow_i, flow_f, res_f, J,
+                                                            layout, model, b, bf, vglobal,
+                                                            in_service, network)
                     if policy != MR3 or network:  # (tandem MR3: when it joined the ingress)
                         flow_f[bf + _U(layout.o_entry) + _U(pk)] = t
                     if ROUTED_MR3 and routed_mr3:
@@ -1736,7 +1746,7 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                 vglobal = _arrive(policy, debug, flow_i, flow_f, res_i, res_f, heap_key,
                                   heap_id, istate, service, next_resource, J, W, layout,
                                   slot, b, bf, pk, dest, s, seq, t, vglobal, fq, in_service,
-                                  network, model.fq_mask, ev_key, ev_id)
+                                  network, model.fq_mask, ev_key, ev_id, carried)
                 seq += 1
                 if ROUTED_MR3 and routed_mr3:
                     ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
