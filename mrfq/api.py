@@ -151,9 +151,10 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
     the directory ``output`` (default ``plots/``; their fluid curves are swept, cached,
     under ``results/``). ``formats``:
     the file types (default: the suffix of ``output``, else PNG and PDF). ``output`` names
-    the first figure of the first source (a results directory adds ``<stem>_delays`` and
-    ``<stem>_fluid`` beside it); the second source's are ``<stem>_2…``, and so on, so no
-    source overwrites another's. Returns the files written."""
+    the first figure of the first source (a results directory adds ``<stem>_delays``,
+    ``<stem>_fluid`` and, for a network, ``<stem>_network`` beside it); the second
+    source's are ``<stem>_2…``, and so on, so no source overwrites another's. Returns
+    the files written."""
     chosen = check_formats(formats) if formats is not None else None
     if not sources:
         return pipeline.paper_fluid_figures(output or "plots", jobs=jobs, formats=chosen,

@@ -225,7 +225,7 @@ def flows(scenario, results, policies, seed):
 @main.command()
 @click.argument("sources", nargs=-1)
 @console.output_option(help="Output figure, its suffix the format (default: <results>/<name>, "
-              "PNG+PDF); also <stem>_delays, <stem>_fluid, and <stem>_2... for more sources.")
+              "PNG+PDF); also <stem>_delays, _fluid, _network, and <stem>_2... for more sources.")
 @click.option("--format", "formats", help="Figure formats, comma-separated (default: the "
               "suffix of -o, else png,pdf).")
 @click.option("--jobs", type=int, help=JOBS_HELP + " For the fluid curves (no SOURCES).")

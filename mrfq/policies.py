@@ -45,6 +45,8 @@ MARKOV_LAW, EXPLICIT_LAW = "markov", "explicit"
 #: known departures of a packet policy from the fluid policy it realises, by the condition
 #: on the scenario under which they show (validation names them in its verdict, README)
 UNEQUAL_WEIGHTS, UNEQUAL_DOMINANT_SHARES = "unequal-weights", "unequal-dominant-shares"
+#: DRFQ routers (SPEC §3.2) on a network where some class's route crosses several routers
+ROUTES_ACROSS_ROUTERS = "routes-across-routers"
 #: a cluster scenario's per-job parallelism caps, which the fluid model does not have; a
 #: law of the tasks per job other than its class's flow-size law; task durations drawn
 #: from a size law (stragglers)
@@ -59,6 +61,12 @@ LIMITATIONS = {
                              "dominant time, and the DRF shares of some set of these "
                              "classes differ: a flow whose bottleneck the others do not "
                              "saturate is capped (docs/models.md, MR3's reach)",
+    ROUTES_ACROSS_ROUTERS: "each DRFQ router runs its own virtual time and charges a "
+                           "packet its dominant time over that router's resources only, "
+                           "so a class whose route crosses several routers does not get "
+                           "network-wide DRF (with one resource per router DRFQ is "
+                           "per-resource fair queueing, i.e. bmf; which allocation DRFQ "
+                           "routers realise is open: docs/guide/networks.md)",
     PARALLELISM_CAPS: "the scenario caps the tasks a job runs at once ([cluster] "
                       "max_parallel), which the fluid model does not (docs/guide/clusters.md)",
     JOB_SIZE_LAW: "a job's number of tasks ([cluster] tasks) does not follow its class's "
@@ -88,7 +96,7 @@ class Policy:
     none). ``law``, ``insensitive``: how a fluid policy's γ is obtained (module doc).
     ``parameters``: the scenario parameters a packet rule reads (:data:`DELTA`,
     :data:`FQ_RESOURCE`, :data:`VIRTUAL_TIME`); they enter its points' keys and nothing
-    else's. ``limitation``: the condition (a key of :data:`LIMITATIONS`) under which a
+    else's. ``limitations``: the conditions (keys of :data:`LIMITATIONS`) under which a
     packet policy is known to depart from the fluid policy it realises. ``compare``:
     for a fluid policy, the policies it is drawn against in the "X v Y" panels of
     BR Figures 1–2.
@@ -106,7 +114,7 @@ class Policy:
     parameters: tuple[str, ...] = ()
     style: str = "-"
     compare: tuple[str, ...] = ()
-    limitation: str | None = None
+    limitations: tuple[str, ...] = ()
 
     @property
     def constant(self) -> str:
@@ -128,10 +136,12 @@ _ENTRIES = (
     # packet schedulers (SPEC §3), the event loop of mrfq.packet.kernel
     Policy("drfq", PACKET, 0, "DRFQ", "memoryless DRFQ: one start tag per packet charged "
            "its dominant time (Ghodsi et al. 2012; BR eq. 2)", default=True,
-           realises="drf", parameters=(VIRTUAL_TIME,), limitation=UNEQUAL_WEIGHTS),
+           realises="drf", parameters=(VIRTUAL_TIME,),
+           limitations=(UNEQUAL_WEIGHTS, ROUTES_ACROSS_ROUTERS)),
     Policy("drfq-dovetail", PACKET, 1, "DRFQ (dovetail)", "dovetailing DRFQ: per-resource "
            "tags, one key, Δ-bounded (Ghodsi et al. 2012)", realises="drf",
-           parameters=(DELTA, VIRTUAL_TIME), limitation=UNEQUAL_WEIGHTS),
+           parameters=(DELTA, VIRTUAL_TIME),
+           limitations=(UNEQUAL_WEIGHTS, ROUTES_ACROSS_ROUTERS)),
     Policy("pf", PACKET, 2, "PF", "SFQ at every resource with tags divided by the flow's "
            "queue length (BR eq. 5)", default=True, realises="pf"),
     Policy("bmf", PACKET, 3, "BMF", "time-fair SFQ at every resource, i.e. per-resource "
@@ -139,11 +149,12 @@ _ENTRIES = (
     Policy("fifo", PACKET, 4, "FIFO", "first come first served at every resource: no "
            "isolation, the no-scheduler baseline"),
     Policy("bottleneck-fq", PACKET, 5, "bottleneck FQ", "time-fair SFQ on one resource "
-           "(fq_resource, default the link), FIFO elsewhere",
+           "(fq_resource, default the last resource; in a network the last of every "
+           "router), FIFO elsewhere",
            parameters=(FQ_RESOURCE,)),
     Policy("mr3", PACKET, 6, "MR3", "multi-resource round robin: elastic round robin on "
            "dominant processing times at the ingress, FIFO inside (Wang, Li, Liang 2013)",
-           realises="drf", limitation=UNEQUAL_DOMINANT_SHARES),
+           realises="drf", limitations=(UNEQUAL_DOMINANT_SHARES,)),
     # the static allocation lab (mrfq.allocation.policies.POLICIES holds their functions)
     Policy("drf", ALLOCATION, 0, "DRF", "pooled DRF: max-min of dominant shares "
            "(Ghodsi et al. NSDI'11)", default=True),

@@ -20,8 +20,9 @@ same confidence. With an exact fluid value (h_f = 0) this is "fluid in CI". A si
 fluid value without a finite interval fails (``no interval: fluid ...``).
 
 **Known limitations.** Where a packet policy is known to depart from its fluid
-counterpart under a condition the scenario meets (the registry's ``limitation``: DRFQ with
-unequal class weights, MR3 where some classes' DRF shares differ; :func:`known_limitations`),
+counterpart under a condition the scenario meets (the registry's ``limitations``: DRFQ with
+unequal class weights or on routes across several routers, MR3 where some classes' DRF
+shares differ; :func:`known_limitations`),
 a failing point of it says so: its verdict ends in ``; known limitation`` and
 ``known_limitation`` gives the reason. It still fails.
 
@@ -79,8 +80,9 @@ def _unequal_dominant_shares(requirements: np.ndarray, weights: np.ndarray,
 def known_limitations(scenario) -> dict[str, str]:
     """Packet policy → why it is known to depart from its fluid counterpart on this
     scenario (:data:`mrfq.policies.LIMITATIONS`): for the policies whose registry entry
-    names a limitation whose condition holds — unequal class weights, or (for a round
-    robin on dominant times) some set of classes whose fluid shares are unequal; and
+    names a limitation whose condition holds — unequal class weights, (for a round
+    robin on dominant times) some set of classes whose fluid shares are unequal, or (for
+    DRFQ routers) a route across several routers; and
     ``"cluster:<name>"`` → why, for every cluster policy when the scenario has per-job
     parallelism caps, a law of the tasks per job that is not its class's flow-size law
     (:func:`_job_size_matches`), or task durations drawn from a size law."""
@@ -88,14 +90,19 @@ def known_limitations(scenario) -> dict[str, str]:
     found = {}
     for name in scenario.packet.policies:
         entry = policies.get(policies.PACKET, name)
-        if entry.limitation == policies.UNEQUAL_WEIGHTS:
-            holds = bool(np.unique(weights).size > 1)
-        elif entry.limitation == policies.UNEQUAL_DOMINANT_SHARES:
-            holds = _unequal_dominant_shares(scenario.requirements, weights, entry.realises)
-        else:
-            holds = False
-        if holds:
-            found[name] = policies.LIMITATIONS[entry.limitation]
+        why = []
+        for condition in entry.limitations:
+            if condition == policies.UNEQUAL_WEIGHTS:
+                holds = bool(np.unique(weights).size > 1)
+            elif condition == policies.UNEQUAL_DOMINANT_SHARES:
+                holds = _unequal_dominant_shares(scenario.requirements, weights,
+                                                 entry.realises)
+            else:
+                holds = _route_across_routers(scenario)
+            if holds:
+                why.append(policies.LIMITATIONS[condition])
+        if why:
+            found[name] = "; ".join(why)
     cluster = scenario.cluster
     why = []  # every cluster policy
     if cluster.max_parallel:  # the fluid model has no caps
@@ -111,6 +118,12 @@ def known_limitations(scenario) -> dict[str, str]:
     for name in cluster.policies if why else ():
         found[f"{policies.CLUSTER}:{name}"] = "; ".join(why)
     return found
+
+
+def _route_across_routers(scenario) -> bool:
+    """Some class's route visits resources of two or more routers (SPEC §3.2)."""
+    router = scenario.router_index
+    return any(len({int(router[j]) for j in route}) > 1 for route in scenario.routes)
 
 
 def _job_size_matches(tasks, size: SizeLaw) -> bool:
