@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from mrfq import pipeline
+from mrfq import arguments, pipeline
 from mrfq import policies as registry
 from mrfq.advisor import advise
 from mrfq.allocation import AllocationReport, Problem, allocation_report
@@ -57,7 +57,11 @@ ScenarioArg = Scenario | dict | str | Path
 
 def _modelled(scenario: ScenarioArg) -> Scenario:
     """The scenario (:func:`mrfq.pipeline.scenario_of`) of a verb that needs classes and
-    a load axis: a trace scenario has neither (InputError naming ``cluster.trace``)."""
+    a load axis: a trace scenario has neither (InputError naming ``cluster.trace``); None
+    is refused (only :func:`run` has a default scenario)."""
+    if scenario is None:
+        raise InputError("must be given (a Scenario, a dict, a file or a packaged name)",
+                         "scenario")
     scenario = scenario_of(scenario)
     if scenario.cluster.trace:
         raise InputError("a trace scenario has no classes or load axis: run it with mrfq "
@@ -78,6 +82,9 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     computed in a temporary directory that is removed, so nothing is left behind.
     ``jobs``: worker processes (default: all cores)."""
     scenario = _modelled(scenario)
+    results_dir = arguments.path(results_dir, "results_dir")
+    policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
+    tolerance, jobs = arguments.real(tolerance, "tolerance"), arguments.count(jobs, "jobs")
     callback = progress_callback(progress, "fluid")
     if results_dir is not None:
         return pipeline.fluid(scenario, results_dir, policies=policies, loads=loads,
@@ -105,7 +112,9 @@ def flows(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     """The scenario's explicit flows (``[[flows]]``) under each packet policy: per-flow
     records, the per-interval service timeline with each flow's fair dominant share, and
     the files written into ``results_dir`` (default ``results/<name>``)."""
-    return pipeline.flows(_modelled(scenario), results_dir, policies=policies, seed=seed)
+    return pipeline.flows(_modelled(scenario), arguments.path(results_dir, "results_dir"),
+                          policies=arguments.names(policies, "policies"),
+                          seed=arguments.count(seed, "seed", 0))
 
 
 def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
@@ -115,16 +124,21 @@ def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     """Every missing point of ``scenario`` (fluid curves and packet replications) into
     ``results_dir`` (default ``results/<name>``; resumable); returns the summary."""
     scenario = _modelled(scenario)
+    results_dir = arguments.path(results_dir, "results_dir")
     return pipeline.sweep(scenario, results_dir or pipeline.default_results_dir(scenario),
-                          jobs=jobs, scheduler=scheduler, precision=precision,
-                          max_replications=max_replications,
+                          jobs=arguments.count(jobs, "jobs"), scheduler=scheduler,
+                          precision=arguments.real(precision, "precision"),
+                          max_replications=arguments.count(max_replications,
+                                                           "max_replications"),
                           progress=progress_callback(progress, "sweep"))
 
 
 def validate(results: pd.DataFrame | str | Path, tolerance: float = 0.05) -> pd.DataFrame:
     """Every packet point of a results directory (or a summary table) against the fluid
     model it realises: one row per (policy, load, class) with ``passed`` and ``verdict``."""
-    return pipeline.validate(results, tolerance)
+    if not isinstance(results, pd.DataFrame):
+        results = arguments.path(results, "results")
+    return pipeline.validate(results, arguments.real(tolerance, "tolerance"))
 
 
 def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = None, *,
@@ -135,9 +149,13 @@ def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = No
     """The main job: sweep, validation and figures of ``scenario`` (default: the packaged
     ``fig3_quick``, BR Figure 3 at reduced scale) into ``results_dir``; ``formats``: the
     figures' file types (default PNG and PDF)."""
-    return pipeline.run(None if scenario is None else _modelled(scenario), results_dir,
-                        jobs=jobs, scheduler=scheduler, tolerance=tolerance,
-                        precision=precision, max_replications=max_replications,
+    return pipeline.run(None if scenario is None else _modelled(scenario),
+                        arguments.path(results_dir, "results_dir"),
+                        jobs=arguments.count(jobs, "jobs"), scheduler=scheduler,
+                        tolerance=arguments.real(tolerance, "tolerance"),
+                        precision=arguments.real(precision, "precision"),
+                        max_replications=arguments.count(max_replications,
+                                                         "max_replications"),
                         formats=formats, progress=progress_callback(progress, "sweep"))
 
 
@@ -187,13 +205,16 @@ def plan(scenario: ScenarioArg, *, precision: float | None = None,
     """Run-length advice before a sweep (:func:`mrfq.advisor.advise`): from a short pilot
     per packet point, the flows (one run) or replications each point needs for the
     target ``precision`` (relative 95% half-width of every class's γ)."""
-    return advise(_modelled(scenario), precision=precision, pilot_flows=pilot_flows,
+    policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
+    return advise(_modelled(scenario), precision=arguments.real(precision, "precision"),
+                  pilot_flows=arguments.count(pilot_flows, "pilot_flows"),
                   policy_names=None if policies is None else list(policies),
-                  loads=None if loads is None else list(loads), seed=seed,
+                  loads=None if loads is None else list(loads),
+                  seed=arguments.count(seed, "seed", 0),
                   progress=progress_callback(progress, "pilots"))
 
 
-def allocate(problem: Problem | str | Path, policies: Sequence[str] = (), *,
+def allocate(problem: Problem | str | Path, policies: Sequence[str] | None = None, *,
              properties: bool = True) -> AllocationReport:
     """Static allocations of a problem (a :class:`mrfq.allocation.Problem`, a TOML file or
     a packaged name: resources, servers, users) under the seed papers' policies (default:
@@ -202,7 +223,8 @@ def allocate(problem: Problem | str | Path, policies: Sequence[str] = (), *,
     if not isinstance(problem, (str, Path, Problem)):
         raise InputError(f"must be a Problem, a problem file or a packaged name, got "
                          f"{type(problem).__name__}", "problem")
-    return allocation_report(problem, policies, properties=properties)
+    chosen = arguments.names(policies, "policies")
+    return allocation_report(problem, chosen or (), properties=properties)
 
 
 def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
@@ -215,11 +237,19 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     (``[cluster] trace``): one run of the trace per policy, its summary (one row per
     policy) in ``results_dir/trace_summary.csv`` and an empty validation."""
     scenario = scenario_of(scenario)
+    results_dir, jobs = arguments.path(results_dir, "results_dir"), arguments.count(jobs, "jobs")
+    tolerance = arguments.real(tolerance, "tolerance")
+    check_tolerance(tolerance)  # before any work (a trace has nothing to validate)
     if scenario.cluster.trace:
         return pipeline.cluster_trace(scenario, results_dir)
     if not scenario.cluster.policies:
         raise InputError("the scenario has no [cluster] section", "cluster", scenario.source)
-    check_tolerance(tolerance)  # before any work
+    if not any(registry.get(registry.CLUSTER, name).realises
+               for name in scenario.cluster.policies):
+        raise InputError(f"no cluster policy with a fluid counterpart to validate "
+                         f"({', '.join(scenario.cluster.policies)}); `mrfq sweep` computes "
+                         "their points without validating", "cluster.policies",
+                         scenario.source)
     results = Path(results_dir) if results_dir else pipeline.default_results_dir(scenario)
     summary = pipeline.sweep(scenario, results, jobs=jobs,
                              kinds=(registry.FLUID, registry.CLUSTER),

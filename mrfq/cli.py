@@ -29,7 +29,7 @@ JOBS_HELP = "Local worker processes (default: all cores)."
 
 
 def _split_floats(text: str | None, field: str) -> list[float] | None:
-    if not text:
+    if text is None:  # (given but empty: [], which the verb refuses as naming nothing)
         return None
     try:
         return [float(v) for v in text.replace(",", " ").split()]
@@ -38,7 +38,7 @@ def _split_floats(text: str | None, field: str) -> list[float] | None:
 
 
 def _split_names(text: str | None) -> list[str] | None:
-    return [v for v in text.replace(",", " ").split()] if text else None
+    return [v for v in text.replace(",", " ").split()] if text is not None else None
 
 
 def _check_jobs(jobs: int | None) -> None:
@@ -120,8 +120,8 @@ def list_() -> None:
               help="Override the scenario's [fluid] method (default auto: the Markov "
               "solver when it is exact and within its state budget, else the flow-level "
               "simulator).")
-@click.option("--results", help="Results directory caching the points (default: none, "
-              "a temporary directory).")
+@click.option("--results", type=console.OutputPath(), help="Results directory caching the "
+              "points (default: none, a temporary directory).")
 @click.option("--jobs", type=int, help=JOBS_HELP)
 @user_errors
 def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
@@ -416,7 +416,7 @@ def allocate(problem, policies, output, no_properties):
 
     if output:
         check_writable(output)
-    report = api.allocate(problem, _split_names(policies) or (), properties=not no_properties)
+    report = api.allocate(problem, _split_names(policies), properties=not no_properties)
     click.echo(report.text())
     if output:
         write_csv(report.table(), output)

@@ -42,14 +42,19 @@ def number(value: Any, field: str, source: str | None, *, positive: bool = False
     return value
 
 
-def integer(value: Any, field: str, source: str | None, minimum: int) -> int:
-    """An integer ≥ ``minimum`` (a float with an integral value is accepted)."""
+def integer(value: Any, field: str, source: str | None, minimum: int,
+            maximum: int | None = None, why: str = "") -> int:
+    """An integer ≥ ``minimum`` and, if given, ≤ ``maximum`` (``why``: the reason for
+    the maximum, in the message); a float with an integral value is accepted."""
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"must be an integer, got {value!r}", field, source)
     if value < minimum:
         raise InputError(f"must be >= {minimum}, got {value}", field, source)
+    if maximum is not None and value > maximum:
+        raise InputError(f"must be <= {maximum:,}{f' ({why})' if why else ''}, got {value:,}",
+                         field, source)
     return value
 
 

@@ -52,6 +52,8 @@ ROUTES_ACROSS_ROUTERS = "routes-across-routers"
 #: from a size law (stragglers)
 PARALLELISM_CAPS, JOB_SIZE_LAW, TASK_DURATION_LAW = (
     "parallelism-caps", "job-size-law", "task-duration-law")
+#: a cluster scenario's listed servers or placement constraints (the fluid model pools)
+SEPARATE_SERVERS = "separate-servers"
 LIMITATIONS = {
     UNEQUAL_WEIGHTS: "with unequal class weights, DRFQ's virtual time (one for the "
                      "router, one per resource when dovetailing) resets the flows whose "
@@ -69,6 +71,10 @@ LIMITATIONS = {
                            "routers realise is open: docs/guide/networks.md)",
     PARALLELISM_CAPS: "the scenario caps the tasks a job runs at once ([cluster] "
                       "max_parallel), which the fluid model does not (docs/guide/clusters.md)",
+    SEPARATE_SERVERS: "the scenario lists servers ([cluster] servers) or constrains "
+                      "placement ([cluster] placement), while the fluid model pools every "
+                      "resource: tasks that must fit on one server, or on some servers "
+                      "only, can leave capacity unused (docs/guide/clusters.md)",
     JOB_SIZE_LAW: "a job's number of tasks ([cluster] tasks) does not follow its class's "
                   "flow-size law (geometric tasks for exponential sizes, fixed ones "
                   "for deterministic sizes, a size law for the same size law), so the "

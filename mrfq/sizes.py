@@ -413,43 +413,38 @@ def interval_warning(law: SizeLaw, load: float | None = None, owner: str = "",
                      unit: str = "flows", quantity: str = "sizes") -> str:
     """Why a simulated 95% interval of γ at a point with a class of size law ``law``
     should not be trusted at face value, "" when nothing is known against it. ``load``:
-    the load of the scenario's most loaded resource at the point (None: unknown, taken
-    as high); ``owner``: the class(es) with that law, named in the text (the classes
-    beside them are as unreliable: they share the huge flows' congestion); ``unit``: what
-    the law's draws make, named in the text (flows; a cluster's jobs); ``quantity``:
-    what the law draws (flow sizes; a cluster's tasks per job or task durations). The
-    coverage figures quoted were measured for flows; for other units the text says so.
+    the load of the most loaded resource at the point (None: unknown, taken as high);
+    ``owner``: the class(es) with that law, named (the classes beside them share the
+    huge flows' congestion); ``unit``: what its draws make (flows; a cluster's jobs: the
+    coverage quoted was measured with flows, as the text says); ``quantity``: what it
+    draws (flow sizes; a cluster's tasks per job or task durations).
 
     * infinite variance (unbounded Pareto, shape α ≤ 2): at every load;
-    * finite variance but infinite third moment (Pareto 2 < α ≤ 3): from
-      :data:`HEAVY_TAIL_LOAD` on.
+    * infinite third moment (Pareto 2 < α ≤ 3): from :data:`HEAVY_TAIL_LOAD` on.
 
-    Measured with processor sharing, where γ = 1 − ρ exactly for every law
-    (benchmarks/heavy_tail_coverage.py, VALIDATION.md "Heavy tails"): a run has not
-    seen its share of the huge flows, so γ comes out high and the interval, built from
-    the run's own spread, is too narrow."""
+    Measured with processor sharing, where γ = 1 − ρ for every law (benchmarks/
+    heavy_tail_coverage.py, VALIDATION.md "Heavy tails"): a run has not seen its share
+    of huge flows, so γ comes out high and the interval, from its own spread, too narrow."""
     where = f" in class {owner}" if owner else ""
     shape = law.params.get("shape")
-    # the coverage was measured with flows (benchmarks/heavy_tail_coverage.py); a
-    # cluster's jobs were not measured, so their text cites the flows' figure as such
-    measured = ("74-91% with 20 000 flows" if unit == "flows"
-                else "74-91% measured with 20 000 flows; not measured for " + unit)
+    measured = "74-91% with 20 000 flows" + ("" if unit == "flows" else  # (flows only)
+                                             "; not measured for " + unit)
     if math.isinf(law.raw_moment(2)):
         what = f"shape {shape:g} <= 2" if shape is not None else "shape <= 2"
         return (f"unreliable interval: {law.distribution} {quantity} with infinite variance "
                 f"({what}){where}: a run has not seen its share of huge {unit}, so gamma "
                 "tends to come out high and the 95% interval, too narrow, covers well "
-                f"below 95% ({measured}; VALIDATION.md, Heavy tails): run "
-                f"far more {unit} (10^6 and more), read gamma as an upper estimate, or "
-                f"bound the law ({'size max' if unit == 'flows' else 'its max'}) to study "
-                "a finite-variance version")
+                f"below 95% ({measured}; VALIDATION.md, Heavy tails): run far more {unit} "
+                "(10^6 and more), read gamma as an upper estimate, or bound the law "
+                f"({'size max' if unit == 'flows' else 'its max'}) to study a "
+                "finite-variance version")
     high = load is None or load >= HEAVY_TAIL_LOAD
     if high and math.isinf(law.raw_moment(3)):
         what = f"shape {shape:g} <= 3" if shape is not None else "shape <= 3"
         return (f"unreliable interval: {law.distribution} {quantity} with infinite third "
                 f"moment ({what}){where} at load >= {HEAVY_TAIL_LOAD:g}: the 95% interval "
                 "covers below 95% and gamma tends to come out high (VALIDATION.md, Heavy "
-                f"tails{'' if unit == 'flows' else ', measured for flows'}); "
-                f"run several times more {unit} (or replications) and check that gamma "
-                "and the interval settle")
+                f"tails{'' if unit == 'flows' else ', measured for flows'}); run several "
+                f"times more {unit} (or replications) and check that gamma and the "
+                "interval settle")
     return ""

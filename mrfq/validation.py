@@ -84,8 +84,9 @@ def known_limitations(scenario) -> dict[str, str]:
     robin on dominant times) some set of classes whose fluid shares are unequal, or (for
     DRFQ routers) a route across several routers; and
     ``"cluster:<name>"`` → why, for every cluster policy when the scenario has per-job
-    parallelism caps, a law of the tasks per job that is not its class's flow-size law
-    (:func:`_job_size_matches`), or task durations drawn from a size law."""
+    parallelism caps, listed servers or placement constraints, a law of the tasks per
+    job that is not its class's flow-size law (:func:`_job_size_matches`), or task
+    durations drawn from a size law."""
     weights = np.asarray(scenario.weights, dtype=np.float64)
     found = {}
     for name in scenario.packet.policies:
@@ -107,6 +108,8 @@ def known_limitations(scenario) -> dict[str, str]:
     why = []  # every cluster policy
     if cluster.max_parallel:  # the fluid model has no caps
         why.append(policies.LIMITATIONS[policies.PARALLELISM_CAPS])
+    if cluster.servers or cluster.placement:  # nor servers
+        why.append(policies.LIMITATIONS[policies.SEPARATE_SERVERS])
     if cluster.policies and not cluster.trace:  # the laws as run (built-ins in disguise)
         names = scenario.class_names
         if not all(_job_size_matches(tasks, size) for tasks, size in zip(

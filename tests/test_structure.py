@@ -248,7 +248,7 @@ def test_the_import_comment_check():
 LAYERS = (
     ("mrfq.errors", "mrfq.policies", "mrfq.seeds", "mrfq.io", "mrfq.fields", "mrfq.progress",
      "mrfq.workloads", "mrfq.arrivals", "mrfq.sizes", "mrfq.explicit", "mrfq.intervals",
-     "mrfq.executor"),
+     "mrfq.executor", "mrfq.arguments"),
     ("mrfq.scenario",),
     ("mrfq.fluid", "mrfq.packet"),
     ("mrfq.stats", "mrfq.allocation", "mrfq.cluster"),

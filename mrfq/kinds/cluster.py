@@ -40,6 +40,7 @@ from mrfq.scenario.cluster import (
     max_parallel_caps,
     per_class_values,
 )
+from mrfq.scenario.slots import slot_shortfall
 from mrfq.sizes import SizeLaw, parse_size
 
 #: the law that no interval warning is about (the built-in laws: light tails)
@@ -176,7 +177,8 @@ def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
 def load_trace(scenario: Scenario) -> tuple[Trace, np.ndarray]:
     """The jobs of a trace scenario (``[cluster] trace``) and its servers (L×2), read and
     checked before any run: InputError on a malformed row (``<file>: row n, <column>``),
-    a trace without a finished task, or a task larger than every server."""
+    a trace without a finished task, a task larger than every server, or (with the slot
+    scheduler) a task that fits no server's slots."""
     cfg = scenario.cluster
     trace = load_task_events(cfg.trace)
     if trace.job_tasks.size == 0:
@@ -186,6 +188,15 @@ def load_trace(scenario: Scenario) -> tuple[Trace, np.ndarray]:
         if not np.any(np.all(need <= capacity + 1e-9, axis=1)):
             raise InputError(f"a task of the trace (demand {need.tolist()}) is larger "
                              "than every server", "cluster.servers", scenario.source)
+    if policies.named(policies.CLUSTER).SLOTS in cfg.policies:
+        allowed = np.ones((trace.demand.shape[0], capacity.shape[0]), dtype=bool)
+        short = slot_shortfall(capacity, trace.demand, allowed, cfg.slots_per_server)
+        if short:
+            k, need, most = short
+            raise InputError(f"with {cfg.slots_per_server} slots per largest server a task "
+                             f"of the trace (demand {trace.demand[k].tolist()}) takes {need} "
+                             f"slot(s) and no server holds more than {most}: raise it, or "
+                             "leave slots out", "cluster.slots_per_server", scenario.source)
     return trace, capacity
 
 

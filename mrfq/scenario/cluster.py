@@ -12,9 +12,14 @@ from mrfq import fields, policies
 from mrfq.scenario.checks import _policies, fail
 from mrfq.scenario.config import CLUSTER_DURATION_LAWS, CLUSTER_TASK_LAWS, ClusterConfig
 from mrfq.scenario.server_tables import TABLES, draw_servers, read_table
+from mrfq.scenario.slots import slot_shortfall
 from mrfq.sizes import SizeLaw, parse_size
 
 _KEYS = set(ClusterConfig.__dataclass_fields__)
+#: bounds of the run's counts: jobs held in memory (~120 bytes each, measured with
+#: run_cluster), a seed the kernel takes as a signed 64-bit integer, and task counts that
+#: stay exact in a float64 (E[N] and the caps)
+MAX_JOBS, MAX_SEED, MAX_TASKS = 10**8, 2**63 - 1, 2**53
 #: the fields a trace run does not read, and why (:func:`mrfq.kinds.cluster.trace_tables`)
 _TRACE_IGNORES = {
     "mean_tasks": "the trace gives every job's tasks",
@@ -49,8 +54,8 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
     def number(key, **options):
         return fields.number(value(key), f"cluster.{key}", source, **options)
 
-    def integer(key, minimum):
-        return fields.integer(value(key), f"cluster.{key}", source, minimum)
+    def integer(key, minimum, maximum=None, why=""):
+        return fields.integer(value(key), f"cluster.{key}", source, minimum, maximum, why)
 
     names = [c.name for c in classes]
     chosen = raw.get("policies", list(policies.defaults(policies.CLUSTER)))
@@ -66,10 +71,10 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
                                                                    positive=True)),
         duration_law=_law(value("duration_law"), "duration_law", CLUSTER_DURATION_LAWS,
                           names, source),
-        jobs=integer("jobs", 1),
+        jobs=integer("jobs", 1, MAX_JOBS, "about 120 bytes of memory each"),
         warmup=number("warmup", nonnegative=True),
         batches=integer("batches", 2),
-        seed=integer("seed", 0),
+        seed=integer("seed", 0, MAX_SEED, "a 64-bit signed integer"),
         slots_per_server=integer("slots_per_server", 1),
         servers=_servers(raw.get("servers", []), len(classes[0].requirements)
                          if classes else n_resources, source, resources),
@@ -96,13 +101,30 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
         if config.trace and key in raw and getattr(config, key) != getattr(defaults, key):
             raise fail(f"a trace run does not use it ({why}); remove it",
                        f"cluster.{key}", source)
+    if config.servers:  # (a pool always has every resource)
+        total = np.sum([np.multiply(cap, count) for cap, count, _ in config.servers], axis=0)
+        for r in np.flatnonzero(total <= 0):
+            name = resources[r] if r < len(resources) else f"resource {r}"
+            raise fail(f"no server has any {name}: every resource needs some capacity",
+                       "cluster.servers", source)
     if config.tasks_per_resource < 1:
         raise fail("a task's dominant requirement must fit the pool (>= 1), got "
                    f"{config.tasks_per_resource:g}", "cluster.tasks_per_resource", source)
-    if config.warmup >= 1 or config.jobs - int(config.warmup * config.jobs) < 2 * config.batches:
+    if not config.trace and (config.warmup >= 1 or config.jobs
+                             - int(config.warmup * config.jobs) < 2 * config.batches):
+        # (a trace measures all its jobs; with fewer than 2 per batch its JCT interval is
+        # NaN, mrfq.cluster.trace.trace_summary)
         raise fail(f"leaves fewer than {2 * config.batches} jobs to measure",
                    "cluster.warmup", source)
     if classes:
+        means = per_class_values(config, "mean_tasks", names)
+        for name, law, mean in zip(names, per_class_laws(config, "tasks", names), means,
+                                   strict=True):
+            if law == "fixed" and not float(mean).is_integer():
+                where = ("cluster.mean_tasks" if not isinstance(config.mean_tasks, tuple)
+                         else f"cluster.mean_tasks.{name}")
+                raise fail(f"fixed tasks need a whole number of tasks per job, got {mean:g} "
+                           f"(class {name})", where, source)
         _check_fit(config, classes, source)
     return config
 
@@ -268,20 +290,23 @@ def _max_parallel(raw: Any, names: list[str], source: str | None) -> int | tuple
     if isinstance(raw, dict):
         known = set(names) if names else set(raw)
         raw = fields.check_keys(raw, known, "cluster.max_parallel", source)
-        return tuple((name, fields.integer(cap, f"cluster.max_parallel.{name}", source, 1))
+        return tuple((name, fields.integer(cap, f"cluster.max_parallel.{name}", source, 1,
+                                           MAX_TASKS, "tasks at once"))
                      for name, cap in raw.items())
     if raw == ():
         return ()
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise fail(f"must be an integer >= 1 (every class) or a table of class name = "
                    f"integer, got {raw!r}", "cluster.max_parallel", source)
-    return fields.integer(raw, "cluster.max_parallel", source, 1)
+    return fields.integer(raw, "cluster.max_parallel", source, 1, MAX_TASKS, "tasks at once")
 
 
 def _mean_tasks(raw: Any, field: str, source: str | None) -> float:
     value = fields.number(raw, field, source, positive=True)
     if value < 1:
         raise fail(f"must be >= 1 task, got {value:g}", field, source)
+    if value > MAX_TASKS:
+        raise fail(f"must be <= 2^53 tasks (counts stay exact), got {value:g}", field, source)
     return value
 
 
@@ -363,11 +388,26 @@ def _check_fit(config: ClusterConfig, classes: tuple, source: str | None) -> Non
     capacity, demand, allowed = cluster_arrays(
         config, names, np.array([c.requirements for c in classes]), source)
     for k, name in enumerate(names):
-        if not np.any(np.all(demand[k] <= capacity[allowed[k]] + 1e-9, axis=1)):
+        usable = capacity[allowed[k]]
+        if not np.any(np.all(demand[k] <= usable + 1e-9, axis=1)):
             field = (f"cluster.placement.{name}" if not allowed[k].all()
                      else "cluster.tasks_per_resource")
+            needs = demand[k] > 0
+            if not np.any(np.all(usable[:, needs] > 0, axis=1)):  # no task size would fit
+                field = field if not allowed[k].all() else "cluster.servers"
+                raise fail(f"no server class {name} may use has every resource its tasks "
+                           "need", field, source)
             raise fail(f"a task of class {name} is larger than every server it may use "
                        f"(demand {np.round(demand[k], 6).tolist()})", field, source)
+    if policies.named(policies.CLUSTER).SLOTS in config.policies:
+        short = slot_shortfall(capacity, demand, allowed, config.slots_per_server)
+        if short:
+            k, need, most = short
+            raise fail(f"with {config.slots_per_server} slots per largest server a task of "
+                       f"class {names[k]} takes {need} slot(s) and no server it may use "
+                       f"holds more than {most}: raise it, or leave slots out",
+                       "cluster.slots_per_server", source)
+
 
 
 def cluster_dict(config: ClusterConfig) -> dict:

@@ -1,0 +1,94 @@
+"""The Python API's arguments, checked and normalised as the command line's are: one
+:class:`~mrfq.errors.InputError` naming the keyword (the CLI shows it as the option),
+never a raw TypeError from deep inside, and never a string taken letter by letter."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Integral, Real
+from pathlib import Path
+from typing import Any
+
+from mrfq.errors import InputError
+
+
+def names(value: Any, field: str) -> tuple[str, ...] | None:
+    """A list of names (``policies``): None stays None (the default); a string is a
+    comma-separated list, as on the command line ("drf,pf"); else an iterable of
+    strings. InputError when it names nothing."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        items = [part.strip() for part in value.split(",")]
+    elif isinstance(value, Iterable):
+        items = list(value)
+    else:
+        raise InputError(f"must be a list of names, got {type(value).__name__}", field)
+    for item in items:
+        if not isinstance(item, str):
+            raise InputError(f"must be a list of names, got {item!r}", field)
+    items = [item for item in items if item]
+    if not items:
+        raise InputError("names nothing (leave it out for the scenario's)", field)
+    return tuple(items)
+
+
+def numbers(value: Any, field: str) -> tuple[float, ...] | None:
+    """A list of numbers (``loads``): None stays None (the default); a number is a
+    one-element list; a string is a comma-separated list, as on the command line;
+    else an iterable of numbers. InputError for anything else, or an empty list."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        items: list[Any] = [part.strip() for part in value.split(",") if part.strip()]
+        try:
+            items = [float(item) for item in items]
+        except ValueError:
+            raise InputError(f"must be numbers, got {value!r}", field) from None
+    elif isinstance(value, Real) and not isinstance(value, bool):
+        items = [value]
+    elif isinstance(value, Iterable):
+        items = list(value)
+    else:
+        raise InputError(f"must be a list of numbers, got {type(value).__name__}", field)
+    for item in items:
+        if isinstance(item, bool) or not isinstance(item, Real) or not math.isfinite(item):
+            raise InputError(f"must be a list of finite numbers, got {item!r}", field)
+    if not items:
+        raise InputError("names no value (leave it out for the scenario's)", field)
+    return tuple(float(item) for item in items)
+
+
+def count(value: Any, field: str, minimum: int = 1) -> int | None:
+    """A whole number ≥ ``minimum`` (``jobs``, ``seed``), or None (the default)."""
+    if value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise InputError(f"must be a whole number, got {value!r}", field)
+    if value < minimum:
+        raise InputError(f"must be >= {minimum}, got {value}", field)
+    return int(value)
+
+
+def real(value: Any, field: str) -> float | None:
+    """A finite number (``tolerance``, ``precision``), or None (the default); its range is
+    the caller's to check."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise InputError(f"must be a finite number, got {value!r}", field)
+    return float(value)
+
+
+def path(value: Any, field: str) -> Path | None:
+    """A file or directory path (``results_dir``), or None (the default)."""
+    if value is None:
+        return None
+    if not isinstance(value, str | Path):
+        raise InputError(f"must be a path, got {type(value).__name__}", field)
+    if str(value).strip() == "":
+        raise InputError("is an empty path", field)
+    return Path(value)

@@ -1,0 +1,72 @@
+"""The Python API's arguments: each wrong type or empty list is one InputError naming the
+keyword (the CLI shows the option), a string list is comma-separated as on the command
+line, never split letter by letter (docs/guide/python.md)."""
+
+import subprocess
+import sys
+
+import pytest
+
+import mrfq
+from mrfq import arguments
+from mrfq.errors import InputError
+
+
+@pytest.mark.parametrize("call,field,starts", [
+    (lambda: mrfq.fluid("fig1_balanced", loads="0.5,x"), "loads", "must be numbers"),
+    (lambda: mrfq.fluid("fig1_balanced", loads=[]), "loads", "names no value"),
+    (lambda: mrfq.fluid("fig1_balanced", loads=["a"]), "loads", "must be a list of finite"),
+    (lambda: mrfq.fluid("fig1_balanced", loads=[True]), "loads", "must be a list of finite"),
+    (lambda: mrfq.fluid("fig1_balanced", loads=[0.5], jobs="2"), "jobs", "must be a whole"),
+    (lambda: mrfq.fluid("fig1_balanced", loads=[0.5], jobs=1.5), "jobs", "must be a whole"),
+    (lambda: mrfq.fluid("fig1_balanced", loads=[0.5], tolerance="x"), "tolerance",
+     "must be a finite number"),
+    (lambda: mrfq.fluid("fig1_balanced", 3), "results_dir", "must be a path"),
+    (lambda: mrfq.fluid("fig1_balanced", policies=""), "policies", "names nothing"),
+    (lambda: mrfq.fluid("fig1_balanced", policies="d"), "policies", "unknown policy 'd'"),
+    (lambda: mrfq.fluid("fig1_balanced", policies=[1]), "policies", "must be a list of names"),
+    (lambda: mrfq.validate(3), "results", "must be a path"),
+    (lambda: mrfq.simulate(None, "bmf", 0.5), "scenario", "must be given"),
+    (lambda: mrfq.plan("fig3_quick", seed=-1), "seed", "must be >= 0"),
+    (lambda: mrfq.plan("fig3_quick", policies="bmf,nope"), "policies", "unknown policy"),
+    (lambda: mrfq.allocate("drf_slides", []), "policies", "names nothing"),
+    (lambda: mrfq.allocate("drf_slides", "drf,nope"), "policies", "unknown policy 'nope'"),
+    (lambda: mrfq.run("quickstart", ""), "results_dir", "is an empty path"),
+    (lambda: mrfq.cluster("quickstart", jobs=0), "jobs", "must be >= 1"),
+    (lambda: mrfq.sweep("quickstart", jobs=True), "jobs", "must be a whole number"),
+])
+def test_a_bad_argument_is_one_input_error_naming_its_keyword(call, field, starts):
+    with pytest.raises(InputError) as info:
+        call()
+    assert info.value.field == field and info.value.source is None
+    assert info.value.problem.startswith(starts), info.value.problem
+
+
+def test_lists_as_the_command_line_writes_them():
+    assert arguments.names("drf, pf", "policies") == ("drf", "pf")
+    assert arguments.names(["drf"], "policies") == ("drf",)
+    assert arguments.names(None, "policies") is None
+    assert arguments.numbers("0.3,0.6", "loads") == (0.3, 0.6)
+    assert arguments.numbers(0.5, "loads") == (0.5,)
+    assert arguments.numbers(None, "loads") is None
+    assert arguments.count(4.0, "jobs") == 4
+
+
+def test_a_string_of_one_policy_runs_that_policy(tmp_path):
+    """``policies="drf"`` used to be taken letter by letter ('d' unknown)."""
+    table = mrfq.fluid("fig1_balanced", policies="drf", loads=0.3, jobs=1)
+    assert set(table["policy"]) == {"drf"} and set(table["load"]) == {0.3}
+
+
+@pytest.mark.parametrize("option,message", [
+    ("--policies", "error: --policies: names nothing"),
+    ("--loads", "error: --loads: names no value"),
+    ("--results", "error: --results: an empty path"),
+])
+def test_an_empty_option_is_refused_not_taken_as_its_default(tmp_path, option, message):
+    """``--loads ''`` (often an unset shell variable) used to run every load."""
+    result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", "fig1_balanced", "-o",
+                             str(tmp_path / "f.csv"), option, ""], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.startswith(message), result.stderr
+    assert result.stderr.count("\n") == 1 and not (tmp_path / "f.csv").exists()
