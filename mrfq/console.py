@@ -46,6 +46,16 @@ def _as_option(exc: InputError) -> InputError:
     return exc
 
 
+def _keeps_points() -> bool:
+    """Whether the running command stores finished points that a second run resumes
+    from: a sweep (run, sweep, cluster) or fluid with --results."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None:
+        return False
+    return ctx.info_name in ("run", "sweep", "cluster") or (
+        ctx.info_name == "fluid" and bool(ctx.params.get("results")))
+
+
 def user_errors(func):
     """Turn InputError, an unwritable output (OSError) and Ctrl-C into a one-line message
     and an exit code; any other exception is a bug (traceback, exit 3)."""
@@ -61,8 +71,8 @@ def user_errors(func):
             _fail(f"{where}: {exc.strerror or exc}")
         except KeyboardInterrupt:
             _end_line()
-            click.echo("interrupted (finished points are kept; run again to resume)",
-                       err=True)
+            click.echo("interrupted" + (" (finished points are kept; run again to resume)"
+                                        if _keeps_points() else ""), err=True)
             sys.exit(130)
         except click.exceptions.Exit:
             raise
@@ -77,6 +87,7 @@ def user_errors(func):
 
 
 def _log(message: str) -> None:
+    _end_line()  # a progress line left open (a run that stopped short of its total)
     click.echo(message, err=True)
 
 

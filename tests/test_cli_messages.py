@@ -1,0 +1,48 @@
+"""What the command line says around the work: the interrupt message only promises a
+resume where finished points are kept, the main job announces the directory it writes,
+and a log line never lands on an unfinished progress line."""
+
+import signal
+import subprocess
+import sys
+import time
+
+from mrfq import console
+from mrfq.progress import Progress
+
+
+def _interrupted(args, cwd, wait=8.0):
+    """Start ``mrfq ARGS``, wait until it has printed something or ``wait`` seconds,
+    send Ctrl-C (SIGINT); its exit code and stderr."""
+    process = subprocess.Popen([sys.executable, "-m", "mrfq", *args], cwd=cwd,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(wait)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    return process.returncode, err
+
+
+def test_the_interrupt_message_promises_a_resume_only_where_points_are_kept(tmp_path):
+    code, err = _interrupted(["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5",
+                              "--flows", "1e7"], tmp_path)
+    assert code == 130 and err.splitlines()[-1] == "interrupted", err
+    code, err = _interrupted(["sweep", "fig3_quick", "-o", str(tmp_path / "r")], tmp_path)
+    assert code == 130, err
+    assert err.splitlines()[-1] == ("interrupted (finished points are kept; run again to "
+                                    "resume)")
+
+
+def test_the_main_job_announces_the_directory_it_writes(tmp_path):
+    code, err = _interrupted(["run", "-o", str(tmp_path / "mine")], tmp_path, wait=3.0)
+    first = err.splitlines()[0]
+    assert first.startswith("no SCENARIO: the main job") and first.endswith(
+        f"into {tmp_path / 'mine'}/"), first
+
+
+def test_a_log_line_starts_on_a_line_of_its_own(capsys):
+    """A progress line that stopped short of its total (a run that ended early) used to
+    have the next message glued to it."""
+    Progress("simulate", always=True)(3, 4)
+    console._log("done")
+    err = capsys.readouterr().err
+    assert err.startswith("\rsimulate: 3/4") and err.endswith("\ndone\n"), repr(err)
