@@ -79,8 +79,29 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
         raise InputError("a trace scenario has no load axis to sweep: run it with mrfq "
                          "cluster", "cluster.trace", scenario.source)
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
-    return run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, kinds=kinds,
-                     progress=progress, log=log)
+    summary = run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, kinds=kinds,
+                        progress=progress, log=log)
+    for line in precision_warnings(summary) if log else ():
+        log(line)
+    return summary
+
+
+def precision_warnings(table: pd.DataFrame) -> list[str]:
+    """One line when some packet points of a table (a summary, ``simulate``'s classes)
+    spent their replication budget before reaching the target precision (column
+    ``precision_reached`` False): how many, where, and the widest half-width reached."""
+    if "precision_reached" not in table:
+        return []
+    missed = table[table["precision_reached"].astype(str) == "False"]  # (NaN: no target)
+    if missed.empty:
+        return []
+    points = missed.drop_duplicates(["policy", "load"])
+    where = ", ".join(f"{p} {v:g}" for p, v in zip(points["policy"], points["load"],
+                                                   strict=True))
+    return [f"warning: {len(points)} packet points ({where}) did not reach the target "
+            f"precision ±{missed['target_precision'].iloc[0]:.3g} within their replication "
+            f"budget (widest ±{missed['achieved_precision'].max():.3g} of gamma, the runs' "
+            "own intervals): raise max_replications (--max-replications)"]
 
 
 def read_summary(results_dir: str | Path) -> pd.DataFrame:
@@ -103,11 +124,11 @@ def interval_warnings(table: pd.DataFrame) -> list[str]:
     ``mrfq fluid``'s or ``simulate``'s table, validation): ``warning: <n> points (classes
     …; loads …): <the warning>`` — what the console prints after the table, so that an
     unreliable interval (heavy tails, :func:`mrfq.sizes.interval_warning`) is never read
-    at face value. Empty when no row has one."""
+    at face value; first, the :func:`precision_warnings`. Empty when no row has one."""
     if "ci_warning" not in table:
-        return []
+        return precision_warnings(table)
     texts = table["ci_warning"].fillna("").astype(str)
-    lines = []
+    lines = precision_warnings(table)
     for text in dict.fromkeys(t for t in texts if t):
         rows = table[texts == text]
         classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))

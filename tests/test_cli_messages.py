@@ -46,3 +46,20 @@ def test_a_log_line_starts_on_a_line_of_its_own(capsys):
     console._log("done")
     err = capsys.readouterr().err
     assert err.startswith("\rsimulate: 3/4") and err.endswith("\ndone\n"), repr(err)
+
+
+def test_a_missed_precision_target_is_said(tmp_path):
+    """A point that spent its replication budget before reaching the target used to pass
+    silently (its summary row said precision_reached False, the console nothing)."""
+    result = subprocess.run([sys.executable, "-m", "mrfq", "simulate", "fig3_quick",
+                             "--policy", "bmf", "--load", "0.9", "--flows", "2000",
+                             "--precision", "0.05", "--max-replications", "2"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert ("warning: 1 packet points (bmf 0.9) did not reach the target precision ±0.05 "
+            "within their replication budget") in result.stderr
+    reached = subprocess.run([sys.executable, "-m", "mrfq", "simulate", "fig3_quick",
+                              "--policy", "bmf", "--load", "0.3", "--flows", "2000",
+                              "--precision", "0.5", "--max-replications", "4"],
+                             capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert reached.returncode == 0 and "did not reach" not in reached.stderr
