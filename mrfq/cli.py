@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from mrfq import api, console, pipeline
+from mrfq import api, console, pipeline, table_warnings
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import COUNT, OneOf, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
@@ -52,7 +52,7 @@ def _show(table, columns, digits: int = 5) -> None:
 
 def _warn(table) -> None:
     """The table's unreliable intervals (``ci_warning``), one line per distinct warning."""
-    for line in pipeline.interval_warnings(table):
+    for line in table_warnings.interval_warnings(table):
         _log(line)
 
 
@@ -309,7 +309,7 @@ def _print_validation(table, tolerance: float) -> bool:
     if warned.any():
         click.echo(f"{int(warned.sum())} points have an unreliable interval (status warn "
                    "where they pass: not a validation; ci_warning in validation.csv)")
-        for line in pipeline.interval_warnings(table):
+        for line in table_warnings.interval_warnings(table):
             click.echo(line)
     return failed == 0
 

@@ -26,10 +26,22 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; outputs get the usual mode
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:  # named by the target, not the temporary file
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def check_not_directories(directory: str | Path, names: Sequence[str]) -> None:
+    """InputError if any of the files ``names`` a run will write into ``directory`` is an
+    existing directory there: said before the work, not when the file is written."""
+    for name in names:
+        if (Path(directory) / name).is_dir():
+            raise InputError("is a directory where the run writes a file", None,
+                             str(Path(directory) / name))
 
 
 def check_writable(path: str | Path, field: str = "--output") -> None:

@@ -25,11 +25,25 @@ from mrfq import policies as registry
 from mrfq import validation as rules
 from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
-from mrfq.io import check_figure_formats, check_writable_dir, write_csv
+from mrfq.io import (
+    check_figure_formats,
+    check_not_directories,
+    check_writable_dir,
+    write_csv,
+)
 from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES, load_trace, trace_tables
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
-from mrfq.sweeps import KINDS, SUMMARY_FILE, load_records, run_sweep, stored_scenario
+from mrfq.sweeps import (
+    KINDS,
+    SCENARIO_FILE,
+    SIZE_BINS_FILE,
+    SUMMARY_FILE,
+    load_records,
+    run_sweep,
+    stored_scenario,
+)
+from mrfq.table_warnings import precision_warnings
 
 DEFAULT_SCENARIO = "fig3_quick"
 VALIDATION_FILE = "validation.csv"
@@ -86,24 +100,6 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     return summary
 
 
-def precision_warnings(table: pd.DataFrame) -> list[str]:
-    """One line when some packet points of a table (a summary, ``simulate``'s classes)
-    spent their replication budget before reaching the target precision (column
-    ``precision_reached`` False): how many, where, and the widest half-width reached."""
-    if "precision_reached" not in table:
-        return []
-    missed = table[table["precision_reached"].astype(str) == "False"]  # (NaN: no target)
-    if missed.empty:
-        return []
-    points = missed.drop_duplicates(["policy", "load"])
-    where = ", ".join(f"{p} {v:g}" for p, v in zip(points["policy"], points["load"],
-                                                   strict=True))
-    return [f"warning: {len(points)} packet points ({where}) did not reach the target "
-            f"precision ±{missed['target_precision'].iloc[0]:.3g} within their replication "
-            f"budget (widest ±{missed['achieved_precision'].max():.3g} of gamma, the runs' "
-            "own intervals): raise max_replications (--max-replications)"]
-
-
 def read_summary(results_dir: str | Path) -> pd.DataFrame:
     """The ``summary.csv`` a sweep wrote (class and policy names read as text)."""
     path = Path(results_dir) / SUMMARY_FILE
@@ -117,24 +113,6 @@ def read_summary(results_dir: str | Path) -> pd.DataFrame:
         if column in summary:
             summary[column] = summary[column].fillna("")
     return summary
-
-
-def interval_warnings(table: pd.DataFrame) -> list[str]:
-    """One line per distinct ``ci_warning`` of a table that has one (the summary,
-    ``mrfq fluid``'s or ``simulate``'s table, validation): ``warning: <n> points (classes
-    …; loads …): <the warning>`` — what the console prints after the table, so that an
-    unreliable interval (heavy tails, :func:`mrfq.sizes.interval_warning`) is never read
-    at face value; first, the :func:`precision_warnings`. Empty when no row has one."""
-    if "ci_warning" not in table:
-        return precision_warnings(table)
-    texts = table["ci_warning"].fillna("").astype(str)
-    lines = precision_warnings(table)
-    for text in dict.fromkeys(t for t in texts if t):
-        rows = table[texts == text]
-        classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
-        loads = ", ".join(f"{v:g}" for v in sorted(set(rows["load"])))
-        lines.append(f"warning: {len(rows)} points (class {classes}; load {loads}): {text}")
-    return lines
 
 
 def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,
@@ -460,6 +438,10 @@ def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path |
     scenario = _with_precision(scenario_of(scenario), precision, max_replications)
     rules.check_run(scenario, tolerance)  # before the sweep
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
+    figures = [f"{scenario.name}{part}.{kind}" for part in ("", "_delays", "_fluid", "_network")
+               for kind in formats]
+    check_not_directories(results_dir, (SCENARIO_FILE, SUMMARY_FILE, SIZE_BINS_FILE,
+                                        VALIDATION_FILE, *figures))
     summary = sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, progress=progress,
                     log=log)
     validation = validate(results_dir, tolerance, scenario)

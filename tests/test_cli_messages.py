@@ -63,3 +63,17 @@ def test_a_missed_precision_target_is_said(tmp_path):
                               "--precision", "0.5", "--max-replications", "4"],
                              capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert reached.returncode == 0 and "did not reach" not in reached.stderr
+
+
+def test_an_output_blocked_by_a_directory_is_refused_before_the_sweep(tmp_path):
+    """A directory where the run writes a figure used to be found after the whole sweep,
+    under a temporary file's name, with summary.csv and validation.csv left behind."""
+    out = tmp_path / "r"
+    (out / "quickstart.png").mkdir(parents=True)
+    result = subprocess.run([sys.executable, "-m", "mrfq", "run", "quickstart", "-o",
+                             str(out)], capture_output=True, text=True, cwd=tmp_path,
+                            timeout=300)
+    assert result.returncode == 2
+    assert result.stderr == (f"error: {out / 'quickstart.png'}: is a directory where the "
+                             "run writes a file\n")
+    assert sorted(p.name for p in out.iterdir()) == ["quickstart.png"]

@@ -255,7 +255,7 @@ LAYERS = (
     ("mrfq.kinds",),
     ("mrfq.point_plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
     ("mrfq.validation", "mrfq.plots", "mrfq.plot_cluster", "mrfq.plot_network"),
-    ("mrfq.pipeline", "mrfq.api"),
+    ("mrfq.table_warnings", "mrfq.pipeline", "mrfq.api"),
     ("mrfq.cli", "mrfq.console", "mrfq.__main__", "mrfq"),
 )
 SIBLINGS = {"mrfq.fluid": "mrfq.packet", "mrfq.packet": "mrfq.fluid"}

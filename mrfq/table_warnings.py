@@ -1,0 +1,43 @@
+"""What the console says after a table of results, so that no number is read at face
+value when it should not be: unreliable intervals (heavy tails) and precision targets a
+point did not reach. Shared by the command line and the Python API's pipeline."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+
+def interval_warnings(table: pd.DataFrame) -> list[str]:
+    """One line per distinct ``ci_warning`` of a table that has one (the summary,
+    ``mrfq fluid``'s or ``simulate``'s table, validation): ``warning: <n> points (classes
+    …; loads …): <the warning>`` — what the console prints after the table, so that an
+    unreliable interval (heavy tails, :func:`mrfq.sizes.interval_warning`) is never read
+    at face value; first, the :func:`precision_warnings`. Empty when no row has one."""
+    if "ci_warning" not in table:
+        return precision_warnings(table)
+    texts = table["ci_warning"].fillna("").astype(str)
+    lines = precision_warnings(table)
+    for text in dict.fromkeys(t for t in texts if t):
+        rows = table[texts == text]
+        classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
+        loads = ", ".join(f"{v:g}" for v in sorted(set(rows["load"])))
+        lines.append(f"warning: {len(rows)} points (class {classes}; load {loads}): {text}")
+    return lines
+
+
+def precision_warnings(table: pd.DataFrame) -> list[str]:
+    """One line when some packet points of a table (a summary, ``simulate``'s classes)
+    spent their replication budget before reaching the target precision (column
+    ``precision_reached`` False): how many, where, and the widest half-width reached."""
+    if "precision_reached" not in table:
+        return []
+    missed = table[table["precision_reached"].astype(str) == "False"]  # (NaN: no target)
+    if missed.empty:
+        return []
+    points = missed.drop_duplicates(["policy", "load"])
+    where = ", ".join(f"{p} {v:g}" for p, v in zip(points["policy"], points["load"],
+                                                   strict=True))
+    return [f"warning: {len(points)} packet points ({where}) did not reach the target "
+            f"precision ±{missed['target_precision'].iloc[0]:.3g} within their replication "
+            f"budget (widest ±{missed['achieved_precision'].max():.3g} of gamma, the runs' "
+            "own intervals): raise max_replications (--max-replications)"]
