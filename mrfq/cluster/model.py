@@ -23,7 +23,7 @@ import numpy as np
 from scipy import stats
 
 from mrfq import policies, seeds
-from mrfq.cluster import durations, kernel
+from mrfq.cluster import checks, durations, kernel
 from mrfq.cluster.timeline import Timeline
 from mrfq.errors import InputError
 from mrfq.scenario.cluster import per_class_laws
@@ -113,7 +113,9 @@ class ClusterModel:
     scheduler (the largest server is cut into k slots); ``allowed[k, l]``: class k may
     run on server l (placement constraints, TSF; default everywhere); ``max_parallel[k]``
     (or one number for every class): the most tasks a class-k job runs at once, an
-    integer ≥ 1 or inf (default: inf, no cap; the kernel's rule).
+    integer ≥ 1 or inf (default: inf, no cap; the kernel's rule). Every number finite:
+    capacities, demands, rates, durations ≥ 0, weights > 0, 1 ≤ m_k ≤ 2^53 (a whole
+    number for fixed tasks); ``rates`` … ``weights``: one number or one per class.
     """
 
     capacity: np.ndarray
@@ -132,25 +134,26 @@ class ClusterModel:
     duration_laws: tuple = field(init=False, default=())
 
     def __post_init__(self):
-        cap = np.atleast_2d(np.asarray(self.capacity, dtype=float))
-        dem = np.atleast_2d(np.asarray(self.demand, dtype=float))
+        cap = checks.reals(self.capacity, "capacity", 2)
+        dem = checks.reals(self.demand, "demand", 2)
         K = dem.shape[0]
         set_ = object.__setattr__
         set_(self, "capacity", cap)
         set_(self, "demand", dem)
         set_(self, "policy", policies.get(policies.CLUSTER, self.policy).name)
-        for name, default in (("rates", 0.0), ("mean_tasks", 1.0), ("durations", 1.0),
-                              ("weights", 1.0)):
+        for name, default, low in (("rates", 0.0, 0), ("mean_tasks", 1.0, 1),
+                                   ("durations", 1.0, 0), ("weights", 1.0, 0)):
             value = getattr(self, name)
-            value = np.full(K, default) if value is None else np.asarray(value, float)
-            if value.shape != (K,) or not np.all(np.isfinite(value)) or np.any(value < 0):
-                raise InputError(f"must be {K} non-negative numbers", name)
-            set_(self, name, value)
+            set_(self, name, checks.per_class(
+                default if value is None else value, K, name, minimum=low,
+                positive=name == "weights",
+                maximum=checks.MAX_MEAN_TASKS if name == "mean_tasks" else None))
+        set_(self, "slots_per_server", checks.integer(self.slots_per_server,
+                                                      "slots_per_server", 1))
         if cap.shape[1] != dem.shape[1]:
             raise InputError(f"servers have {cap.shape[1]} resources, tasks "
                              f"{dem.shape[1]}", "capacity")
-        if np.any(cap < 0) or np.any(cap.sum(axis=0) <= 0):
-            raise InputError("every resource needs some capacity", "capacity")
+        checks.pool(cap)
         if np.any(dem < 0) or np.any(dem.max(axis=1) <= 0):
             raise InputError("every task needs some resource", "demand")
         ok = (np.ones((K, cap.shape[0]), dtype=bool) if self.allowed is None
@@ -172,10 +175,13 @@ class ClusterModel:
             raise InputError("must be integers >= 1 (inf: no cap), one per class or one "
                              "for all", "max_parallel")
         set_(self, "max_parallel", cap)
-        if np.any(self.weights <= 0) or np.any(self.mean_tasks < 1):
-            raise InputError("weights must be positive and mean tasks at least 1",
-                             "classes")
         set_(self, "task_laws", class_laws(self.tasks, K, TASK_LAWS, "tasks"))
+        for k, law in enumerate(self.task_laws):
+            # workload() gives a fixed-tasks job m_k tasks: the work E[N_k] d_k δ_k (and
+            # the rates of pooled_model) would not be its work for another m_k
+            if law == FIXED and self.mean_tasks[k] % 1:
+                raise InputError(f"fixed tasks need a whole number, got "
+                                 f"{self.mean_tasks[k]:g} (class {k + 1})", "mean_tasks")
         set_(self, "duration_laws", class_laws(self.duration_law, K, DURATION_LAWS,
                                                "duration_law"))
 
@@ -215,26 +221,31 @@ def pooled_model(requirements, loads, policy: str, tasks_per_resource: float = 1
                  duration: float | np.ndarray = 1.0, **options) -> ClusterModel:
     """A fluid scenario as a pooled cluster: one server of ``tasks_per_resource`` units of
     every resource, class-k tasks needing a_k (so a dominant task holds 1/C of the pool),
-    and arrival rates giving the fluid loads ρ_k = λ_k E[N_k] d_k / C. ``mean_tasks``
-    E[N_k] and ``duration`` d_k: one number for every class, or one per class."""
-    a = np.atleast_2d(np.asarray(requirements, dtype=float))
+    and arrival rates giving the fluid loads ρ_k = λ_k E[N_k] d_k / C. ``loads`` (≥ 0),
+    ``mean_tasks`` E[N_k] (1 to 2^53) and ``duration`` d_k (> 0): one number for every
+    class, or one per class; ``tasks_per_resource`` C ≥ 1 (a dominant task fits)."""
+    a = checks.requirements(requirements)
     a = a / a.max(axis=1, keepdims=True)
-    C = float(tasks_per_resource)
+    C = checks.number(tasks_per_resource, "tasks_per_resource", minimum=1.0)
     K = a.shape[0]
-    mean = np.broadcast_to(np.asarray(mean_tasks, dtype=float), (K,)).copy()
-    durations = np.broadcast_to(np.asarray(duration, dtype=float), (K,)).copy()
+    loads = checks.per_class(loads, K, "loads", minimum=0)
+    mean = checks.per_class(mean_tasks, K, "mean_tasks", minimum=1,
+                            maximum=checks.MAX_MEAN_TASKS)
+    durations = checks.per_class(duration, K, "duration", positive=True)
     # a duration law's mean: 1.0 but for an un-rescaled table (a tasks law has mean 1),
     # so the same floats as one number's, per class
     duration_mean = np.array([law_mean(law) for law in class_laws(
         options.get("duration_law", EXPONENTIAL), K, DURATION_LAWS, "duration_law")])
     work = mean * (durations * duration_mean) / C
     return ClusterModel(capacity=np.full((1, a.shape[1]), C), demand=a, policy=policy,
-                        rates=np.asarray(loads, dtype=float) / work,
+                        rates=loads / work,
                         mean_tasks=mean, durations=durations, **options)
 
 
 def workload(model: ClusterModel, jobs: int, seed: int) -> tuple[np.ndarray, ...]:
-    """``jobs`` Poisson arrivals of the model's classes: (arrival times, class, tasks)."""
+    """``jobs`` (≥ 1) Poisson arrivals of the model's classes: (arrival times, class,
+    tasks); ``seed``: 0 … 2^63 − 1."""
+    jobs, seed = checks.integer(jobs, "jobs", 1), checks.seed(seed)
     rng = np.random.default_rng(seed)
     rate = model.rates.sum()
     if rate <= 0:
@@ -294,18 +305,20 @@ def duration_arrays(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
 def task_durations(model: ClusterModel, job_class, job_tasks, seed: int) -> np.ndarray:
     """Every task's duration in a run of these jobs, job after job (task i of job j at
     Σ_{j' < j} N_j' + i), as the kernel draws them (:func:`mrfq.cluster.durations.
-    task_duration`): to look at the laws' draws without running the scheduler."""
-    job_tasks = np.asarray(job_tasks, np.int64)
+    task_duration`): to look at the laws' draws without running the scheduler. Jobs
+    and seed as in :func:`run_jobs`."""
+    job_class, job_tasks, _ = checks.jobs(model.demand.shape[0], job_class, job_tasks)
     first = np.concatenate(([0], np.cumsum(job_tasks)[:-1])).astype(np.int64)
-    return durations.task_durations(np.asarray(job_class, np.int64), job_tasks, first,
-                                 model.durations, *duration_arrays(model.duration_laws),
-                                 int(seed))
+    return durations.task_durations(job_class, job_tasks, first, model.durations,
+                                    *duration_arrays(model.duration_laws),
+                                    checks.seed(seed))
 
 
 @dataclass
 class ClusterRun:
     """One run: per job ``finish``; per class ``gamma`` (sojourn-based, jobs arriving
-    in the measurement window) with ``gamma_low``/``gamma_high`` (95%, batch means),
+    in the measurement window) with ``gamma_low``/``gamma_high`` (95%, batch means;
+    ``gamma_high`` inf when the sojourn's interval reaches 0),
     ``jobs_mean`` (time-average jobs in system in the window); ``utilisation[r]`` over the
     window; ``samples[s, k]`` tasks running at s·sample_dt; ``events`` (task launches and
     completions); ``timeline`` (:class:`~mrfq.cluster.timeline.Timeline`, from 0 to the
@@ -355,18 +368,19 @@ def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
              window: tuple[float, float] = (0.0, np.inf), sample_dt: float = 1.0,
              n_samples: int = 0, task_time=None, timeline_dt: float | None = None
              ) -> JobsRun:
-    """The kernel on given jobs (sorted arrivals), see :func:`mrfq.cluster.kernel.simulate`.
-    ``task_time``: every task's duration, job after job (a trace); default drawn from the
-    model's laws (:func:`duration_arrays`).
+    """The kernel on given jobs, see :func:`mrfq.cluster.kernel.simulate`: ``arrival``
+    (finite, ≥ 0, sorted), ``job_class`` (0 … K − 1), ``job_tasks`` (≥ 1), one entry per
+    job each; ``seed`` 0 … 2^63 − 1; ``window`` (start ≤ end); ``n_samples`` ≥ 0 at
+    ``sample_dt`` > 0 (InputError naming the argument otherwise).
+    ``task_time``: every task's duration (finite, ≥ 0), job after job (a trace); default
+    (None or empty) drawn from the model's laws (:func:`duration_arrays`).
     ``timeline_dt``: the timeline's bin width (time units; it doubles as often as needed
     to cover the run in :data:`TIMELINE_BINS` bins); 0 chooses it, about 1/256 of the last
     arrival plus a mean task duration; None: no timeline."""
-    job_tasks = np.asarray(job_tasks, np.int64)
-    arrival = np.asarray(arrival, float)
-    times = np.zeros(0) if task_time is None else np.asarray(task_time, float)
-    if times.size and times.size != job_tasks.sum():
-        raise InputError(f"must hold {job_tasks.sum()} durations, got {times.size}",
-                         "task_time")
+    job_class, job_tasks, arrival = checks.jobs(model.demand.shape[0], job_class,
+                                                job_tasks, arrival)
+    times = checks.task_times(task_time, int(job_tasks.sum()))
+    seed, window, sample_dt, n_samples = checks.run(seed, window, sample_dt, n_samples)
     if timeline_dt is not None and not timeline_dt >= 0:
         raise InputError(f"must be >= 0, got {timeline_dt}", "timeline_dt")
     bins = 0 if timeline_dt is None else TIMELINE_BINS
@@ -381,7 +395,7 @@ def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
     cap = np.where(np.isinf(model.max_parallel), 2.0**62, model.max_parallel).astype(np.int64)
     finish, area, busy, samples, events, bins_area, dt, done = kernel.simulate(
         entry.code, fluid, model.capacity, model.demand, model.weights, model.allowed, cap,
-        arrival, np.asarray(job_class, np.int64), job_tasks, model.durations,
+        arrival, job_class, job_tasks, model.durations,
         *duration_arrays(model.duration_laws), int(seed), int(model.slots_per_server),
         float(window[0]), float(window[1]), float(sample_dt), int(n_samples), times, first,
         float(timeline_dt or 1.0), bins)
@@ -404,8 +418,10 @@ def run_cluster(model: ClusterModel, jobs: int, seed: int = 1, warmup: float = 0
                 batches: int = 10, sample_dt: float = 1.0, n_samples: int = 0,
                 timeline_dt: float | None = None) -> ClusterRun:
     """Simulate ``jobs`` Poisson job arrivals from an empty cluster; measure the jobs
-    arriving after the first ``warmup`` fraction (all of them run to completion).
-    ``timeline_dt``: as in :func:`run_jobs`."""
+    arriving after the first ``warmup`` fraction (in [0, 1); all of them run to
+    completion); their γ intervals from ``batches`` (≥ 2) batch means. ``timeline_dt``:
+    as in :func:`run_jobs`."""
+    jobs, warmup, batches = checks.measured(jobs, warmup, batches)
     arrival, classes, tasks = workload(model, jobs, seed)
     t_warm = arrival[int(warmup * jobs)]
     t_end = arrival[-1]
@@ -424,7 +440,8 @@ def run_cluster(model: ClusterModel, jobs: int, seed: int = 1, warmup: float = 0
         half = stats.t.ppf(0.975, batches - 1) * means.std(ddof=1) / np.sqrt(batches)
         gamma[k] = model.work[k] / mean
         low[k] = model.work[k] / (mean + half)
-        high[k] = model.work[k] / max(mean - half, 1e-300)
+        # an interval of the mean sojourn reaching 0 bounds γ by nothing: inf
+        high[k] = model.work[k] / (mean - half) if mean > half else np.inf
     span = t_end - t_warm
     return ClusterRun(model, arrival, classes, tasks, finish, gamma, low, high,
                       run.jobs_area / span, run.busy / span / model.total, run.samples,

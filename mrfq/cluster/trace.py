@@ -15,7 +15,9 @@ request is the last (CPU, memory) it was given. A job arrives at the first SUBMI
 kept tasks (seconds, shifted so the first job arrives at 0); its tasks run in task-index
 order; its per-task demand is the componentwise largest request of its tasks (so every
 task fits where it is placed). Jobs of equal demand form one class. Tasks never finishing
-(killed, evicted last, lost, running at the end) are dropped and counted.
+(killed, evicted last, lost, running at the end) and tasks finishing without a request
+(CPU and memory blank, or both 0) are dropped and counted. The rows of a task must be in
+time order (as the trace's files are): one out of order is an error, not a lost task.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mrfq.cluster import checks
 from mrfq.cluster.model import ClusterModel, run_jobs, simulate_jobs
 from mrfq.errors import InputError
 from mrfq.intervals import t_interval
@@ -36,6 +39,8 @@ COLUMNS = ("timestamp", "missing info", "job ID", "task index", "machine ID",
            "event type", "user", "scheduling class", "priority", "CPU request",
            "memory request", "disk request", "different-machine restriction")
 SUBMIT, SCHEDULE, FINISH = 0, 1, 4
+EVENTS = ("SUBMIT", "SCHEDULE", "EVICT", "FAIL", "FINISH", "KILL", "LOST",
+          "UPDATE_PENDING", "UPDATE_RUNNING")
 _END = 2**63 - 1
 _MANDATORY = (0, 2, 3, 5, 8)
 
@@ -44,8 +49,10 @@ _MANDATORY = (0, 2, 3, 5, 8)
 class Trace:
     """Jobs of a trace: ``arrival`` (s, sorted), ``job_class``, ``job_tasks``,
     ``task_time`` (s, job after job, task-index order), ``demand`` (classes × (CPU,
-    memory), normalised to the largest machine), ``job_id``, the ``dropped`` tasks and
-    ``job_user`` (the user of a job's first kept task; None when not known)."""
+    memory), normalised to the largest machine), ``job_id``, ``dropped`` (the tasks not
+    kept: never finishing, or finishing without a request), ``job_user`` (the user of a
+    job's first kept task; None when not known) and ``unrequested`` (of the dropped
+    tasks, those that finished but had no request: CPU and memory blank, or both 0)."""
 
     arrival: np.ndarray
     job_class: np.ndarray
@@ -55,6 +62,7 @@ class Trace:
     job_id: np.ndarray
     dropped: int = 0
     job_user: np.ndarray | None = None
+    unrequested: int = 0
 
 
 def _open(path: Path):
@@ -77,9 +85,12 @@ def _field(row: list[str], col: int, where: str, source: str, real: bool = False
 
 def load_task_events(path: str | Path) -> Trace:
     """The jobs of a ``task_events`` file (``.csv`` or ``.csv.gz``), module doc for the
-    rule. One InputError ``<file>: row <n>, <column>: <problem>`` on a malformed row."""
+    rule. One InputError ``<file>: row <n>, <column>: <problem>`` on a malformed row,
+    or ``<file>: <problem>`` when no task is kept (none finishes with a request)."""
     path = Path(path)
     source = str(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a trace file", None, source)
     if not path.is_file():
         raise InputError("no such trace file", None, source)
     tasks: dict[tuple[int, int], dict] = {}
@@ -99,7 +110,15 @@ def load_task_events(path: str | Path) -> Trace:
         raise InputError("is not a gzip file (named .gz)", None, source) from None
     except csv.Error as exc:
         raise InputError(f"is not CSV: {exc}", f"row {n + 1}", source) from None
-    return _jobs(tasks)
+    trace = _jobs(tasks)
+    if trace.job_tasks.size == 0:
+        never = trace.dropped - trace.unrequested
+        raise InputError("holds no task event" if not tasks else
+                         f"holds no finished task with a CPU and memory request ("
+                         f"{len(tasks)} tasks: {never} never finishing, "
+                         f"{trace.unrequested} finishing without one or with both 0)",
+                         None, source)
+    return trace
 
 
 def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
@@ -122,21 +141,28 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
             raise InputError(f"must be in [0, 1] (normalised), got {value:g}",
                              f"{where}, {COLUMNS[col]}", source)
     task = tasks.setdefault((job, index), {"submit": None, "start": None,
-                                           "end": None, "request": None,
+                                           "end": None, "request": None, "last": 0,
                                            "user": row[6].strip()})
     if cpu is not None and mem is not None:
         task["request"] = (cpu, mem)
     if t == _END:
         return
+    if event == FINISH and task["start"] is not None and t < task["start"]:
+        raise InputError(f"FINISH at {t} µs is before its SCHEDULE at "
+                         f"{task['start']} µs (job {job}, task {index})",
+                         f"{where}, {COLUMNS[0]}", source)
+    if t < task["last"]:
+        # read in file order, a task's run would be lost silently (a FINISH before its
+        # SCHEDULE ends nothing, and the SCHEDULE then starts a run that never ends)
+        raise InputError(f"{EVENTS[event]} at {t} µs comes after an event of the same "
+                         f"task at {task['last']} µs (job {job}, task {index}): the rows "
+                         "must be in time order", f"{where}, {COLUMNS[0]}", source)
+    task["last"] = t
     if event == SUBMIT and task["submit"] is None:
         task["submit"] = t
     elif event == SCHEDULE:
         task["start"], task["end"] = t, None
     elif event == FINISH and task["start"] is not None:
-        if t < task["start"]:
-            raise InputError(f"FINISH at {t} µs is before its SCHEDULE at "
-                             f"{task['start']} µs (job {job}, task {index})",
-                             f"{where}, {COLUMNS[0]}", source)
         task["end"] = t
     elif event in (2, 3, 5, 6):  # the run ended otherwise
         task["start"] = task["end"] = None
@@ -144,10 +170,11 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
 
 def _jobs(tasks: dict) -> Trace:
     jobs: dict[int, list] = {}
-    dropped = 0
+    dropped = unrequested = 0
     for (job, _index), task in sorted(tasks.items()):  # task-index order
         if task["end"] is None or task["request"] is None or max(task["request"]) <= 0:
             dropped += 1
+            unrequested += task["end"] is not None
             continue
         submit = task["submit"] if task["submit"] is not None else task["start"]
         jobs.setdefault(job, []).append((submit, (task["end"] - task["start"]) / 1e6,
@@ -167,7 +194,8 @@ def _jobs(tasks: dict) -> Trace:
     return Trace(arrival - (arrival[0] if arrival.size else 0.0),
                  np.array(classes, dtype=np.int64), np.array(counts, dtype=np.int64),
                  np.array(times, dtype=float), np.array(list(demands), dtype=float),
-                 np.array(order, dtype=np.int64), dropped, np.array(users, dtype=str))
+                 np.array(order, dtype=np.int64), dropped, np.array(users, dtype=str),
+                 unrequested)
 
 
 def google_like(jobs: int, seed: int, rate: float = 0.5) -> Trace:
@@ -177,7 +205,10 @@ def google_like(jobs: int, seed: int, rate: float = 0.5) -> Trace:
     from a grid, as the trace's requests take few distinct values: CPU one of 12
     log-spaced values on [0.005, 0.25], memory = CPU × one of 9 log-spaced factors on
     [0.25, 4] (capped at 0.5): heterogeneous in both size and CPU/memory ratio, at most
-    108 classes; task durations log-normal (median 120 s, σ = 1.2)."""
+    108 classes; task durations log-normal (median 120 s, σ = 1.2). ``jobs`` ≥ 1,
+    ``seed`` 0 … 2^63 − 1, ``rate`` > 0."""
+    jobs, seed = checks.integer(jobs, "jobs", 1), checks.seed(seed)
+    rate = checks.number(rate, "rate", positive=True)
     rng = np.random.default_rng(seed)
     arrival = np.cumsum(rng.exponential(1.0 / rate, jobs))
     arrival -= arrival[0]
@@ -219,7 +250,10 @@ def write_task_events(trace: Trace, path: str | Path) -> None:
 def trace_model(trace: Trace, capacity, policy: str, **options) -> ClusterModel:
     """The cluster model of a trace on servers ``capacity`` (L×2, normalised as the
     trace's requests, e.g. :func:`mrfq.cluster.servers.draw_servers`): one class per
-    distinct demand; rates and durations are unused (the trace gives them)."""
+    distinct demand; rates and durations are unused (the trace gives them). InputError
+    naming ``trace`` when it holds no job."""
+    if np.size(trace.arrival) == 0:
+        raise InputError("holds no job (nothing to run)", "trace")
     K = trace.demand.shape[0]
     return ClusterModel(capacity=capacity, demand=trace.demand, policy=policy,
                         rates=np.zeros(K), **options)
@@ -239,14 +273,16 @@ def trace_summary(trace: Trace, capacity, policy: str, batches: int = 10,
     """One run of a trace on servers ``capacity`` under ``policy``, summarised: ``jobs``,
     ``tasks``, ``events`` (launches and completions), ``utilisation`` (per resource: busy
     / capacity while jobs arrive, over [0, last arrival]; over [0, makespan] when every
-    job arrives at 0), job completion time JCT = finish − arrival (s): ``jct_mean`` with a
-    95% batch-means interval (``batches`` consecutive groups of jobs in arrival order,
+    job arrives at 0; NaN when that window has length 0: every job arrives at 0 and every
+    task lasts 0 s), job completion time JCT = finish − arrival (s): ``jct_mean`` with a
+    95% batch-means interval (``batches`` ≥ 2 consecutive groups of jobs in arrival order,
     Student t; NaN under 2 jobs per batch: trace jobs are not independent, so the
     interval is indicative), ``jct_p95`` and the ``makespan`` (last finish, s); and the
     kernel's ``run`` (:class:`~mrfq.cluster.model.JobsRun`, its timeline binned from
     ``timeline_dt``, :func:`~mrfq.cluster.model.run_jobs`) with its window's ``end`` (s:
     the horizon of its ``done_by_end``)."""
     model = trace_model(trace, capacity, policy, **options)
+    batches = checks.integer(batches, "batches", 2)
     end = float(trace.arrival[-1]) if trace.arrival[-1] > 0 else np.inf
     run = run_jobs(model, trace.arrival, trace.job_class, trace.job_tasks,
                    window=(0.0, end), task_time=trace.task_time, timeline_dt=timeline_dt)
@@ -258,8 +294,11 @@ def trace_summary(trace: Trace, capacity, policy: str, batches: int = 10,
         _, low, high = t_interval([b.mean() for b in np.array_split(jct, batches)])
         half = (high - low) / 2
     mean = float(jct.mean())
+    span = min(end, makespan)
+    # a window of length 0 has no utilisation: NaN, without dividing 0 by 0
+    usage = busy / (model.total * span) if span > 0 else np.full(busy.size, np.nan)
     return {"jobs": int(jct.size), "tasks": int(trace.job_tasks.sum()), "events": int(events),
-            "utilisation": busy / (model.capacity.sum(axis=0) * min(end, makespan)),
+            "utilisation": usage,
             "jct_mean": mean, "jct_ci_low": mean - half, "jct_ci_high": mean + half,
             "jct_p95": float(np.percentile(jct, 95)), "makespan": makespan, "run": run,
             "end": end}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import math
+import numbers
 from pathlib import Path
 
 import numpy as np
@@ -83,9 +84,28 @@ def table_i(path: str | Path = TABLE_I_FILE) -> tuple[np.ndarray, np.ndarray]:
     return counts, configs
 
 
+def _whole(value, name: str, low: int) -> int:
+    """An integer ≥ ``low`` (an int, a NumPy integer or a whole float; numpy's own errors
+    would not name the argument), else InputError naming ``name``."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+        raise InputError(f"must be an integer >= {low}, got {value!r}", name)
+    return int(value)
+
+
 def draw_servers(n: int, seed: int, table: str | Path = TABLE_I_FILE) -> np.ndarray:
-    """``n`` servers (n×R capacities) drawn independently from a table's distribution
-    (configuration i with probability count_i / Σ counts; default Table I)."""
+    """``n`` ≥ 1 servers (n×R capacities) drawn independently from a table's distribution
+    (configuration i with probability count_i / Σ counts; ``seed`` ≥ 0).
+    ``table``: a name of :data:`TABLES` ("google": DRFH's Table I, the default) or a
+    table file's path. InputError naming the argument otherwise."""
+    n, seed = _whole(n, "n", 1), _whole(seed, "seed", 0)
+    if isinstance(table, str) and table in TABLES:
+        table = TABLES[table]
+    elif isinstance(table, str) and Path(table).name == table and not Path(
+            table).suffix and not Path(table).exists():
+        raise InputError(f"unknown table {table!r} (names: {', '.join(TABLES)}; or a CSV "
+                         "file's path)", "table")
     counts, configs = table_i(table)
     rng = np.random.default_rng(seed)
     return configs[rng.choice(counts.size, size=n, p=counts / counts.sum())]
