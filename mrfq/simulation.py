@@ -71,7 +71,13 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
-    policy = policies.get(policies.PACKET, policy).name
+    entry = policies.get(policies.PACKET, policy)
+    policy = entry.name
+    for name, value in ((policies.DELTA, delta), (policies.VIRTUAL_TIME, virtual_time)):
+        if value is not None and name not in entry.parameters:  # else silently unused
+            readers = [p.name for p in policies.REGISTRY.values()
+                       if p.kind == policies.PACKET and name in p.parameters]
+            raise InputError(f"only {' and '.join(readers)} read it, not {policy}", name)
     scenario = scenario.with_overrides(flows=flows, mean_size=mean_size, window=window,
                                        replications=replications, warmup=warmup,
                                        delta=delta, virtual_time=virtual_time, seed=seed,

@@ -70,3 +70,15 @@ def test_an_empty_option_is_refused_not_taken_as_its_default(tmp_path, option, m
                             text=True, timeout=120)
     assert result.returncode == 2 and result.stderr.startswith(message), result.stderr
     assert result.stderr.count("\n") == 1 and not (tmp_path / "f.csv").exists()
+
+
+@pytest.mark.parametrize("policy,keyword,value,readers", [
+    ("drfq", "delta", 5.0, "drfq-dovetail"),
+    ("bmf", "virtual_time", "started", "drfq and drfq-dovetail"),
+])
+def test_a_parameter_the_policy_does_not_read_is_refused(policy, keyword, value, readers):
+    """``--delta`` with drfq, ``--virtual-time`` with bmf used to run and ignore it."""
+    with pytest.raises(InputError) as info:
+        mrfq.simulate("fig3_quick", policy, 0.5, flows=100, **{keyword: value})
+    assert info.value.field == keyword
+    assert info.value.problem == f"only {readers} read it, not {policy}"
