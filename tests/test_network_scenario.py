@@ -42,6 +42,12 @@ BAD = {
         _class("a", "[1, 1, 0, 0]") + '[routers]\nedge = ["cpu1", "link1", "disk"]\n',
         "routers.edge[2]"),
     "empty router": (_class("a", "[1, 1, 0, 0]") + '[routers]\nedge = []\n', "routers.edge"),
+    "router without a name": (
+        _class("a", "[1, 1, 0, 0]") + '[routers]\n"" = ["cpu1", "link1"]\n'
+        'core = ["cpu2", "link2"]\n', "routers"),
+    "resource twice in one router": (
+        _class("a", "[1, 1, 0, 0]") + '[routers]\nedge = ["cpu1", "link1", "cpu1"]\n'
+        'core = ["cpu2", "link2"]\n', "routers.edge"),
 }
 
 

@@ -71,6 +71,10 @@ def parse_routers(raw: Any, resources: tuple[str, ...],
     routers = []
     for name, members in raw.items():
         where = f"routers.{name}"
+        if not isinstance(name, str) or not name.strip():  # (TOML keys are strings; a
+            # dict from Python need not be)
+            raise fail(f"a router needs a name (a non-empty string), got {name!r}",
+                       "routers", source)
         if not isinstance(members, list) or not members:
             raise fail("must be a non-empty list of resource names", where, source)
         indices = []
@@ -80,7 +84,8 @@ def parse_routers(raw: Any, resources: tuple[str, ...],
                            f"{', '.join(resources)})", f"{where}[{i}]", source)
             j = resources.index(member)
             if j in owner:
-                raise fail(f"resource '{member}' is already in router '{owner[j]}' (a "
+                raise fail(f"resource '{member}' is listed twice in it" if owner[j] == name
+                           else f"resource '{member}' is already in router '{owner[j]}' (a "
                            "resource belongs to one router)", where, source)
             owner[j] = name
             indices.append(j)
