@@ -24,7 +24,7 @@ def _interrupted(args, cwd, wait=8.0):
 
 def test_the_interrupt_message_promises_a_resume_only_where_points_are_kept(tmp_path):
     code, err = _interrupted(["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5",
-                              "--flows", "1e7"], tmp_path)
+                              "--flows", "1e6"], tmp_path)
     assert code == 130 and err.splitlines()[-1] == "interrupted", err
     code, err = _interrupted(["sweep", "fig3_quick", "-o", str(tmp_path / "r")], tmp_path)
     assert code == 130, err
