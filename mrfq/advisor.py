@@ -31,10 +31,11 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from mrfq import policies
+from mrfq import fields, policies
 from mrfq.errors import InputError
 from mrfq.kinds import packet
 from mrfq.kinds.packet import packet_point
+from mrfq.packet.engine import check_flows
 from mrfq.scenario import Scenario, load_scenario
 from mrfq.stats.runlength import (
     flows_for_precision,
@@ -74,7 +75,7 @@ def _pilot_scenario(scenario: Scenario, flows: int, seed: int | None) -> Scenari
     target (the pilot is measured, not stopped)."""
     cfg = scenario.packet
     pilot = replace(cfg, flows=int(flows), replications=1, precision=None,
-                    batches=PILOT_BATCHES, seed=cfg.seed if seed is None else int(seed))
+                    batches=PILOT_BATCHES, seed=cfg.seed if seed is None else seed)
     return replace(scenario, packet=pilot)
 
 
@@ -98,13 +99,16 @@ def pilot_length(scenario: Scenario, load: float) -> int:
                                           / 100) * 100)
 
 
-def _check(precision: float, pilot_flows: int) -> None:
-    """The arguments (not the file's values, validated when it was read)."""
+def _check(precision: float, pilot_flows: int, seed: object) -> int | None:
+    """The arguments (not the file's values, validated when it was read); the seed as an
+    int (an integer >= 0, as the file's; ``None``: the scenario's)."""
     if not 0.0 < precision < 1.0:
         raise InputError(f"must be in (0, 1), got {precision!r}", "precision")
     if pilot_flows < 20 * PILOT_BATCHES:
         raise InputError(f"must be >= {20 * PILOT_BATCHES} (the pilot keeps "
                          f"{PILOT_BATCHES} batches), got {pilot_flows}", "pilot_flows")
+    check_flows(pilot_flows, "pilot_flows")
+    return None if seed is None else fields.integer(seed, "seed", None, 0)
 
 
 def advise(scenario: Scenario | str, *, precision: float | None = None,
@@ -138,8 +142,8 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     cfg = scenario.packet
     if precision is None:
         precision = cfg.precision if cfg.precision is not None else DEFAULT_PRECISION
-    _check(float(precision), MIN_PILOT_FLOWS if pilot_flows is None
-           else int(pilot_flows))
+    seed = _check(float(precision), MIN_PILOT_FLOWS if pilot_flows is None
+                  else int(pilot_flows), seed)
     names = [policies.get(policies.PACKET, p, "policies").name for p in policy_names] \
         if policy_names else [policies.get(policies.PACKET, p, "packet.policies",
                                            scenario.source).name for p in cfg.policies]
@@ -155,6 +159,8 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     per_replication = cfg.flows * (1.0 - warm)  # measured flows of one replication
     rows = []
     total = len(names) * len(chosen_loads)
+    if progress is not None:  # the start, compiled: a progress line's rate counts from here
+        progress(0, total)
     for i, (name, load) in enumerate((n, v) for n in names for v in chosen_loads):
         flows = pilot_length(scenario, load) if pilot_flows is None else int(pilot_flows)
         started = time.process_time()  # CPU seconds: other processes' load does not count

@@ -20,22 +20,46 @@ def end_line() -> None:
         _state["open"] = False
 
 
+def eta_seconds(done: int, total: int, done_before: int, seconds: float) -> float | None:
+    """Seconds until ``total`` is done, at the rate of this run: ``done − done_before``
+    units (points, flows) computed in ``seconds``; ``None`` before the run has computed
+    any. Units done before the run (a resumed sweep's stored points) are left out of the
+    rate: counted in, they made the ETA of a resumed sweep far too short."""
+    computed = done - done_before
+    if computed <= 0 or seconds <= 0:
+        return None
+    return seconds / computed * max(total - done, 0)
+
+
 class Progress:
     """A one-line progress display on stderr: ``label: done/total (percent) elapsed …
-    eta …``, redrawn in place; enabled when stderr is a terminal or ``always``."""
+    eta …``, redrawn in place; enabled when stderr is a terminal or ``always``.
+
+    The ETA (:func:`eta_seconds`) counts from the first report of a run: its ``done``
+    is what was done before (a sweep's first report is the points already stored) and
+    the rate is that of the units completed since, over the time since. A report after
+    the line finished, or with fewer done than the last, starts a new run (one display
+    over several sweeps)."""
 
     def __init__(self, label: str, always: bool = False):
         self.label = label
         self.enabled = always or sys.stderr.isatty()
         self.started = time.perf_counter()
+        self._run: tuple[int, float] | None = None  # (done, time) at the run's first report
+        self._last = (0, 0)  # the last report's (done, total)
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
             return
-        elapsed = time.perf_counter() - self.started
-        eta = f"{elapsed / done * (total - done):6.1f}s" if done else "     ?"
+        now = time.perf_counter()
+        if self._run is None or done < self._last[0] or self._last[0] >= self._last[1]:
+            self._run = (done, now)
+        self._last = (done, total)
+        elapsed = now - self.started
+        eta = eta_seconds(done, total, self._run[0], now - self._run[1])
+        shown = "     ?" if eta is None else f"{eta:6.1f}s"
         sys.stderr.write(f"\r{self.label}: {done}/{total} ({100 * done / total:5.1f}%) "
-                         f"elapsed {elapsed:6.1f}s eta {eta}")
+                         f"elapsed {elapsed:6.1f}s eta {shown}")
         sys.stderr.flush()
         _state["open"] = True
         if done >= total:

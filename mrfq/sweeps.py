@@ -128,7 +128,7 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
                f"{scenario.packet.precision:g} of gamma)"
                if scenario.packet.precision is not None and policies.PACKET in kinds
                else ""))
-    if progress:
+    if progress:  # the points stored before this run: a progress line's ETA leaves them out
         progress(done, total)
     # the expensive points first, so parallel workers finish together
     todo.sort(key=lambda p: (plan.kinds[(p.kind, p.policy, p.load)].PRIORITY, -p.load))

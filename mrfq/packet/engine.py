@@ -16,13 +16,19 @@ import numpy as np
 from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.packet import kernel
-from mrfq.packet.model import ArrivalStream, PacketModel
+from mrfq.packet.model import ARRIVAL_BLOCK, ArrivalStream, PacketModel
 from mrfq.scenario import VIRTUAL_TIMES
 from mrfq.sizes import SizeLaw
 
 #: events per kernel call between returns to Python (progress, Ctrl-C)
 CHUNK_EVENTS = 20_000_000
 INITIAL_CAPACITY = 128
+#: most flows of one replication: every flow's packets arrive at a resource at least once,
+#: and the kernel numbers at most MAX_SEQ = 2^43 ≈ 8.8e12 such arrivals per replication
+MAX_FLOWS = kernel.MAX_SEQ
+#: bytes the engine holds per flow at least: arrival time, class, size and completion time
+#: (8 B each), and the copies of the first three that it returns
+BYTES_PER_FLOW = 56
 
 _VIOLATIONS = {
     kernel.BAD_CONSERVATION: "packet conservation per flow",
@@ -96,6 +102,59 @@ def sojourn_bin_edges() -> np.ndarray:
     octave = i // kernel.SOJOURN_SUB + kernel.SOJOURN_EMIN
     part = i % kernel.SOJOURN_SUB
     return (0.5 + part / (2.0 * kernel.SOJOURN_SUB)) * np.exp2(octave.astype(np.float64))
+
+
+def _physical_memory() -> int:
+    """Bytes of physical memory of this machine (0 where the system does not say)."""
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):  # not POSIX, or the names are unknown
+        return 0
+
+
+def check_flows(flows: int, field: str = "flows") -> None:
+    """Refuse ``flows`` flows in one replication beyond :data:`MAX_FLOWS`, or whose records
+    (:data:`BYTES_PER_FLOW` each) exceed this machine's physical memory: such a run drew
+    arrivals until memory ran out. The error names ``field`` (the CLI shows its option)."""
+    def shown(n: float) -> str:  # for any int (10**400 overflows a float)
+        return f"{n:.3g}" if n < 1e300 else f"~1e{len(str(int(n))) - 1}"
+    if flows > MAX_FLOWS:
+        raise InputError(f"must be <= {shown(MAX_FLOWS)} (2^43, the engine's limit per "
+                         f"replication), got {shown(flows)}", field)
+    memory = _physical_memory()
+    if memory and flows * BYTES_PER_FLOW > memory:
+        raise InputError(f"{shown(flows)} flows need {flows * BYTES_PER_FLOW / 2**30:.3g} "
+                         f"GiB for their records alone, more than this machine's "
+                         f"{memory / 2**30:.3g} GiB: fewer flows per replication", field)
+
+
+class _ArrivalRecords:
+    """The arrivals drawn so far by arrival index (time, class, size in packets) in arrays
+    with spare capacity that grow by 1/4: each arrival is copied O(1) times in all (not at
+    every append, which was quadratic in the flows), with less spare memory than doubling."""
+
+    def __init__(self, capacity: int):
+        self.time = np.empty(capacity)
+        self.flow_class = np.empty(capacity, np.int64)
+        self.size = np.empty(capacity, np.int64)
+        self.n = 0
+
+    def append(self, block: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+        end = self.n + len(block[0])
+        names = ("time", "flow_class", "size")
+        if end > self.time.shape[0]:
+            for name in names:
+                old = getattr(self, name)
+                new = np.empty(max(end, old.shape[0] + old.shape[0] // 4), old.dtype)
+                new[: self.n] = old[: self.n]
+                setattr(self, name, new)
+        for name, part in zip(names, block, strict=True):
+            getattr(self, name)[self.n: end] = part
+        self.n = end
+
+    def views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The arrivals drawn (views, not copies)."""
+        return self.time[: self.n], self.flow_class[: self.n], self.size[: self.n]
 
 
 class InvariantError(AssertionError):
@@ -276,52 +335,32 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     (the returned records are the stream's flows only); their completion times are in
     ``initial_completion``, and the run also lasts until they have completed.
     """
+    check_flows(flows)
     code = policies.get(policies.PACKET, policy).code
     debug = debug_enabled() if debug is None else debug
     stream = ArrivalStream(seed_seq, class_loads, mean_size, size_laws)
     hash_key = np.uint64(seed_seq.generate_state(1, np.uint64)[0])
-    times, classes, sizes = [], [], []
-    n_arrivals = 0
-
-    def extend():
-        nonlocal arr_time, arr_class, arr_size, n_arrivals
-        block = stream.next_block()
-        for store, part in zip((times, classes, sizes), block, strict=True):
-            store.append(part)
-        arr_time = np.concatenate(times)
-        arr_class = np.concatenate(classes)
-        arr_size = np.concatenate(sizes)
-        n_arrivals = arr_time.shape[0]
-
-    arr_time = arr_class = arr_size = None
+    n_initial = 0 if initial is None else int(len(initial[0]))
+    records = _ArrivalRecords(n_initial + flows + 1 + ARRIVAL_BLOCK)
     if arrivals is not None:
-        trace_t, trace_c, trace_s = (np.asarray(x) for x in arrivals)
-        order = np.argsort(trace_t, kind="stable")
-        times.append(np.append(trace_t[order].astype(np.float64), np.inf))
-        classes.append(np.append(trace_c[order].astype(np.int64), 0))
-        sizes.append(np.append(trace_s[order].astype(np.int64), 1))
-
-        def extend():  # noqa: F811 - a trace has nothing after its sentinel
-            raise RuntimeError("explicit arrival trace exhausted")
-
-        arr_time, arr_class, arr_size = times[0], classes[0], sizes[0]
-        n_arrivals = arr_time.shape[0]
-        if flows > n_arrivals - 1:
-            raise ValueError("flows exceeds the number of arrivals in the trace")
-    else:
-        extend()
-    n_initial = 0
-    if initial is not None:  # prepended to the first block: arrival indices 0 … n_initial-1
-        if arrivals is not None:
+        if initial is not None:
             raise ValueError("initial flows are for the Poisson stream, not a trace")
-        n_initial = int(len(initial[0]))
-        times.insert(0, np.zeros(n_initial))
-        classes.insert(0, np.asarray(initial[0], np.int64))
-        sizes.insert(0, np.asarray(initial[1], np.int64))
-        arr_time, arr_class, arr_size = (np.concatenate(x) for x in (times, classes, sizes))
-        n_arrivals = arr_time.shape[0]
+        order = np.argsort(np.asarray(arrivals[0]), kind="stable")
+        # in time order (cast to the records' dtypes), then a sentinel at t = ∞
+        records.append(tuple(np.append(np.asarray(x)[order], end)
+                             for x, end in zip(arrivals, (np.inf, 0, 1), strict=True)))
+        if flows > records.n - 1:
+            raise ValueError("flows exceeds the number of arrivals in the trace")
+    elif initial is not None:  # arrival indices 0 … n_initial-1, before the stream's first
+        records.append((np.zeros(n_initial), initial[0], initial[1]))
+
+    def extend() -> None:  # the next block of the stream (a trace has nothing after it)
+        if arrivals is not None:
+            raise RuntimeError("explicit arrival trace exhausted")
+        records.append(stream.next_block())
+
     measured, flows = flows, flows + n_initial  # the kernel runs until all have completed
-    while n_arrivals < flows + 1:
+    while records.n < flows + 1:
         extend()
     K = model.type_start.shape[0]
     windows = np.full(K, window, np.int64) if class_window is None else (
@@ -373,7 +412,7 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                              "mean size", "flows")
         status = kernel.run_kernel(
             code, debug, CHUNK_EVENTS, constants,
-            kernel.Arrivals(arr_time, arr_class, arr_size, n_arrivals, flows, completion,
+            kernel.Arrivals(*records.views(), records.n, flows, completion,
                             timeline, dropped, sojourn_hist, sojourn_sum, bucket_time,
                             bucket_work, n_initial),
             s.arrays(), lone_flow, special, network)
@@ -390,10 +429,10 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
             progress(max(flows - int(s.istate[kernel.I_OUTSTANDING]) - n_initial, 0),
                      measured)
     return Replication(
-        arrival=arr_time[n_initial:flows].copy(),
+        arrival=records.time[n_initial:flows].copy(),
         completion=completion[n_initial:] if n_initial else completion,
-        flow_class=arr_class[n_initial:flows].copy(),
-        size=arr_size[n_initial:flows].copy(),
+        flow_class=records.flow_class[n_initial:flows].copy(),
+        size=records.size[n_initial:flows].copy(),
         services=int(s.istate[kernel.I_SERVICES]),
         events=int(s.istate[kernel.I_EVENTS]),
         end_time=float(s.fstate[kernel.F_TIME]),

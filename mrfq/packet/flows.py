@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from mrfq import policies, seeds
+from mrfq import fields, policies, seeds
 from mrfq.errors import InputError
 from mrfq.intervals import histogram_quantile
 from mrfq.packet.engine import run_replication, sojourn_bin_edges
@@ -55,10 +55,12 @@ class FlowRun:
 
 def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowRun:
     """Run the explicit flows of ``scenario`` under one packet policy (deterministic for
-    a seed; default the scenario's ``[packet] seed``)."""
+    a seed, an integer >= 0; default the scenario's ``[packet] seed``)."""
     if not scenario.flows or scenario.timeline is None:
         raise InputError("the scenario has no [[flows]] (explicit flows)", "flows",
                          scenario.source)
+    # an argument, checked as the file's seed is (a negative one fails in numpy)
+    seed = scenario.packet.seed if seed is None else fields.integer(seed, "seed", None, 0)
     policy = policies.get(policies.PACKET, policy).name
     by_name = {c.name: c for c in scenario.classes}
     per_flow = tuple(replace(by_name[f.class_name], name=f.name, rtt=0.0)
@@ -71,7 +73,7 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowR
                for f in scenario.flows]
     sizes = [n if f.rate > 0 else BACKLOGGED for f, n in zip(scenario.flows, offered,
                                                               strict=True)]
-    seed_seq = seeds.run_seed(scenario.packet.seed if seed is None else seed)
+    seed_seq = seeds.run_seed(seed)
     run = run_replication(
         model, policy, np.ones(K), seed_seq, flows=K, mean_size=scenario.packet.mean_size,
         window=max(f.window for f in scenario.flows),
