@@ -82,3 +82,19 @@ def test_a_parameter_the_policy_does_not_read_is_refused(policy, keyword, value,
         mrfq.simulate("fig3_quick", policy, 0.5, flows=100, **{keyword: value})
     assert info.value.field == keyword
     assert info.value.problem == f"only {readers} read it, not {policy}"
+
+
+def test_a_file_asking_more_flows_than_the_engine_can_number_is_refused_by_its_field():
+    """The engine numbers at most 2^43 packet arrivals per replication (each flow makes
+    one): a file's ``flows`` beyond it is refused with the file, before any run."""
+    from mrfq.packet import kernel
+    from mrfq.scenario import checks, scenario_from_dict
+
+    assert checks.MAX_FLOWS == kernel.MAX_SEQ
+    raw = {"resources": ["cpu", "link"],
+           "classes": [{"name": "1", "requirements": [1, 0.5], "load_share": 1}],
+           "packet": {"flows": 1e19}}
+    with pytest.raises(InputError) as info:
+        scenario_from_dict(raw, "big.toml")
+    assert str(info.value).startswith("big.toml: packet.flows: must be <= 8,796,093,022,208")
+    scenario_from_dict({**raw, "packet": {"flows": 2**43}}, "ok.toml")

@@ -30,6 +30,9 @@ from mrfq.sizes import parse_size
 _CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order",
                "size", "route"}
 _MIX_KEYS = {"requirements", "probability"}
+#: flows per replication: the packet engine numbers at most 2^43 packet arrivals at
+#: resources in one replication (mrfq.packet.kernel.MAX_SEQ), and every flow makes one
+MAX_FLOWS = 2**43
 _FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed"}
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
@@ -203,15 +206,15 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
     def value(key):
         return get(key, getattr(defaults, key))
 
-    def integer(key, minimum):
-        return fields.integer(value(key), _field(where, key), source, minimum)
+    def integer(key, minimum, maximum=None, why=""):
+        return fields.integer(value(key), _field(where, key), source, minimum, maximum, why)
 
     packet = PacketConfig(
         policies=_policies(list(value("policies")), policies.PACKET, _field(where, "policies"),
                            source),
         mean_size=fields.number(value("mean_size"), _field(where, "mean_size"), source),
         window=integer("window", 1),
-        flows=integer("flows", 1),
+        flows=integer("flows", 1, MAX_FLOWS, "2^43, the engine's limit per replication"),
         warmup=_warmup(value("warmup"), _field(where, "warmup"), source),
         replications=integer("replications", 1),
         seed=integer("seed", 0),
