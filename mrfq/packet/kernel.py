@@ -314,7 +314,8 @@ def record_layout(J, W, ingresses=0):
     [W], FIFO packet numbers [J·W], FIFO heap ids [J·W].
     Float record: tag state F_j or S_j [J] (module docstring), last served order per
     resource (debug) [J], s_j / w of the previous packet at j (PF) [J], the class weight
-    w [1], MR3's surplus count SC / w [1], packet key set at injection (DRFQ) [W],
+    w [1], MR3's surplus count SC / w [1], packet key set at injection (DRFQ; unused by
+    the in-service tandem, whose key travels with the packet: :func:`_arrive`) [W],
     dovetail virtual starts per packet and resource [W·J], FIFO tags [J·W], FIFO service
     times [J·W]; and last, the time every packet number entered the router [W], its
     injection or, for MR3, when it joined the ingress (its per-packet sojourn starts
