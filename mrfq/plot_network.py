@@ -67,8 +67,11 @@ def network_drawing(resources: list[str], routers: list[tuple[str, list[int]]],
     fig = Figure(figsize=(5.2, 5.2), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
     for name, members in routers or [("router", list(range(J)))]:
-        mean = np.angle(np.mean([np.exp(1j * angle[j]) for j in members]))
-        ax.text(1.42 * np.cos(mean), 1.42 * np.sin(mean), name, ha="center", va="center",
+        centre = np.mean([np.exp(1j * angle[j]) for j in members])
+        # a router around the whole circle has no side of its own: its label goes below
+        spot = (1.42 * np.cos(np.angle(centre)), 1.42 * np.sin(np.angle(centre))) if abs(
+            centre) > 0.2 else (0.0, -1.5)
+        ax.text(*spot, name, ha="center", va="center",
                 fontsize=9, bbox={"boxstyle": "round", "fc": "0.9", "ec": "0.5"})
         for j in members:
             ax.plot(*position[j], "o", ms=NODE_SIZE, color="0.85", mec="0.3", zorder=3)
