@@ -53,6 +53,9 @@ __all__ = ["FlowsResult", "RunResult", "SimulationResult", "allocate", "availabl
            "cluster", "fluid", "flows", "plan", "plot", "run", "simulate", "sweep", "validate"]
 
 ScenarioArg = Scenario | dict | str | Path
+#: the validation's default tolerance: the relative difference from the fluid γ that
+#: passes outside the interval (None means it too)
+TOLERANCE = 0.05
 
 
 def _modelled(scenario: ScenarioArg) -> Scenario:
@@ -133,16 +136,16 @@ def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
                           progress=progress_callback(progress, "sweep"))
 
 
-def validate(results: pd.DataFrame | str | Path, tolerance: float = 0.05) -> pd.DataFrame:
+def validate(results: pd.DataFrame | str | Path, tolerance: float = TOLERANCE) -> pd.DataFrame:
     """Every packet point of a results directory (or a summary table) against the fluid
     model it realises: one row per (policy, load, class) with ``passed`` and ``verdict``."""
     if not isinstance(results, pd.DataFrame):
         results = arguments.path(results, "results")
-    return pipeline.validate(results, arguments.real(tolerance, "tolerance"))
+    return pipeline.validate(results, arguments.real(tolerance, "tolerance", TOLERANCE))
 
 
 def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = None, *,
-        jobs: int | None = None, scheduler: str | None = None, tolerance: float = 0.05,
+        jobs: int | None = None, scheduler: str | None = None, tolerance: float = TOLERANCE,
         precision: float | None = None, max_replications: int | None = None,
         formats: Sequence[str] | str | None = None,
         progress: ProgressArg = False) -> RunResult:
@@ -152,7 +155,7 @@ def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = No
     return pipeline.run(None if scenario is None else _modelled(scenario),
                         arguments.path(results_dir, "results_dir"),
                         jobs=arguments.count(jobs, "jobs"), scheduler=scheduler,
-                        tolerance=arguments.real(tolerance, "tolerance"),
+                        tolerance=arguments.real(tolerance, "tolerance", TOLERANCE),
                         precision=arguments.real(precision, "precision"),
                         max_replications=arguments.count(max_replications,
                                                          "max_replications"),
@@ -228,7 +231,7 @@ def allocate(problem: Problem | str | Path, policies: Sequence[str] | None = Non
 
 
 def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
-            jobs: int | None = None, tolerance: float = 0.05,
+            jobs: int | None = None, tolerance: float = TOLERANCE,
             progress: ProgressArg = False) -> RunResult:
     """The cluster points of the scenario's ``[cluster]`` section (its classes as
     jobs of tasks on a pooled cluster) and the fluid curves, swept into ``results_dir``
@@ -238,7 +241,7 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     policy) in ``results_dir/trace_summary.csv`` and an empty validation."""
     scenario = scenario_of(scenario)
     results_dir, jobs = arguments.path(results_dir, "results_dir"), arguments.count(jobs, "jobs")
-    tolerance = arguments.real(tolerance, "tolerance")
+    tolerance = arguments.real(tolerance, "tolerance", TOLERANCE)
     check_tolerance(tolerance)  # before any work (a trace has nothing to validate)
     if scenario.cluster.trace:
         return pipeline.cluster_trace(scenario, results_dir)

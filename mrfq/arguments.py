@@ -5,6 +5,7 @@ never a raw TypeError from deep inside, and never a string taken letter by lette
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from numbers import Integral, Real
 from pathlib import Path
@@ -15,12 +16,12 @@ from mrfq.errors import InputError
 
 def names(value: Any, field: str) -> tuple[str, ...] | None:
     """A list of names (``policies``): None stays None (the default); a string is a
-    comma-separated list, as on the command line ("drf,pf"); else an iterable of
-    strings. InputError when it names nothing."""
+    list separated by commas or spaces, as on the command line ("drf,pf"); else an
+    iterable of strings. InputError when it names nothing."""
     if value is None:
         return None
     if isinstance(value, str):
-        items = [part.strip() for part in value.split(",")]
+        items = value.replace(",", " ").split()
     elif isinstance(value, Iterable):
         items = list(value)
     else:
@@ -36,12 +37,13 @@ def names(value: Any, field: str) -> tuple[str, ...] | None:
 
 def numbers(value: Any, field: str) -> tuple[float, ...] | None:
     """A list of numbers (``loads``): None stays None (the default); a number is a
-    one-element list; a string is a comma-separated list, as on the command line;
-    else an iterable of numbers. InputError for anything else, or an empty list."""
+    one-element list; a string is a list separated by commas or spaces, as on the
+    command line; else an iterable of numbers. InputError for anything else, or an
+    empty list."""
     if value is None:
         return None
     if isinstance(value, str):
-        items: list[Any] = [part.strip() for part in value.split(",") if part.strip()]
+        items: list[Any] = value.replace(",", " ").split()
         try:
             items = [float(item) for item in items]
         except ValueError:
@@ -73,11 +75,11 @@ def count(value: Any, field: str, minimum: int = 1) -> int | None:
     return int(value)
 
 
-def real(value: Any, field: str) -> float | None:
-    """A finite number (``tolerance``, ``precision``), or None (the default); its range is
-    the caller's to check."""
+def real(value: Any, field: str, default: float | None = None) -> float | None:
+    """A finite number (``tolerance``, ``precision``), or ``default`` for None; its range
+    is the caller's to check."""
     if value is None:
-        return None
+        return default
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
         raise InputError(f"must be a finite number, got {value!r}", field)
     return float(value)
@@ -87,7 +89,7 @@ def path(value: Any, field: str) -> Path | None:
     """A file or directory path (``results_dir``), or None (the default)."""
     if value is None:
         return None
-    if not isinstance(value, str | Path):
+    if not isinstance(value, str | os.PathLike):
         raise InputError(f"must be a path, got {type(value).__name__}", field)
     if str(value).strip() == "":
         raise InputError("is an empty path", field)

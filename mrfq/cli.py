@@ -354,7 +354,7 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
     if scenario is None:
         _log(f"no SCENARIO: the main job, the packaged {pipeline.DEFAULT_SCENARIO} (BR "
              f"Figure 3 at reduced scale; about 2 minutes on 2 cores) into "
-             f"{results or 'results/' + pipeline.DEFAULT_SCENARIO}/")
+             f"{str(results or 'results/' + pipeline.DEFAULT_SCENARIO).rstrip('/')}/")
     result = pipeline.run(scenario, results, jobs=jobs, scheduler=scheduler,
                           tolerance=tolerance, progress=Progress("sweep", always=True),
                           log=_log, precision=precision, max_replications=max_replications,

@@ -27,22 +27,14 @@ def _fail(message: str) -> None:
 
 def _as_option(exc: InputError) -> InputError:
     """The error with a Python keyword it names (``virtual_time``: the layers below the
-    CLI name the API's keywords) shown as the running command's option for it
-    (``--virtual-time``), and so is an error about a scenario field (``fluid.method``)
-    whose value the command line gave (``--method``) rather than the file; errors
-    about a file's own values, or naming anything else, as they are."""
+    CLI name the API's keywords, also for a check that failed on a value an argument
+    gave) shown as the running command's option for it (``--virtual-time``); errors
+    about a file, or naming anything else, as they are."""
     ctx = click.get_current_context(silent=True)
-    if ctx is None or not exc.field:
-        return exc
-    for param in ctx.command.params:
-        if not isinstance(param, click.Option):
-            continue
-        if exc.source is None and param.name == exc.field:
-            exc.field = max(param.opts, key=len)
-        elif (exc.source is not None and exc.field.rsplit(".", 1)[-1] == param.name
-              and "." in exc.field and ctx.get_parameter_source(param.name)
-              == click.core.ParameterSource.COMMANDLINE):
-            exc.field, exc.source = max(param.opts, key=len), None
+    if ctx is not None and exc.source is None and exc.field:
+        for param in ctx.command.params:
+            if isinstance(param, click.Option) and param.name == exc.field:
+                exc.field = max(param.opts, key=len)
     return exc
 
 

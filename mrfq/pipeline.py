@@ -25,12 +25,7 @@ from mrfq import policies as registry
 from mrfq import validation as rules
 from mrfq.errors import InputError
 from mrfq.fluid.method import fluid_table
-from mrfq.io import (
-    check_figure_formats,
-    check_not_directories,
-    check_writable_dir,
-    write_csv,
-)
+from mrfq.io import check_figure_formats, check_not_directories, check_writable_dir, write_csv
 from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES, load_trace, trace_tables
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
@@ -93,11 +88,8 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
         raise InputError("a trace scenario has no load axis to sweep: run it with mrfq "
                          "cluster", "cluster.trace", scenario.source)
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
-    summary = run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, kinds=kinds,
-                        progress=progress, log=log)
-    for line in precision_warnings(summary) if log else ():
-        log(line)
-    return summary
+    return run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, kinds=kinds,
+                     progress=progress, log=log)
 
 
 def read_summary(results_dir: str | Path) -> pd.DataFrame:
@@ -293,8 +285,12 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
         tolerance=scenario.fluid.tolerance if tolerance is None else tolerance,
         method=scenario.fluid.method if method is None else method))
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
-    run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
-              kinds=(registry.FLUID,), progress=progress, record=False)
+    try:
+        run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
+                  kinds=(registry.FLUID,), progress=progress, record=False)
+    except InputError as exc:  # a check failed on the method the argument chose
+        raise InputError(exc.problem, "method") if method and exc.field == "fluid.method" \
+            else exc from None
     table = fluid_table(scenario, load_records(scenario, results_dir, (registry.FLUID,)))
     # where the table came from, so that a plot of it keeps its title and axis
     table["description"] = scenario.description or scenario.name
@@ -444,6 +440,8 @@ def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path |
                                         VALIDATION_FILE, *figures))
     summary = sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, progress=progress,
                     log=log)
+    for line in precision_warnings(summary) if log else ():  # (not in the validation)
+        log(line)
     validation = validate(results_dir, tolerance, scenario)
     figures = plot(results_dir, formats=formats)
     return RunResult(results_dir, summary, validation, figures)

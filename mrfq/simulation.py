@@ -77,14 +77,22 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
         if value is not None and name not in entry.parameters:  # else silently unused
             readers = [p.name for p in policies.REGISTRY.values()
                        if p.kind == policies.PACKET and name in p.parameters]
-            raise InputError(f"only {' and '.join(readers)} read it, not {policy}", name)
+            raise InputError(f"only {' and '.join(readers)} "
+                             f"{'reads' if len(readers) == 1 else 'read'} it, not {policy}",
+                             name)
     scenario = scenario.with_overrides(flows=flows, mean_size=mean_size, window=window,
                                        replications=replications, warmup=warmup,
                                        delta=delta, virtual_time=virtual_time, seed=seed,
                                        precision=precision,
                                        max_replications=max_replications, init=init)
     scenario.check_load(load, in_file=False)  # an argument, not the file's
-    packet.check(scenario, policy, load)
+    try:
+        packet.check(scenario, policy, load)
+    except InputError as exc:  # a check that failed on a value an argument gave names it
+        given = {"packet.init": init, "packet.flows": flows}
+        if given.get(exc.field) is not None:
+            raise InputError(exc.problem, exc.field.split(".")[1]) from None
+        raise
     if not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
     group = (policies.PACKET, policy, float(load))

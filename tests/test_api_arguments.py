@@ -73,15 +73,15 @@ def test_an_empty_option_is_refused_not_taken_as_its_default(tmp_path, option, m
 
 
 @pytest.mark.parametrize("policy,keyword,value,readers", [
-    ("drfq", "delta", 5.0, "drfq-dovetail"),
-    ("bmf", "virtual_time", "started", "drfq and drfq-dovetail"),
+    ("drfq", "delta", 5.0, "drfq-dovetail reads"),
+    ("bmf", "virtual_time", "started", "drfq and drfq-dovetail read"),
 ])
 def test_a_parameter_the_policy_does_not_read_is_refused(policy, keyword, value, readers):
     """``--delta`` with drfq, ``--virtual-time`` with bmf used to run and ignore it."""
     with pytest.raises(InputError) as info:
         mrfq.simulate("fig3_quick", policy, 0.5, flows=100, **{keyword: value})
     assert info.value.field == keyword
-    assert info.value.problem == f"only {readers} read it, not {policy}"
+    assert info.value.problem == f"only {readers} it, not {policy}"
 
 
 def test_a_file_asking_more_flows_than_the_engine_can_number_is_refused_by_its_field():
@@ -98,3 +98,37 @@ def test_a_file_asking_more_flows_than_the_engine_can_number_is_refused_by_its_f
         scenario_from_dict(raw, "big.toml")
     assert str(info.value).startswith("big.toml: packet.flows: must be <= 8,796,093,022,208")
     scenario_from_dict({**raw, "packet": {"flows": 2**43}}, "ok.toml")
+
+
+def test_tolerance_none_is_the_default_and_a_path_like_is_a_path(tmp_path):
+    """``tolerance=None`` used to reach the check as None (TypeError); any os.PathLike
+    is a path, as Path() takes it."""
+    import os
+
+    class Where(os.PathLike):
+        def __fspath__(self):
+            return str(tmp_path / "out")
+
+    assert arguments.real(None, "tolerance", 0.05) == 0.05
+    assert arguments.path(Where(), "results_dir") == tmp_path / "out"
+    assert arguments.names("drf pf", "policies") == ("drf", "pf")
+    with pytest.raises(InputError, match="holds no summary.csv"):
+        mrfq.validate(tmp_path, tolerance=None)
+
+
+def test_a_file_error_is_the_files_even_with_an_option_of_that_name(tmp_path):
+    """An option of the same last name (--seed, --jobs) must not take the blame for a bad
+    value in the file; a check failing on the option's own value names the option."""
+    bad = tmp_path / "s.toml"
+    bad.write_text('resources = ["cpu", "link"]\n[[classes]]\nname = "1"\n'
+                   'requirements = [1, 0.5]\nload_share = 1\n[packet]\nseed = -1\n')
+    result = subprocess.run([sys.executable, "-m", "mrfq", "simulate", str(bad), "--policy",
+                             "bmf", "--load", "0.3", "--seed", "4"], capture_output=True,
+                            text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {bad}: packet.seed: must be >= 0"), result.stderr
+    result = subprocess.run([sys.executable, "-m", "mrfq", "simulate", "fig3_quick",
+                             "--policy", "fifo", "--load", "0.3", "--init", "fluid"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert result.returncode == 2 and result.stderr.startswith("error: --init: "), \
+        result.stderr

@@ -77,3 +77,12 @@ def test_an_output_blocked_by_a_directory_is_refused_before_the_sweep(tmp_path):
     assert result.stderr == (f"error: {out / 'quickstart.png'}: is a directory where the "
                              "run writes a file\n")
     assert sorted(p.name for p in out.iterdir()) == ["quickstart.png"]
+
+
+def test_a_sweep_says_a_missed_target_once(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "mrfq", "sweep", "quickstart", "-o",
+                             str(tmp_path / "r"), "--precision", "0.001",
+                             "--max-replications", "2"], capture_output=True, text=True,
+                            cwd=tmp_path, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("did not reach the target precision") == 1, result.stderr

@@ -164,7 +164,7 @@ def test_markov_is_rejected_for_laws_it_does_not_model():
     assert fluid_method(only_bf, "bf", 0.5) == "markov"
     with pytest.raises(InputError) as err:
         pipeline.fluid(_scenario(PARETO), "unused", method="markov", policies=["pf"])
-    assert err.value.field == "fluid.method"
+    assert err.value.field == "method"  # the argument's value, named as the argument
     for bad in ({"method": "exact"}, {"flows": 0}, {"replications": 0}, {"seed": -1},
                 {"method": 3}):
         with pytest.raises(InputError) as err:

@@ -59,6 +59,12 @@ def test_drfq_routers_are_named_where_a_route_crosses_routers():
     assert both == (policies.LIMITATIONS[policies.UNEQUAL_WEIGHTS] + "; " + reason)
     assert known_limitations(scenario(None)) == {}
     assert known_limitations(scenario({"all": ["c1", "l1", "c2", "l2"]})) == {}
+    # two routers that no route crosses: each class within one (long on c1, l1 only)
+    apart = make_scenario(resources=["c1", "l1", "c2", "l2"], classes=[
+        {"name": "long", "requirements": [1, 0.5, 0, 0], "load_share": 1},
+        {"name": "local", "requirements": [0, 0, 1, 0.5], "load_share": 1}],
+        policies=["drfq"], routers=two)
+    assert known_limitations(apart) == {}
 
 
 def test_a_failing_point_of_a_named_policy_says_so_and_still_fails():

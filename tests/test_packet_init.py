@@ -195,8 +195,11 @@ def test_bad_init_in_a_scenario(packet, classes, field):
 
 def test_bad_init_at_a_point(monkeypatch, tmp_path):
     s = make_scenario()
-    with pytest.raises(InputError) as err:  # no fluid counterpart
+    with pytest.raises(InputError) as err:  # no fluid counterpart: the argument's value
         simulate(s, "fifo", LOAD, init="fluid", flows=50)
+    assert err.value.field == "init"
+    with pytest.raises(InputError) as err:  # the same in the scenario: the file's field
+        simulate(s.with_overrides(init="fluid"), "fifo", LOAD, flows=50)
     assert err.value.field == "packet.init"
     with pytest.raises(InputError) as err:
         simulate(s, "bmf", LOAD, init="warm", flows=50)

@@ -33,7 +33,12 @@ from mrfq.kinds.replications import Stopping, chosen_replications
 from mrfq.kinds.replications import first_replications as first_of_config
 from mrfq.kinds.replications import stopping as stopping_rule
 from mrfq.packet import kernel
-from mrfq.packet.engine import Replication, run_replication, sojourn_bin_edges
+from mrfq.packet.engine import (
+    Replication,
+    check_flows,
+    run_replication,
+    sojourn_bin_edges,
+)
 from mrfq.packet.initial import draw_initial_flows
 from mrfq.packet.model import PacketModel
 from mrfq.scenario import Scenario, scenario_from_dict
@@ -107,7 +112,12 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
     exponential, a fluid counterpart of ``policy`` (:mod:`mrfq.policies`) and the
     Markov truncation within the solver's budget
     (:func:`mrfq.fluid.method.predicted_states` ≤ :data:`mrfq.fluid.markov.MAX_STATES`).
-    Nothing to check for ``init = "empty"``."""
+    Nothing to check for ``init = "empty"``. Also (field ``packet.flows``) the flows of a
+    replication against the engine's limits (:func:`mrfq.packet.engine.check_flows`)."""
+    try:
+        check_flows(scenario.packet.flows)
+    except InputError as exc:  # a file's value: named by the file and its field
+        raise InputError(exc.problem, "packet.flows", scenario.source) from None
     if scenario.packet.init != "fluid":
         return
     check_scenario_init(scenario.packet, scenario.classes, "packet.init", scenario.source,
