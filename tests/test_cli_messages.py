@@ -14,8 +14,11 @@ from mrfq.progress import Progress
 def _interrupted(args, cwd, wait=8.0):
     """Start ``mrfq ARGS``, wait until it has printed something or ``wait`` seconds,
     send Ctrl-C (SIGINT); its exit code and stderr."""
+    # (a test worker may run with SIGINT ignored, which a child would inherit: Python
+    # then installs no handler, and Ctrl-C does nothing, unlike in a terminal)
     process = subprocess.Popen([sys.executable, "-m", "mrfq", *args], cwd=cwd,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(wait)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
