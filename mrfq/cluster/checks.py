@@ -63,15 +63,25 @@ def number(value: Any, name: str, minimum: float | None = None, positive: bool =
         out = float(value)
     except (TypeError, ValueError):
         raise InputError(f"must be a number, got {value!r}", name) from None
-    if not np.isfinite(out):
-        raise InputError(f"must be finite, got {out}", name)
-    if positive and out <= 0:
-        raise InputError(f"must be positive, got {out:g}", name)
-    if minimum is not None and out < minimum:
-        raise InputError(f"must be >= {minimum:g}, got {out:g}", name)
-    if below is not None and out >= below:
-        raise InputError(f"must be < {below:g}, got {out:g}", name)
+    _in_range(out, f"{out:g}", name, minimum, positive, below=below)
     return out
+
+
+def _in_range(x: float, shown: str, name: str, minimum: float | None = None,
+              positive: bool = False, maximum: float | None = None,
+              below: float | None = None) -> None:
+    """InputError naming ``name`` (the value ``shown``) unless x is finite and within the
+    bounds: the one range check of :func:`number` and :func:`per_class`."""
+    if not np.isfinite(x):
+        raise InputError(f"must be finite, got {shown}", name)
+    if positive and x <= 0:
+        raise InputError(f"must be positive, got {shown}", name)
+    if minimum is not None and x < minimum:
+        raise InputError(f"must be >= {minimum:g}, got {shown}", name)
+    if maximum is not None and x > maximum:
+        raise InputError(f"must be <= {_bound(maximum)}, got {shown}", name)
+    if below is not None and x >= below:
+        raise InputError(f"must be < {below:g}, got {shown}", name)
 
 
 def reals(value: Any, name: str, ndim: int = 1) -> np.ndarray:
@@ -135,15 +145,8 @@ def per_class(value: Any, K: int, name: str, minimum: float | None = None,
         raise InputError(f"must be one number or {K} (one per class), got shape "
                          f"{out.shape}", name)
     for k, x in enumerate(out):
-        where = f"{x:g}" + (f" (class {k + 1})" if K > 1 else "")
-        if not np.isfinite(x):
-            raise InputError(f"must be finite, got {where}", name)
-        if positive and x <= 0:
-            raise InputError(f"must be positive, got {where}", name)
-        if minimum is not None and x < minimum:
-            raise InputError(f"must be >= {minimum:g}, got {where}", name)
-        if maximum is not None and x > maximum:
-            raise InputError(f"must be <= {_bound(maximum)}, got {where}", name)
+        _in_range(x, f"{x:g}" + (f" (class {k + 1})" if K > 1 else ""), name, minimum,
+                  positive, maximum)
     return out
 
 
