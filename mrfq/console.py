@@ -13,6 +13,7 @@ import click
 from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.progress import Progress, end_line
+from mrfq.scenario import load_scenario
 
 __all__ = ["COUNT", "Progress", "RegistryChoice", "user_errors"]
 
@@ -40,12 +41,20 @@ def _as_option(exc: InputError) -> InputError:
 
 def _keeps_points() -> bool:
     """Whether the running command stores finished points that a second run resumes
-    from: a sweep (run, sweep, cluster) or fluid with --results."""
+    from: a sweep (run, sweep, cluster of a scenario with classes; a trace's runs are
+    kept only when all have ended), fluid with --results, or plot drawing the paper's
+    fluid figures (no sources: their points are cached)."""
     ctx = click.get_current_context(silent=True)
     if ctx is None:
         return False
-    return ctx.info_name in ("run", "sweep", "cluster") or (
-        ctx.info_name == "fluid" and bool(ctx.params.get("results")))
+    if ctx.info_name == "cluster":
+        try:  # (a TOML file or a packaged name: read again, quickly)
+            return not load_scenario(ctx.params["scenario"]).cluster.trace
+        except Exception:  # noqa: BLE001 - an interrupt's message must not fail
+            return False
+    return ctx.info_name in ("run", "sweep") or (
+        ctx.info_name == "fluid" and bool(ctx.params.get("results"))) or (
+        ctx.info_name == "plot" and not ctx.params.get("sources"))
 
 
 def user_errors(func):

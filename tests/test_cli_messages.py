@@ -89,3 +89,24 @@ def test_a_sweep_says_a_missed_target_once(tmp_path):
                             cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("did not reach the target precision") == 1, result.stderr
+
+
+def test_which_commands_promise_a_resume():
+    """A trace's runs are kept only when all have ended; the paper's fluid figures (plot
+    with no sources) cache their points."""
+    import click
+
+    from mrfq import cli
+
+    def promised(command, **params):
+        ctx = click.Context(cli.main.commands[command], info_name=command)
+        ctx.params = params
+        with ctx:
+            return console._keeps_points()
+
+    assert promised("cluster", scenario="quickstart")
+    assert not promised("cluster", scenario="google_like_trace")
+    assert not promised("cluster", scenario="no_such_scenario")
+    assert promised("plot", sources=()) and not promised("plot", sources=("results/x",))
+    assert promised("fluid", results="r") and not promised("fluid", results=None)
+    assert promised("sweep") and not promised("simulate")
