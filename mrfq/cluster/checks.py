@@ -14,12 +14,8 @@ from typing import Any
 import numpy as np
 
 from mrfq.errors import InputError
+from mrfq.scenario.cluster import MAX_SEED  # (the file's bound too: one definition)
 
-#: the largest mean number of tasks: task counts are int64, and a float is an exact
-#: integer up to 2^53 (so a fixed count m is the m asked for)
-MAX_MEAN_TASKS = 2.0**53
-#: the largest seed: the kernel's task durations hash it as an int64
-MAX_SEED = 2**63 - 1
 #: the most tasks of a run in all (their cumulative sum indexes an int64 array)
 MAX_TOTAL_TASKS = 2.0**62
 

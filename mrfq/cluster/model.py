@@ -26,7 +26,7 @@ from mrfq import policies, seeds
 from mrfq.cluster import checks, durations, kernel
 from mrfq.cluster.timeline import Timeline
 from mrfq.errors import InputError
-from mrfq.scenario.cluster import per_class_laws
+from mrfq.scenario.cluster import MAX_TASKS, per_class_laws
 from mrfq.sizes import SizeLaw, packet_counts, parse_size
 
 #: laws of the number of tasks of a job, and of a task's duration
@@ -147,7 +147,7 @@ class ClusterModel:
             set_(self, name, checks.per_class(
                 default if value is None else value, K, name, minimum=low,
                 positive=name == "weights",
-                maximum=checks.MAX_MEAN_TASKS if name == "mean_tasks" else None))
+                maximum=MAX_TASKS if name == "mean_tasks" else None))
         set_(self, "slots_per_server", checks.integer(self.slots_per_server,
                                                       "slots_per_server", 1))
         if cap.shape[1] != dem.shape[1]:
@@ -230,7 +230,7 @@ def pooled_model(requirements, loads, policy: str, tasks_per_resource: float = 1
     K = a.shape[0]
     loads = checks.per_class(loads, K, "loads", minimum=0)
     mean = checks.per_class(mean_tasks, K, "mean_tasks", minimum=1,
-                            maximum=checks.MAX_MEAN_TASKS)
+                            maximum=MAX_TASKS)
     durations = checks.per_class(duration, K, "duration", positive=True)
     # a duration law's mean: 1.0 but for an un-rescaled table (a tasks law has mean 1),
     # so the same floats as one number's, per class

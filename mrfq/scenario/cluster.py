@@ -16,9 +16,9 @@ from mrfq.scenario.slots import slot_shortfall
 from mrfq.sizes import SizeLaw, parse_size
 
 _KEYS = set(ClusterConfig.__dataclass_fields__)
-#: bounds of the run's counts: jobs held in memory (~120 bytes each, measured with
-#: run_cluster), a seed the kernel takes as a signed 64-bit integer, and task counts that
-#: stay exact in a float64 (E[N] and the caps)
+#: bounds of the run's counts, for a file and for Python (mrfq.cluster.checks): jobs held
+#: in memory (~120 bytes each, measured with run_cluster), a seed the kernel takes as a
+#: signed 64-bit integer, and task counts that stay exact in a float64 (E[N] and the caps)
 MAX_JOBS, MAX_SEED, MAX_TASKS = 10**8, 2**63 - 1, 2**53
 #: the fields a trace run does not read, and why (:func:`mrfq.kinds.cluster.trace_tables`)
 _TRACE_IGNORES = {
