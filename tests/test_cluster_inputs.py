@@ -304,18 +304,23 @@ def test_finished_tasks_without_a_request_are_dropped_and_counted_apart(tmp_path
     assert (trace.dropped, trace.unrequested) == (3, 2)
 
 
+def _loader_refuses(tmp_path, rows, message):
+    """The trace of ``rows`` is refused with exactly ``message`` ({path}: its file)."""
+    path = _events(tmp_path, rows)
+    with pytest.raises(InputError) as info:
+        load_task_events(path)
+    assert str(info.value) == message.format(path=path)
+
+
 def test_a_trace_with_no_requested_finished_task_says_so(tmp_path):
     """Every finished task with CPU and memory 0 or blank: it said "holds no task that
     finishes" (kinds/cluster.py), now the loader says what it found."""
     rows = [_row(0, 1, 0, 1, "0", "0"), _row(5_000_000, 1, 0, 4, "0", "0"),
             _row(0, 1, 1, 1, "", ""), _row(5_000_000, 1, 1, 4, "", ""),
             _row(0, 2, 0, 1), _row(5_000_000, 2, 0, 5)]
-    path = _events(tmp_path, rows)
-    with pytest.raises(InputError) as info:
-        load_task_events(path)
-    assert str(info.value) == (
-        f"{path}: holds no finished task with a CPU and memory request (3 tasks: "
-        "1 never finishing, 2 finishing without one or with both 0)")
+    _loader_refuses(tmp_path, rows, (
+        "{path}: holds no finished task with a CPU and memory request (3 tasks: "
+        "1 never finishing, 2 finishing without one or with both 0)"))
     _raises(None, "holds no task event", load_task_events, _events(tmp_path, []))
 
 
@@ -325,12 +330,9 @@ def test_rows_out_of_time_order_are_an_error_not_a_lost_task(tmp_path):
     dropped silently."""
     rows = [_row(0, 1, 0, 1), _row(5_000_000, 1, 0, 4),
             _row(9_000_000, 2, 0, 4), _row(2_000_000, 2, 0, 1)]
-    path = _events(tmp_path, rows)
-    with pytest.raises(InputError) as info:
-        load_task_events(path)
-    assert str(info.value) == (
-        f"{path}: row 4, timestamp: SCHEDULE at 2000000 µs comes after an event of the "
-        "same task at 9000000 µs (job 2, task 0): the rows must be in time order")
+    _loader_refuses(tmp_path, rows, (
+        "{path}: row 4, timestamp: SCHEDULE at 2000000 µs comes after an event of the "
+        "same task at 9000000 µs (job 2, task 0): the rows must be in time order"))
 
 
 def test_a_zero_length_trace_window_has_nan_utilisation_without_a_warning():
