@@ -158,10 +158,10 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--init", type=OneOf(PACKET_INITS), help="Start of a replication: "
               "empty (default) or fluid (flows in progress at t = 0 drawn from the fluid "
               "model's stationary law; not measured).")
-@click.option("--delta", type=float, help="Dovetailing bound Δ (drfq-dovetail).")
-@click.option("--virtual-time", type=OneOf(VIRTUAL_TIMES), help="DRFQ's virtual "
-              "time: the largest tag in service (in-service, the DRFQ paper's; default) or "
-              "ever started (started, BR's reading).")
+@click.option("--delta", type=float, help="Dovetailing bound Δ in time units "
+              "(drfq-dovetail; default: the window W; inf: no bound).")
+@click.option("--virtual-time", type=OneOf(VIRTUAL_TIMES), help="DRFQ's V: the largest "
+              "tag in service (in-service, default) or ever started (started, BR's).")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class: replications are added until it is reached.")
 @click.option("--max-replications", type=COUNT, help="Replication budget of a point with "

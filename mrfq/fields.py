@@ -34,7 +34,8 @@ def number(value: Any, field: str, source: str | None, *, positive: bool = False
         raise InputError(f"must be a number, got {value!r}", field, source)
     value = float(value)
     if math.isnan(value) or (math.isinf(value) and not allow_inf):
-        raise InputError(f"must be finite, got {value}", field, source)
+        raise InputError(f"must be {'a number or inf' if allow_inf else 'finite'}, got "
+                         f"{value}", field, source)
     if positive and value <= 0:
         raise InputError(f"must be positive, got {value:g}", field, source)
     if nonnegative and value < 0:

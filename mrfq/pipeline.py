@@ -36,6 +36,7 @@ from mrfq.sweeps import (
     SUMMARY_FILE,
     load_records,
     run_sweep,
+    store_scenario,
     stored_scenario,
 )
 from mrfq.table_warnings import precision_warnings
@@ -98,9 +99,8 @@ def read_summary(results_dir: str | Path) -> pd.DataFrame:
     if not path.is_file():
         raise InputError("holds no summary.csv yet (run mrfq sweep first)", None,
                          str(results_dir))
-    summary = pd.read_csv(path, dtype={"class": str, "policy": str, "kind": str,
-                                       "ci_problem": str, "ci_method": str,
-                                       "ci_warning": str})
+    text = ("class", "policy", "kind", "ci_problem", "ci_method", "ci_warning")
+    summary = pd.read_csv(path, dtype=dict.fromkeys(text, str))
     for column in ("ci_problem", "ci_warning"):
         if column in summary:
             summary[column] = summary[column].fillna("")
@@ -167,8 +167,10 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
         return replot_trace(results, output, formats)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
         timeline = pd.read_csv(results / TIMELINE_FILE, dtype={"flow": str})
-        return dominant_share_over_time(timeline, Path(output) if output else
-                                        results / "dominant_share", formats=formats)
+        known = stored_scenario(results) if (results / SCENARIO_FILE).is_file() else None
+        name = f"{known.name}_dominant" if known else "dominant_share"  # as `mrfq flows`
+        return dominant_share_over_time(timeline, Path(output) if output else results / name,
+                                        known.description if known else "", formats=formats)
     scenario = stored_scenario(results)
     summary = read_summary(results)
     target = (Path(output) if output else results / scenario.name).with_suffix("")
@@ -235,6 +237,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     check_writable_dir(results)
     runs = [run_flows(scenario, p, seed) for p in chosen]
     results.mkdir(parents=True, exist_ok=True)
+    store_scenario(scenario, results)  # for `mrfq plot DIR`'s name and title
     for run in runs:
         rows = run.timeline["resource"] == "dominant"
         times = np.sort(run.timeline.loc[rows, "time"].unique())
@@ -250,7 +253,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     per_flow = pd.concat([r.flows for r in runs], ignore_index=True)
     write_csv(per_flow, results / FLOWS_FILE)
     write_csv(timeline, results / TIMELINE_FILE)
-    written = [results / FLOWS_FILE, results / TIMELINE_FILE]
+    written = [results / FLOWS_FILE, results / TIMELINE_FILE, results / SCENARIO_FILE]
     written += dominant_share_over_time(timeline, results / f"{scenario.name}_dominant",
                                         scenario.description)
     return FlowsResult(per_flow, timeline, written)

@@ -227,6 +227,11 @@ def defaults(kind: str) -> tuple[str, ...]:
     return tuple(p.name for p in entries(kind) if p.default)
 
 
+def readers(parameter: str) -> tuple[str, ...]:
+    """The packet policies whose rule reads a ``[packet]`` parameter (e.g. :data:`DELTA`)."""
+    return tuple(p.name for p in entries(PACKET) if parameter in p.parameters)
+
+
 def get(kind: str, name: str, field: str | None = "policy", source: str | None = None
         ) -> Policy:
     """The entry of a policy name (case-insensitive); InputError naming the choices (and

@@ -74,12 +74,10 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     entry = policies.get(policies.PACKET, policy)
     policy = entry.name
     for name, value in ((policies.DELTA, delta), (policies.VIRTUAL_TIME, virtual_time)):
-        if value is not None and name not in entry.parameters:  # else silently unused
-            readers = [p.name for p in policies.REGISTRY.values()
-                       if p.kind == policies.PACKET and name in p.parameters]
-            raise InputError(f"only {' and '.join(readers)} "
-                             f"{'reads' if len(readers) == 1 else 'read'} it, not {policy}",
-                             name)
+        who = policies.readers(name)
+        if value is not None and policy not in who:  # else silently unused
+            raise InputError(f"only {' and '.join(who)} {'reads' if len(who) == 1 else 'read'}"
+                             f" it, not {policy}", name)
     scenario = scenario.with_overrides(flows=flows, mean_size=mean_size, window=window,
                                        replications=replications, warmup=warmup,
                                        delta=delta, virtual_time=virtual_time, seed=seed,

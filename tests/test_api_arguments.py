@@ -84,6 +84,32 @@ def test_a_parameter_the_policy_does_not_read_is_refused(policy, keyword, value,
     assert info.value.problem == f"only {readers} it, not {policy}"
 
 
+@pytest.mark.parametrize("listed,key,value,problem", [
+    (["drfq"], "delta", 5, "no policy of packet.policies (drfq) reads it; drfq-dovetail does"),
+    (["pf"], "virtual_time", "started",
+     "no policy of packet.policies (pf) reads it; drfq and drfq-dovetail do"),
+    (["drfq", "bmf"], "fq_resource", "cpu",
+     "no policy of packet.policies (drfq, bmf) reads it; bottleneck-fq does"),
+])
+def test_a_file_parameter_no_listed_policy_reads_is_refused(listed, key, value, problem):
+    """A file's ``delta`` with only drfq listed (or ``virtual_time`` with only pf) ran
+    and ignored it, though the CLI and the API refuse the same value for such a policy;
+    at its default, or with a reader listed, it is taken."""
+    from mrfq.scenario import scenario_from_dict
+
+    raw = {"resources": ["cpu", "link"],
+           "classes": [{"name": "1", "requirements": [1, 0.5], "load_share": 1}],
+           "packet": {"policies": listed, key: value}}
+    with pytest.raises(InputError) as info:
+        scenario_from_dict(raw, "s.toml")
+    assert str(info.value) == f"s.toml: packet.{key}: {problem}"
+    reader = {"delta": "drfq-dovetail", "virtual_time": "drfq",
+              "fq_resource": "bottleneck-fq"}[key]
+    scenario_from_dict({**raw, "packet": {"policies": [*listed, reader], key: value}}, "s.toml")
+    scenario_from_dict({**raw, "packet": {"policies": listed, "virtual_time": "in-service"}},
+                       "s.toml")
+
+
 def test_a_file_asking_more_flows_than_the_engine_can_number_is_refused_by_its_field():
     """The engine numbers at most 2^43 packet arrivals per replication (each flow makes
     one): a file's ``flows`` beyond it is refused with the file, before any run."""

@@ -154,8 +154,13 @@ def test_flows_command_writes_the_timeline_and_the_plot(tmp_path):
     assert (out / "isolation_rogue_dominant.png").stat().st_size > 0
     from mrfq import pipeline  # what `mrfq plot DIR` calls, in this process
 
+    # `mrfq plot DIR` redraws the file `mrfq flows` wrote (it used to write
+    # dominant_share.png, untitled); a directory without scenario.json keeps that name
+    (out / "isolation_rogue_dominant.png").unlink()
+    assert pipeline.plot(out)[0] == out / "isolation_rogue_dominant.png"
+    assert (out / "isolation_rogue_dominant.png").stat().st_size > 0
+    (out / "scenario.json").unlink()
     assert pipeline.plot(out)[0] == out / "dominant_share.png"
-    assert (out / "dominant_share.png").stat().st_size > 0
 
 
 def test_explicit_flows_survive_the_stored_scenario_round_trip():

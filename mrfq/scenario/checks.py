@@ -228,6 +228,15 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
         virtual_time=_choice(value("virtual_time"), VIRTUAL_TIMES,
                              _field(where, "virtual_time"), source),
     )
+    if where != "keyword":  # a file's parameter that no listed policy reads would be
+        # silently ignored (overrides are checked against the policy they run with)
+        for name in (policies.DELTA, policies.FQ_RESOURCE, policies.VIRTUAL_TIME):
+            who = policies.readers(name)
+            if (getattr(packet, name) != getattr(defaults, name)
+                    and not set(who) & set(packet.policies)):
+                raise fail(f"no policy of packet.policies ({', '.join(packet.policies)}) reads "
+                           f"it; {' and '.join(who)} {'does' if len(who) == 1 else 'do'}",
+                           _field(where, name), source)
     if packet.precision is not None and packet.max_replications < packet.replications:
         raise fail(f"must be >= replications ({packet.replications}), got "
                    f"{packet.max_replications}", _field(where, "max_replications"), source)
