@@ -302,10 +302,9 @@ def _print_validation(table, tolerance: float) -> bool:
     click.echo(f"{len(table) - failed}/{len(table)} points pass ({inside} with the fluid "
                f"value in the 95% CI, {len(table) - failed - inside} within {tolerance:.0%})")
     known = table[table["known_limitation"] != ""]
-    for policy, reason in dict(zip(known["policy"], known["known_limitation"],
-                                   strict=True)).items():
-        count = int((known["policy"] == policy).sum())
-        click.echo(f"{count} failing {policy} points: known limitation: {reason}")
+    for (policy, reason), rows in known.groupby(["policy", "known_limitation"], sort=False):
+        click.echo(f"{len(rows)} failing {policy} point{'s' * (len(rows) != 1)}: known "
+                   f"limitation: {reason}")
     if warned.any():
         click.echo(f"{int(warned.sum())} points have an unreliable interval (status warn "
                    "where they pass: not a validation; ci_warning in validation.csv)")
