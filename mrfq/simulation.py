@@ -39,6 +39,13 @@ class SimulationResult:
     size_bins: pd.DataFrame
 
 
+#: the value in force of each parameter a packet rule reads (a default resolved: Δ = W)
+_IN_FORCE = {policies.DELTA: lambda scenario: scenario.packet.dovetail_delta,
+             policies.VIRTUAL_TIME: lambda scenario: scenario.packet.virtual_time,
+             policies.FQ_RESOURCE: lambda scenario: ",".join(
+                 scenario.resources[j] for j in scenario.fq_resources)}
+
+
 def _flow_table(scenario: Scenario, record: dict, run) -> pd.DataFrame:
     """Per-flow records of one replication; ``measured``: at or after the warm-up cut
     (a fixed fraction of the arrivals or MSER-5's)."""
@@ -118,6 +125,8 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
                                      fluid_reference(scenario, policy, load))
     summary.insert(0, "class_load", scenario.class_loads(load))
     summary.insert(0, "load", load)
+    for name in reversed(policies.get(policies.PACKET, policy).parameters):
+        summary.insert(0, name, _IN_FORCE[name](scenario))  # (the rule's, as it ran)
     summary.insert(0, "policy", policy)
     summary["wall_s"] = time.perf_counter() - started
     per_replication = []

@@ -204,3 +204,18 @@ def test_every_verb_by_packaged_name_and_by_object(tmp_path, monkeypatch):
     rogue = mrfq.load_scenario("isolation_rogue")
     assert isinstance(mrfq.flows(rogue, tmp_path / "iso", policies=["fifo"]),
                       mrfq.FlowsResult)
+
+
+def test_simulate_reports_the_parameters_its_policy_ran_with():
+    """A simulate table did not say which clock or Δ a DRFQ run used (Δ's default, one
+    window, resolved); only the parameters the policy reads are columns."""
+    run = mrfq.simulate("fig3_quick", "drfq-dovetail", 0.5, flows=300, window=12)
+    assert list(run.classes.columns[:3]) == ["policy", "delta", "virtual_time"]
+    assert (run.classes["delta"] == 12.0).all()
+    assert (run.classes["virtual_time"] == "in-service").all()
+    run = mrfq.simulate("fig3_quick", "drfq", 0.5, flows=300, virtual_time="started")
+    assert (run.classes["virtual_time"] == "started").all() and "delta" not in run.classes
+    run = mrfq.simulate("fig3_quick", "bottleneck-fq", 0.5, flows=300)
+    assert (run.classes["fq_resource"] == "link").all()
+    run = mrfq.simulate("fig3_quick", "pf", 0.5, flows=300)
+    assert not {"delta", "virtual_time", "fq_resource"} & set(run.classes)
