@@ -4,7 +4,7 @@ resources may drift (SPEC §3): Δ = 0 charges every packet like memoryless DRFQ
 full dovetailing.
 
 Usage (from the checkout): python reproduction/dovetail_delta/run.py [--jobs 2]
-       [--results results/dovetail_delta]
+       [--results results/dovetail_delta] [--plot-only]
 
 1. ``scenario.toml`` (BR Figure 3's classes, m = 200, W = 30, 4 replications of 40 000
    flows per point, link loads 0.1…0.9) swept with ``drfq-dovetail`` for every Δ of
@@ -117,14 +117,16 @@ def plot(table: pd.DataFrame, alternating: pd.DataFrame, path: Path) -> None:
     left.set_ylabel(r"packet $\gamma$ / fluid DRF $\gamma$")
     left.set_title("dovetailing DRFQ on Figure 3 (m = 200)")
     left.legend(fontsize=7, ncols=2)
-    for virtual_time, rows in alternating.groupby("virtual_time"):
-        rows = rows.sort_values("delta", key=lambda s: s.map(position))
-        right.plot([position[d] for d in rows["delta"]], rows["share"], marker="o",
-                   label=f"alternating A's share, V: {virtual_time}")
-    for virtual_time, rows in alternating.groupby("virtual_time"):
-        rows = rows.sort_values("delta", key=lambda s: s.map(position))
-        right.plot([position[d] for d in rows["delta"]], rows["weighted_share"], marker="s",
-                   linestyle="--", label=f"weight-2 flow's share, V: {virtual_time}")
+    for column, marker, style, what in (("share", "o", "-", "alternating A's share"),
+                                        ("weighted_share", "s", "--", "weight-2 flow's share")):
+        clocks = {v: rows.sort_values("delta", key=lambda s: s.map(position))
+                  for v, rows in alternating.groupby("virtual_time")}
+        same = len({tuple(rows[column]) for rows in clocks.values()}) == 1
+        for virtual_time, rows in list(clocks.items())[:1] if same else clocks.items():
+            # one line when the clocks agree (a second would hide under the first)
+            right.plot([position[d] for d in rows["delta"]], rows[column], marker=marker,
+                       linestyle=style, label=f"{what}, V: "
+                       f"{'both clocks (equal)' if same else virtual_time}")
     right.axhline(2 / 3, color="black", linewidth=0.8, linestyle="-.")
     right.text(0, 2 / 3, " weighted DRF: 2/3", va="bottom", fontsize=8)
     right.axhline(0.5, color="black", linewidth=0.8, linestyle=":")
@@ -141,10 +143,16 @@ def plot(table: pd.DataFrame, alternating: pd.DataFrame, path: Path) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--results", default="results/dovetail_delta")
+    parser.add_argument("--plot-only", action="store_true",
+                        help="redraw dovetail_delta.png from the CSVs here, no runs")
     args = parser.parse_args()
+    if args.plot_only:
+        plot(pd.read_csv(HERE / "delta_study.csv", dtype={"class": str}),
+             pd.read_csv(HERE / "alternating.csv"), HERE / "dovetail_delta.png")
+        return
     table = study(Path(args.results), args.jobs)
     write_csv(table, HERE / "delta_study.csv")
     alternating = pd.DataFrame([{"delta": d, "virtual_time": v, "share": alternating_share(d, v),
