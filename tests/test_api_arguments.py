@@ -110,6 +110,21 @@ def test_a_file_parameter_no_listed_policy_reads_is_refused(listed, key, value, 
                        "s.toml")
 
 
+def test_a_stored_scenario_keeps_reading_back_with_a_parameter_no_policy_reads(tmp_path):
+    """Results directories of older versions stored Δ always ("delta": 30.0 with drfq,
+    pf, bmf, e.g. reproduction/cluster_fig2): `mrfq validate` and `plot` still read
+    them."""
+    import json
+
+    from mrfq.sweeps import stored_scenario
+
+    raw = {"resources": ["cpu", "link"],
+           "classes": [{"name": "1", "requirements": [1, 0.5], "load_share": 1}],
+           "packet": {"policies": ["drfq", "pf", "bmf"], "delta": 30.0}}
+    (tmp_path / "scenario.json").write_text(json.dumps(raw))
+    assert stored_scenario(tmp_path).packet.delta == 30.0
+
+
 def test_a_file_asking_more_flows_than_the_engine_can_number_is_refused_by_its_field():
     """The engine numbers at most 2^43 packet arrivals per replication (each flow makes
     one): a file's ``flows`` beyond it is refused with the file, before any run."""

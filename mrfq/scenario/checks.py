@@ -194,10 +194,12 @@ def _fq_resource(value, field: str, source: str | None) -> str | tuple[str, ...]
     return names
 
 
-def parse_packet(raw: dict, source: str | None, where: str = "packet") -> PacketConfig:
+def parse_packet(raw: dict, source: str | None, where: str = "packet",
+                 stored: bool = False) -> PacketConfig:
     """``[packet]`` with its defaults filled in; ``where = "keyword"`` for overrides
     (errors then name the keyword, ``mean_size``, and no file; the CLI turns it into its
-    option, ``--mean-size``)."""
+    option, ``--mean-size``); ``stored``: a results directory's ``scenario.json``, whose
+    parameters no listed policy reads are not refused (older versions wrote Δ always)."""
     if where == "keyword":  # overrides (Python keywords, command-line options): no file
         source = None
     raw = fields.check_keys(raw, _PACKET_KEYS, "" if where == "keyword" else where, source)
@@ -228,7 +230,7 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
         virtual_time=_choice(value("virtual_time"), VIRTUAL_TIMES,
                              _field(where, "virtual_time"), source),
     )
-    if where != "keyword":  # a file's parameter that no listed policy reads would be
+    if where != "keyword" and not stored:  # a file's parameter no listed policy reads would be
         # silently ignored (overrides are checked against the policy they run with)
         for name in (policies.DELTA, policies.FQ_RESOURCE, policies.VIRTUAL_TIME):
             who = policies.readers(name)
