@@ -195,6 +195,14 @@ def _panel_title(packet_policy: str | None, cluster_policy: str | None) -> str:
     return "; ".join(parts)
 
 
+def _known(failed: pd.DataFrame) -> pd.Series:
+    """Which failed points validation explains by a known limitation of their policy
+    (``validation.csv``'s ``known_limitation``; a table without the column: none)."""
+    if "known_limitation" not in failed:
+        return pd.Series(False, index=failed.index)
+    return failed["known_limitation"].fillna("").astype(str) != ""
+
+
 def _failed_of(failed: pd.DataFrame | None, kind: str) -> pd.DataFrame | None:
     """The failures of one kind (a validation table without ``kind`` is packet only)."""
     if failed is None or failed.empty:
@@ -247,9 +255,12 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
                 bad = _failed_of(failed, kind)
                 if bad is not None:
                     bad = bad[(bad["policy"] == policy) & (bad["class"] == name)]
-                    hits = pts[pts["load"].isin(bad["load"])]
-                    ax.plot(hits["load"] + shift, hits["gamma"], "o", markersize=11,
-                            fillstyle="none", color="red", markeredgewidth=1.5)
+                    for limited, colour in ((False, "red"), (True, "darkorange")):
+                        rows = bad[_known(bad) == limited]
+                        hits = pts[pts["load"].isin(rows["load"])]
+                        ax.plot(hits["load"] + shift, hits["gamma"], "o", markersize=11,
+                                fillstyle="none", color=colour, markeredgewidth=1.5,
+                                linestyle="none")
         ax.set_title(_panel_title(packet_policy, cluster_policy))
         ax.set_xlabel(xlabel)
         ax.set_xlim(0, 1)
@@ -269,8 +280,12 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
         handles.append(Line2D([], [], color="grey", marker="D", fillstyle="none",
                               linestyle="none", label="cluster (95% CI)"))
     if failed is not None and not failed.empty:
-        handles.append(Line2D([], [], color="red", marker="o", fillstyle="none",
-                              linestyle="none", label="fails validation"))
+        if (~_known(failed)).any():
+            handles.append(Line2D([], [], color="red", marker="o", fillstyle="none",
+                                  linestyle="none", label="fails validation"))
+        if _known(failed).any():
+            handles.append(Line2D([], [], color="darkorange", marker="o", fillstyle="none",
+                                  linestyle="none", label="fails: a known limitation"))
     _legend(fig, handles)
     _title(fig, title)
     return _save(fig, path, formats)

@@ -4,6 +4,7 @@ formats asked for (and a one-line error for one matplotlib cannot write)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -92,6 +93,25 @@ def test_failed_points_are_ringed(captured):
     captured.clear()
     plots.packet_vs_fluid(fluid, packet, "x")
     assert "fails validation" not in [t.get_text() for t in captured[0].legends[0].get_texts()]
+
+
+def test_a_failure_with_a_known_limitation_is_ringed_apart(captured):
+    """fig3_weighted.png ringed DRFQ's named departures (validation.csv's
+    known_limitation) as it rings plain failures; they are orange, with their legend."""
+    fluid = _fluid(("bmf",))
+    packet = fluid.assign(policy="bmf", ci_low=fluid["gamma"] - 0.05,
+                          ci_high=fluid["gamma"] + 0.05)
+    failed = pd.DataFrame({"policy": ["bmf", "bmf"], "load": [0.5, 0.5], "class": ["1", "2"],
+                           "known_limitation": [np.nan, "DRFQ itself"]})
+    plots.packet_vs_fluid(fluid, packet, "x", failed=failed)
+    fig = captured[0]
+    rings = {colour: [line.get_ydata()[0] for ax in fig.axes for line in ax.get_lines()
+                      if line.get_color() == colour and len(line.get_xdata())]
+             for colour in ("red", "darkorange")}
+    gamma = packet.set_index(["class", "load"])["gamma"]
+    assert rings == {"red": [gamma["1", 0.5]], "darkorange": [gamma["2", 0.5]]}
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "fails validation" in labels and "fails: a known limitation" in labels
 
 
 def test_formats(tmp_path):
