@@ -200,7 +200,8 @@ def _known(failed: pd.DataFrame) -> pd.Series:
     (``validation.csv``'s ``known_limitation``; a table without the column: none)."""
     if "known_limitation" not in failed:
         return pd.Series(False, index=failed.index)
-    return failed["known_limitation"].fillna("").astype(str) != ""
+    reason = failed["known_limitation"]  # (all NaN, read from a CSV: float)
+    return reason.notna() & (reason.astype(str) != "")
 
 
 def _failed_of(failed: pd.DataFrame | None, kind: str) -> pd.DataFrame | None:
