@@ -36,15 +36,21 @@ repo 100 srv: +0.13 [−0.35, +0.46], −0.25 [−0.83, +0.20], JCT +1.1 s [−8
 Larger tasks (40 seeds, 100 srv, load 1.2, mean ± 1.96 s.e.): requests x1.25 CPU −0.00 ±
 0.10, mem +0.02 ± 0.27, JCT −0.5 ± 17.9 s; x1.5 +0.16 ± 0.11, +0.19 ± 0.26, +1.3 ± 15.9;
 x1.75 +0.14 ± 0.14, +0.26 ± 0.28, −16.9 ± 24.6; x2 −0.37 ± 0.16, −0.94 ± 0.44, +51 ± 37
-(x1: −0.37 ± 0.11, −0.90 ± 0.23, +15.1 ± 3.9): level over a band of sizes, never ahead.
+(x1: −0.37 ± 0.11, −0.90 ± 0.23, +15.1 ± 3.9): level at x1.25–1.75 on these seeds (at
+x1.75 all three means on Best-Fit's side, none beyond its interval), First-Fit ahead at
+x1 and x2.
 Confirmed on fresh seeds (``--first-seed``; decided beforehand: ahead if all three 95%
 intervals are on Best-Fit's side): x1.75, seeds 41–240: +0.14 ± 0.07, +0.39 ± 0.14, −30.6
 ± 10.9 s; seeds 241–440 with ``--slots``: +0.17 ± 0.06, +0.54 ± 0.15, −26.8 ± 13.4 s, and
 First-Fit − best slots +8.84 ± 0.47, +13.81 ± 0.42, −1843 ± 271 s (200/200 seeds); x1.5,
-seeds 41–240: +0.09 ± 0.05, +0.09 ± 0.12, +3.1 ± 6.6 s.
+seeds 41–240: +0.09 ± 0.05, +0.09 ± 0.12, +3.1 ± 6.6 s. So at x1.75 Best-Fit is ahead
+of First-Fit in the mean on all three, in both confirmation sets (DRFH's ordering), but
+not seed by seed (ahead on all three on 85 of 200 seeds) nor bin by bin; at x1.5 the two
+are level on memory and JCT, and at the generator's own sizes (x1) First-Fit is ahead.
 No regime has Best-Fit ≥ First-Fit on both resources and JCT on every seed. Mechanism:
 every launch at a completion event goes on the freed server (forced); launches at
-arrivals (43–70% of all) have a choice, and Best-Fit picks emptier servers there.
+arrivals (43–86% of all) have a choice, the two rules would put 39–84% of all launches on
+different servers, and Best-Fit picks emptier servers there.
 Against a uniformly random fitting server (``--mechanism``'s fourth rule, the "randomly
 picking a server" DRFH §V sets Best-Fit against), Best-Fit − random fit: repo 100 srv
 +0.17 [−0.49, +0.60], +0.09 [−0.43, +0.54], JCT −3.1 s [−30, +16]; 100 srv load 1.2

@@ -82,12 +82,14 @@ def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str,
     in ``allowed`` when that is given."""
     if isinstance(value, str):
         value = [value]
+    # "policy" → "policies" (a consonant before the y), "server" → "servers"
+    whats = what[:-1] + "ies" if what.endswith("y") and what[-2:-1] not in "aeiou" else what + "s"
     if not isinstance(value, list) or not value:
-        raise InputError(f"must be a non-empty list of {what}s", field, source)
+        raise InputError(f"must be a non-empty list of {whats}", field, source)
     out: list[str] = []
     for item in value:
         if not isinstance(item, str):
-            raise InputError(f"must be a list of {what}s, got {item!r}", field, source)
+            raise InputError(f"must be a list of {whats}, got {item!r}", field, source)
         name = item.lower() if lower else item
         if allowed and name not in allowed:
             import difflib  # only on the error path

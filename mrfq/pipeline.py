@@ -96,9 +96,10 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
 def read_summary(results_dir: str | Path) -> pd.DataFrame:
     """The ``summary.csv`` a sweep wrote (class and policy names read as text)."""
     path = Path(results_dir) / SUMMARY_FILE
-    if not path.is_file():
-        raise InputError("holds no summary.csv yet (run mrfq sweep first)", None,
-                         str(results_dir))
+    if not path.is_file():  # (a trace run is not swept: sweep refuses its scenario)
+        raise InputError(f"holds a trace run ({TRACE_FILE}): a trace has no fluid model to "
+                         "validate against" if (path.parent / TRACE_FILE).is_file() else "holds "
+                         "no summary.csv yet (run mrfq sweep first)", None, str(results_dir))
     text = ("class", "policy", "kind", "ci_problem", "ci_method", "ci_warning")
     summary = pd.read_csv(path, dtype=dict.fromkeys(text, str))
     for column in ("ci_problem", "ci_warning"):
@@ -279,10 +280,9 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
         scenario.check_load(value, "loads" if loads else "load.values", in_file=not loads)
     if tolerance is not None and not tolerance > 0:
         raise InputError("must be positive", "tolerance")
-    if method is not None:
-        if method not in FLUID_METHODS:
-            raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
-                             "method")
+    if method is not None and method not in FLUID_METHODS:
+        raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
+                         "method")
     scenario = replace(scenario, load_values=values, fluid=replace(
         scenario.fluid, policies=chosen,
         tolerance=scenario.fluid.tolerance if tolerance is None else tolerance,

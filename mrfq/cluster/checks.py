@@ -13,8 +13,19 @@ from typing import Any
 
 import numpy as np
 
+from mrfq import policies
 from mrfq.errors import InputError
-from mrfq.scenario.cluster import MAX_SEED  # (the file's bound too: one definition)
+from mrfq.scenario.limits import (  # (the file's bounds too: one definition)
+    MAX_RUNNING,
+    MAX_SEED,
+    MAX_SERVERS,
+    RUNNING_WHY,
+    SERVERS_WHY,
+    SLOTS_WHY,
+    count_text,
+    pool_why,
+)
+from mrfq.scenario.slots import most_running
 
 #: the most tasks of a run in all (their cumulative sum indexes an int64 array)
 MAX_TOTAL_TASKS = 2.0**62
@@ -203,12 +214,58 @@ def task_times(value: Any, total: int) -> np.ndarray:
 
 
 def pool(capacity: np.ndarray) -> None:
-    """Servers' capacities (L×R, finite): each ≥ 0, every resource some in all, and its
-    total finite (a sum of large capacities may overflow)."""
+    """Servers' capacities (L×R, finite): at most MAX_SERVERS servers, each resource
+    ≥ 0, every resource some in all, and its total finite (a sum of large capacities
+    may overflow)."""
+    if capacity.shape[0] > MAX_SERVERS:
+        raise InputError(f"must be at most {MAX_SERVERS:,} servers ({SERVERS_WHY}), got "
+                         f"{capacity.shape[0]:,}", "capacity")
     with np.errstate(over="ignore"):  # (the overflow is what is checked)
         total = capacity.sum(axis=0)
     if np.any(capacity < 0) or np.any(total <= 0) or np.any(np.isinf(total)):
         raise InputError("every resource needs some (finite) capacity", "capacity")
+
+
+def slots_per_server(value: Any) -> int:
+    """k of the slot scheduler: an integer 1 … MAX_RUNNING (the largest server holds k
+    slots, and the kernel allocates its event heap for every slot)."""
+    k = integer(value, "slots_per_server", 1)
+    if k > MAX_RUNNING:
+        raise InputError(f"must be <= {MAX_RUNNING:,} ({SLOTS_WHY}), got {k:,}",
+                         "slots_per_server")
+    return k
+
+
+def tasks_per_resource(value: Any, n_resources: int) -> float:
+    """C of a pool (units of every resource, a dominant task holding 1): 1 ≤ C (a
+    dominant task fits) ≤ MAX_RUNNING / R (R · C tasks can run at once: :func:`running`)."""
+    C = number(value, "tasks_per_resource", minimum=1.0)
+    if C * n_resources > MAX_RUNNING:
+        raise InputError(f"must be <= {MAX_RUNNING / n_resources:,.0f} ("
+                         f"{pool_why(n_resources)}), got {C:g}", "tasks_per_resource")
+    return C
+
+
+def running(capacity: np.ndarray, demand: np.ndarray, policy: str, k: int) -> None:
+    """The tasks that can run at once on servers ``capacity`` (L×R, checked by
+    :func:`pool`) with per-task ``demand`` (K×R, every class some > 0) under the cluster
+    ``policy``, ``k`` slots per largest server
+    (:func:`mrfq.scenario.slots.most_running`): the kernel allocates its event heap for
+    all of them before the run, so more than MAX_RUNNING is an InputError naming
+    ``slots_per_server``, or ``demand`` (tasks so small that that many fit)."""
+    slots = policy == policies.named(policies.CLUSTER).SLOTS
+    most = most_running(capacity, demand, slots, k)
+    if most <= MAX_RUNNING:
+        return
+    if slots:
+        raise InputError(f"with {k:,} slots per largest server the {len(capacity):,} "
+                         f"servers hold {count_text(most)} slots in all, more than "
+                         f"{MAX_RUNNING:,} tasks at once ({RUNNING_WHY})", "slots_per_server")
+    with np.errstate(divide="ignore"):
+        small = int(np.argmin((demand / capacity.sum(axis=0)).max(axis=1)))
+    raise InputError(f"up to {count_text(most)} tasks could run at once (class {small + 1}'s, "
+                     f"demand {demand[small].tolist()}, is that small a part of the servers), "
+                     f"more than {MAX_RUNNING:,} ({RUNNING_WHY})", "demand")
 
 
 def requirements(value: Any) -> np.ndarray:

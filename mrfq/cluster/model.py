@@ -26,7 +26,8 @@ from mrfq import policies, seeds
 from mrfq.cluster import checks, durations, kernel
 from mrfq.cluster.timeline import Timeline
 from mrfq.errors import InputError
-from mrfq.scenario.cluster import MAX_TASKS, per_class_laws
+from mrfq.scenario.cluster import per_class_laws
+from mrfq.scenario.limits import MAX_TASKS
 from mrfq.sizes import SizeLaw, packet_counts, parse_size
 
 #: laws of the number of tasks of a job, and of a task's duration
@@ -148,14 +149,14 @@ class ClusterModel:
                 default if value is None else value, K, name, minimum=low,
                 positive=name == "weights",
                 maximum=MAX_TASKS if name == "mean_tasks" else None))
-        set_(self, "slots_per_server", checks.integer(self.slots_per_server,
-                                                      "slots_per_server", 1))
+        set_(self, "slots_per_server", checks.slots_per_server(self.slots_per_server))
         if cap.shape[1] != dem.shape[1]:
             raise InputError(f"servers have {cap.shape[1]} resources, tasks "
                              f"{dem.shape[1]}", "capacity")
         checks.pool(cap)
         if np.any(dem < 0) or np.any(dem.max(axis=1) <= 0):
             raise InputError("every task needs some resource", "demand")
+        checks.running(cap, dem, self.policy, self.slots_per_server)  # (the kernel's heap)
         ok = (np.ones((K, cap.shape[0]), dtype=bool) if self.allowed is None
               else np.asarray(self.allowed, dtype=bool))
         if ok.shape != (K, cap.shape[0]):
@@ -223,10 +224,11 @@ def pooled_model(requirements, loads, policy: str, tasks_per_resource: float = 1
     every resource, class-k tasks needing a_k (so a dominant task holds 1/C of the pool),
     and arrival rates giving the fluid loads ρ_k = λ_k E[N_k] d_k / C. ``loads`` (≥ 0),
     ``mean_tasks`` E[N_k] (1 to 2^53) and ``duration`` d_k (> 0): one number for every
-    class, or one per class; ``tasks_per_resource`` C ≥ 1 (a dominant task fits)."""
+    class, or one per class; ``tasks_per_resource`` C: 1 (a dominant task fits) to
+    MAX_RUNNING / R (:func:`mrfq.cluster.checks.tasks_per_resource`)."""
     a = checks.requirements(requirements)
     a = a / a.max(axis=1, keepdims=True)
-    C = checks.number(tasks_per_resource, "tasks_per_resource", minimum=1.0)
+    C = checks.tasks_per_resource(tasks_per_resource, a.shape[1])
     K = a.shape[0]
     loads = checks.per_class(loads, K, "loads", minimum=0)
     mean = checks.per_class(mean_tasks, K, "mean_tasks", minimum=1,

@@ -34,6 +34,7 @@ from mrfq.cluster import checks
 from mrfq.cluster.model import ClusterModel, run_jobs, simulate_jobs
 from mrfq.errors import InputError
 from mrfq.intervals import t_interval
+from mrfq.scenario.limits import MAX_RUNNING, MIN_REQUEST, RUNNING_WHY
 
 COLUMNS = ("timestamp", "missing info", "job ID", "task index", "machine ID",
            "event type", "user", "scheduling class", "priority", "CPU request",
@@ -131,6 +132,8 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
     if t < 0:
         raise InputError(f"must be ≥ 0 (µs), got {t}", f"{where}, {COLUMNS[0]}",
                          source)
+    if index < 0:  # (the schema numbers a job's tasks from 0)
+        raise InputError(f"must be ≥ 0, got {index}", f"{where}, {COLUMNS[3]}", source)
     _field(row, 8, where, source)
     if not 0 <= event <= 8:
         raise InputError(f"must be 0 to 8, got {event}", f"{where}, event type",
@@ -140,6 +143,14 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
         if value is not None and not 0 <= value <= 1:
             raise InputError(f"must be in [0, 1] (normalised), got {value:g}",
                              f"{where}, {COLUMNS[col]}", source)
+    if cpu is not None and mem is not None and 0 < max(cpu, mem) < MIN_REQUEST:
+        # the kernel sizes its event heap for the tasks that can run at once: a request
+        # of 1e-300 is 1e300 tasks per machine (an overflow, or memory that is not there)
+        col = 9 if cpu >= mem else 10
+        raise InputError(f"must be 0 or >= {MIN_REQUEST:g} (the larger of a task's two "
+                         f"requests: a machine of capacity 1 would run more than "
+                         f"{MAX_RUNNING:,} such tasks at once, {RUNNING_WHY}), got "
+                         f"{max(cpu, mem):g}", f"{where}, {COLUMNS[col]}", source)
     task = tasks.setdefault((job, index), {"submit": None, "start": None,
                                            "end": None, "request": None, "last": 0,
                                            "user": row[6].strip()})

@@ -34,13 +34,13 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid
     model_key_parts,
     stopping,
 )
-from mrfq.scenario import Scenario
+from mrfq.scenario import Scenario, limits
 from mrfq.scenario.cluster import (
     cluster_arrays,
     max_parallel_caps,
     per_class_values,
 )
-from mrfq.scenario.slots import slot_shortfall
+from mrfq.scenario.slots import most_running, slot_shortfall
 from mrfq.sizes import SizeLaw, parse_size
 
 #: the law that no interval warning is about (the built-in laws: light tails)
@@ -177,8 +177,9 @@ def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
 def load_trace(scenario: Scenario) -> tuple[Trace, np.ndarray]:
     """The jobs of a trace scenario (``[cluster] trace``) and its servers (L×2), read and
     checked before any run: InputError on a malformed row (``<file>: row n, <column>``),
-    a trace without a finished task, a task larger than every server, or (with the slot
-    scheduler) a task that fits no server's slots."""
+    a trace without a finished task, a task larger than every server, tasks so small
+    that more than MAX_RUNNING could run at once (:mod:`mrfq.scenario.limits`), or (with
+    the slot scheduler) a task that fits no server's slots."""
     cfg = scenario.cluster
     trace = load_task_events(cfg.trace)  # (refuses a trace with no task to run)
     capacity = np.array([cap for cap, count, _ in cfg.servers for _ in range(count)])
@@ -186,7 +187,15 @@ def load_trace(scenario: Scenario) -> tuple[Trace, np.ndarray]:
         if not np.any(np.all(need <= capacity + 1e-9, axis=1)):
             raise InputError(f"a task of the trace (demand {need.tolist()}) is larger "
                              "than every server", "cluster.servers", scenario.source)
-    if policies.named(policies.CLUSTER).SLOTS in cfg.policies:
+    slots = policies.named(policies.CLUSTER).SLOTS
+    most = most_running(capacity, trace.demand, False, cfg.slots_per_server)
+    if most > limits.MAX_RUNNING and set(cfg.policies) - {slots}:  # (slots: its own sizes)
+        k = int(np.argmin((trace.demand / capacity.sum(axis=0)).max(axis=1)))
+        raise InputError(f"its smallest tasks (demand {trace.demand[k].tolist()}) could run "
+                         f"{limits.count_text(most)} at once on the listed servers, more than "
+                         f"{limits.MAX_RUNNING:,} ({limits.RUNNING_WHY})", "cluster.trace",
+                         scenario.source)
+    if slots in cfg.policies:
         allowed = np.ones((trace.demand.shape[0], capacity.shape[0]), dtype=bool)
         short = slot_shortfall(capacity, trace.demand, allowed, cfg.slots_per_server)
         if short:

@@ -9,17 +9,14 @@ from typing import Any
 import numpy as np
 
 from mrfq import fields, policies
+from mrfq.scenario import limits  # (the Python API's bounds too: one definition)
 from mrfq.scenario.checks import _policies, fail
 from mrfq.scenario.config import CLUSTER_DURATION_LAWS, CLUSTER_TASK_LAWS, ClusterConfig
 from mrfq.scenario.server_tables import TABLES, draw_servers, read_table
-from mrfq.scenario.slots import slot_shortfall
+from mrfq.scenario.slots import check_running, slot_shortfall
 from mrfq.sizes import SizeLaw, parse_size
 
 _KEYS = set(ClusterConfig.__dataclass_fields__)
-#: bounds of the run's counts, for a file and for Python (mrfq.cluster.checks): jobs held
-#: in memory (~120 bytes each, measured with run_cluster), a seed the kernel takes as a
-#: signed 64-bit integer, and task counts that stay exact in a float64 (E[N] and the caps)
-MAX_JOBS, MAX_SEED, MAX_TASKS = 10**8, 2**63 - 1, 2**53
 #: the fields a trace run does not read, and why (:func:`mrfq.kinds.cluster.trace_tables`)
 _TRACE_IGNORES = {
     "mean_tasks": "the trace gives every job's tasks",
@@ -71,15 +68,16 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
                                                                    positive=True)),
         duration_law=_law(value("duration_law"), "duration_law", CLUSTER_DURATION_LAWS,
                           names, source),
-        jobs=integer("jobs", 1, MAX_JOBS, "about 120 bytes of memory each"),
+        jobs=integer("jobs", 1, limits.MAX_JOBS, "about 120 bytes of memory each"),
         warmup=number("warmup", nonnegative=True),
         batches=integer("batches", 2),
-        seed=integer("seed", 0, MAX_SEED, "a 64-bit signed integer"),
-        slots_per_server=integer("slots_per_server", 1),
+        seed=integer("seed", 0, limits.MAX_SEED, "a 64-bit signed integer"),
+        slots_per_server=integer("slots_per_server", 1, limits.MAX_RUNNING,
+                                 limits.SLOTS_WHY),
         servers=_servers(raw.get("servers", []), len(classes[0].requirements)
                          if classes else n_resources, source, resources),
         placement=_placement(raw.get("placement", {}), [c.name for c in classes], source),
-        trace=_trace(raw.get("trace", ""), source),
+        trace=trace_path(raw["trace"], source) if "trace" in raw else "",
         max_parallel=_max_parallel(raw.get("max_parallel", ()), [c.name for c in classes],
                                    source),
     )
@@ -110,6 +108,8 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
     if config.tasks_per_resource < 1:
         raise fail("a task's dominant requirement must fit the pool (>= 1), got "
                    f"{config.tasks_per_resource:g}", "cluster.tasks_per_resource", source)
+    check_running(config, len(classes[0].requirements) if classes else n_resources or len(
+        resources), source)
     if not config.trace and (config.warmup >= 1 or config.jobs
                              - int(config.warmup * config.jobs) < 2 * config.batches):
         # (a trace measures all its jobs; with fewer than 2 per batch its JCT interval is
@@ -173,12 +173,14 @@ def per_class_laws(config: ClusterConfig, key: str, names: list[str]) -> list:
     return out
 
 
-def _trace(raw: Any, source: str | None) -> str:
+def trace_path(raw: Any, source: str | None) -> str:
     """``trace``: a path relative to the scenario file's folder (the working directory
-    for a scenario given as a dict), stored resolved; the file must exist."""
+    for a scenario given as a dict), stored resolved; the file must exist (a scenario
+    with no trace leaves the key out: an empty one names no file)."""
     name = fields.text(raw, "cluster.trace", source)
-    if not name:
-        return ""
+    if not name.strip():
+        raise fail("names no file: give a task_events file (.csv or .csv.gz), or leave "
+                   "trace out for a scenario of classes", "cluster.trace", source)
     path = _resolve(name, source)
     if not path.is_file():
         raise fail(f"no such trace file: {name} (looked for {path})", "cluster.trace",
@@ -213,9 +215,14 @@ def _servers(raw: Any, n_resources: int | None, source: str | None,
             raise fail("needs a capacity vector", where, source)
         cap = fields.vector(item["capacity"], n_resources or len(item["capacity"]),
                             f"{where}.capacity", source)
-        count = fields.integer(item.get("count", 1), f"{where}.count", source, 1)
+        count = fields.integer(item.get("count", 1), f"{where}.count", source, 1,
+                               limits.MAX_SERVERS, limits.SERVERS_WHY)
         kind = fields.text(item.get("type", ""), f"{where}.type", source)
         out.append((tuple(float(c) for c in cap), count, kind))
+    total = sum(count for _, count, _ in out)
+    if total > limits.MAX_SERVERS:  # (before the list is expanded, one entry per server)
+        raise fail(f"lists {total:,} servers, more than {limits.MAX_SERVERS:,} "
+                   f"({limits.SERVERS_WHY})", "cluster.servers", source)
     return tuple(out)
 
 
@@ -234,7 +241,8 @@ def _drawn_servers(raw: dict, n_resources: int | None, source: str | None,
             raise fail("drawing servers needs a table and a count ({table = \"google\", "
                        "count = 100, seed = 1})", f"cluster.servers.{key}", source)
     name = fields.text(raw["table"], "cluster.servers.table", source)
-    count = fields.integer(raw["count"], "cluster.servers.count", source, 1)
+    count = fields.integer(raw["count"], "cluster.servers.count", source, 1,
+                           limits.MAX_SERVERS, limits.SERVERS_WHY)
     seed = fields.integer(raw.get("seed", 1), "cluster.servers.seed", source, 0)
     if name in TABLES:
         path = TABLES[name]
@@ -291,21 +299,22 @@ def _max_parallel(raw: Any, names: list[str], source: str | None) -> int | tuple
         known = set(names) if names else set(raw)
         raw = fields.check_keys(raw, known, "cluster.max_parallel", source)
         return tuple((name, fields.integer(cap, f"cluster.max_parallel.{name}", source, 1,
-                                           MAX_TASKS, "tasks at once"))
+                                           limits.MAX_TASKS, "tasks at once"))
                      for name, cap in raw.items())
     if raw == ():
         return ()
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise fail(f"must be an integer >= 1 (every class) or a table of class name = "
                    f"integer, got {raw!r}", "cluster.max_parallel", source)
-    return fields.integer(raw, "cluster.max_parallel", source, 1, MAX_TASKS, "tasks at once")
+    return fields.integer(raw, "cluster.max_parallel", source, 1, limits.MAX_TASKS,
+                          "tasks at once")
 
 
 def _mean_tasks(raw: Any, field: str, source: str | None) -> float:
     value = fields.number(raw, field, source, positive=True)
     if value < 1:
         raise fail(f"must be >= 1 task, got {value:g}", field, source)
-    if value > MAX_TASKS:
+    if value > limits.MAX_TASKS:
         raise fail(f"must be <= 2^53 tasks (counts stay exact), got {value:g}", field, source)
     return value
 

@@ -20,7 +20,7 @@ from mrfq.errors import InputError
 from mrfq.explicit import parse_flows
 from mrfq.io import read_toml
 from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, parse_packet
-from mrfq.scenario.cluster import parse_cluster
+from mrfq.scenario.cluster import parse_cluster, trace_path
 from mrfq.scenario.config import FluidConfig, PacketConfig
 from mrfq.scenario.model import Scenario
 from mrfq.scenario.network import parse_route, parse_routers
@@ -43,7 +43,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>", stored: bool = Fal
         raise fail("resource names must be distinct", "resources", source)
     if "max" in resources:
         raise fail("'max' is reserved for the load axis", "resources", source)
-    if isinstance(raw.get("cluster"), dict) and raw["cluster"].get("trace"):
+    if isinstance(raw.get("cluster"), dict) and "trace" in raw["cluster"]:
         return _trace_scenario(raw, resources, source)
     classes_raw = raw.get("classes")
     if not isinstance(classes_raw, list) or not classes_raw:
@@ -111,6 +111,9 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>", stored: bool = Fal
 def _trace_scenario(raw: dict, resources: tuple[str, ...], source: str) -> Scenario:
     """A trace scenario (``[cluster] trace``): the trace brings the jobs, so no classes,
     load axis or other model section; two resources, the trace's CPU and memory."""
+    # the trace first: an empty one (meant as "no trace"?) is the mistake to name, not
+    # the classes beside it or, without them, their absence
+    trace_path(raw["cluster"]["trace"], source)
     other = sorted(set(raw) - {"name", "description", "resources", "cluster"})
     if other:
         raise fail("a trace scenario takes its jobs from cluster.trace (no classes, load "

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from mrfq.errors import InputError
+from mrfq.scenario.limits import MAX_SERVERS, SERVERS_WHY
 
 TABLE_I_FILE = Path(__file__).resolve().parent.parent / "cluster" / "google_table1.csv"
 #: the tables a scenario names without a path (``[cluster] servers = {table = "google"}``)
@@ -94,12 +95,22 @@ def _whole(value, name: str, low: int) -> int:
     return int(value)
 
 
+def _servers(value) -> int:
+    """A number of servers to draw: 1 … MAX_SERVERS (the draw is an array of them)."""
+    n = _whole(value, "n", 1)
+    if n > MAX_SERVERS:
+        raise InputError(f"must be <= {MAX_SERVERS:,} servers ({SERVERS_WHY}), got {n:,}",
+                         "n")
+    return n
+
+
 def draw_servers(n: int, seed: int, table: str | Path = TABLE_I_FILE) -> np.ndarray:
-    """``n`` ≥ 1 servers (n×R capacities) drawn independently from a table's distribution
-    (configuration i with probability count_i / Σ counts; ``seed`` ≥ 0).
+    """``n`` servers (1 … MAX_SERVERS; n×R capacities) drawn independently from a
+    table's distribution (configuration i with probability count_i / Σ counts; ``seed``
+    ≥ 0).
     ``table``: a name of :data:`TABLES` ("google": DRFH's Table I, the default) or a
     table file's path. InputError naming the argument otherwise."""
-    n, seed = _whole(n, "n", 1), _whole(seed, "seed", 0)
+    n, seed = _servers(n), _whole(seed, "seed", 0)
     if isinstance(table, str) and table in TABLES:
         table = TABLES[table]
     elif isinstance(table, str) and Path(table).name == table and not Path(

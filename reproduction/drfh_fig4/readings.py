@@ -26,7 +26,7 @@ filling from an empty cluster at each join: no task ends); ``period3`` (the sche
 runs every 3 s, Hadoop's heartbeat, not at each event).
 """
 
-import sys
+import argparse
 
 import numpy as np
 from numba import njit
@@ -318,12 +318,41 @@ def totals() -> None:
           f"{q[0]:.1%} / {q[1]:.1%} / {q[2]:.1%}, P(bound ≤ 29%) = {w[b <= 0.29].sum():.2f}")
 
 
+def arguments(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line (module doc), checked before any work: ``--help`` prints the
+    usage, and an argument neither a number of draws nor a reading's name is an error
+    (exit 2) — it used to be ignored, and the whole study ran. Adds ``draws`` (default 5)
+    and ``readings`` (default: every one) to the options."""
+    parser = argparse.ArgumentParser(
+        prog="readings.py", description=__doc__.split("\n\n")[0],
+        epilog=f"readings: {', '.join(READINGS)} (docs/guide/clusters.md, \"DRFH Fig. 4: "
+               "readings of the setup\")")
+    parser.add_argument("items", nargs="*", metavar="draws|reading",
+                        help="the number of pools drawn (default 5) and the readings to run "
+                             "(default: every one)")
+    parser.add_argument("--paper-pool", action="store_true",
+                        help="keep only pools within 1 of the paper's totals (CPU, memory)")
+    parser.add_argument("-v", dest="verbose", action="store_true",
+                        help="also each draw's three-user shares")
+    parser.add_argument("--totals", action="store_true",
+                        help="the bound over all pools with the paper's totals, nothing else")
+    args = parser.parse_args(argv)
+    draws = [a for a in args.items if a.isdigit()]
+    unknown = [a for a in args.items if not a.isdigit() and a not in READINGS]
+    if unknown:
+        parser.error(f"unknown reading {unknown[0]!r} (readings: {', '.join(READINGS)})")
+    if len(draws) > 1 or (draws and int(draws[0]) < 1):
+        parser.error(f"give one number of draws, at least 1 (got {', '.join(draws)})")
+    args.draws = int(draws[0]) if draws else 5
+    args.readings = [a for a in args.items if a in READINGS] or list(READINGS)
+    return args
+
+
 def main() -> None:
-    if "--totals" in sys.argv:
+    args = arguments()
+    if args.totals:
         return totals()
-    draws = int(next((a for a in sys.argv[1:] if a.isdigit()), 5))
-    paper_pool = "--paper-pool" in sys.argv
-    readings = [a for a in sys.argv[1:] if a in READINGS] or list(READINGS)
+    draws, paper_pool, readings = args.draws, args.paper_pool, args.readings
     pools, seed = [], 0
     while len(pools) < draws:
         seed += 1
@@ -347,7 +376,7 @@ def main() -> None:
               f"{min(two):.1%}…{max(two):.1%} | three {min(three):.1%}…{max(three):.1%} "
               f"(mean {np.mean(three):.1%}, users within {100 * gap:.1f} pt) | user 1 "
               f"leaves {min(r[1] for r in rows):.0f}…{max(r[1] for r in rows):.0f} s")
-        if "-v" in sys.argv:
+        if args.verbose:
             print("            three users per draw: " + "; ".join(
                 " / ".join(f"{100 * v:.1f}" for v in r[0][2]) for r in rows))
 
