@@ -196,7 +196,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
         written += fluid_comparison(fluid, comparison, *text, formats=formats)
     if scenario.network:  # what was simulated: routers, resources, routes
         written += network_drawing(
-            list(scenario.resources), [(n, list(m)) for n, m in scenario.routers],
+            list(scenario.resources), [(n, list(m)) for n, m in scenario.drawn_routers],
             [list(r) for r in scenario.routes], scenario.class_names,
             target.with_name(target.name + "_network"), scenario.name, formats=formats)
     if not written:

@@ -106,8 +106,13 @@ def test_defaults_spelled_out_are_the_tandem():
           "route": ["cpu1", "cpu2", "link2"]}],
         {"all": ["link2", "cpu2", "link1", "cpu1"]}))
     assert not plain.network and not spelled.network
-    assert plain.to_dict() == spelled.to_dict()
+    stored = spelled.to_dict()  # the lone router's name is kept for drawings, nothing else
+    assert stored.pop("routers") == {"all": ["cpu1", "link1", "cpu2", "link2"]}
+    assert plain.to_dict() == stored
     assert "routers" not in plain.to_dict() and "route" not in plain.to_dict()["classes"][0]
+    assert spelled.routers == () and spelled.drawn_routers == (("all", (0, 1, 2, 3)),)
+    assert scenario_from_dict(spelled.to_dict()).drawn_routers == spelled.drawn_routers
+    assert plain.drawn_routers == ()
     for point in (Point("packet", "bmf", 0.5, 0), Point("packet", "drfq", 0.5, 0),
                   Point("fluid", "drf", 0.5)):
         assert point_filename(plain, point) == point_filename(spelled, point)

@@ -23,7 +23,7 @@ from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, par
 from mrfq.scenario.cluster import parse_cluster, trace_path
 from mrfq.scenario.config import FluidConfig, PacketConfig
 from mrfq.scenario.model import Scenario
-from mrfq.scenario.network import parse_route, parse_routers
+from mrfq.scenario.network import lone_router_name, parse_route, parse_routers
 
 _TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "packet",
              "flows", "timeline", "cluster", "routers"}
@@ -94,6 +94,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>", stored: bool = Fal
         resources=resources,
         classes=classes,
         routers=routers,
+        router_name=lone_router_name(raw.get("routers")),
         load_axis=axis,
         load_values=values,
         fluid=fluid,

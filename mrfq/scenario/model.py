@@ -44,6 +44,16 @@ class Scenario:
     #: [routers] (SPEC §3.2): (name, resource indices) per router; () = one router
     #: holding every resource (the tandem of SPEC §3)
     routers: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    #: the name of a [routers] table's only router: drawn, stored, nothing else reads it
+    router_name: str = ""
+
+    @property
+    def drawn_routers(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """The routers as the file named them: :attr:`routers`, or a lone router's name
+        with every resource (() without a [routers] table)."""
+        if self.routers or not self.router_name:
+            return self.routers
+        return ((self.router_name, tuple(range(len(self.resources)))),)
 
     @property
     def requirements(self) -> np.ndarray:
@@ -177,7 +187,8 @@ class Scenario:
             # only with a [cluster] section, so older stored scenarios read the same
             **({"cluster": cluster_dict(self.cluster)} if self.cluster.policies else {}),
             **({"routers": {name: [self.resources[j] for j in members]
-                            for name, members in self.routers}} if self.routers else {}),
+                            for name, members in self.drawn_routers}}
+               if self.drawn_routers else {}),
             **({"flows": [{"name": f.name, "class": f.class_name, "start": f.start,
                            "stop": f.stop, "window": f.window, "rate": f.rate}
                           for f in self.flows],

@@ -97,6 +97,12 @@ def parse_routers(raw: Any, resources: tuple[str, ...],
     return () if len(routers) == 1 else tuple(routers)
 
 
+def lone_router_name(raw: Any) -> str:
+    """The name of a ``[routers]`` table's only router ("" otherwise): the scenario keeps
+    it for drawings, while its model is the tandem (:func:`parse_routers` gives ``()``)."""
+    return next(iter(raw)) if isinstance(raw, dict) and len(raw) == 1 else ""
+
+
 def router_of(routers: tuple[tuple[str, tuple[int, ...]], ...], J: int) -> np.ndarray:
     """Router index of every resource (all 0 for the default single router)."""
     out = np.zeros(J, dtype=np.int64)
