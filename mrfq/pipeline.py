@@ -236,7 +236,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
               for p in (policies or scenario.packet.policies)]
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
     check_writable_dir(results)
-    runs = [run_flows(scenario, p, seed) for p in chosen]
+    runs = [run_flows(scenario, p, seed, chosen) for p in chosen]
     results.mkdir(parents=True, exist_ok=True)
     store_scenario(scenario, results)  # for `mrfq plot DIR`'s name and title
     for run in runs:

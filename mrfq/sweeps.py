@@ -86,7 +86,7 @@ def stored_scenario(results_dir: str | Path) -> Scenario:
     results = Path(results_dir)
     path = results / SCENARIO_FILE
     if path.is_file():
-        return scenario_from_dict(json.loads(path.read_text()), str(path), stored=True)
+        return scenario_from_dict(json.loads(path.read_text()), str(path))
     if (results / "scenario.toml").is_file():  # written by mrfq before 0.2
         return load_scenario(results / "scenario.toml")
     raise InputError("not a results directory (no scenario.json)", None, str(results))

@@ -85,35 +85,43 @@ def test_a_parameter_the_policy_does_not_read_is_refused(policy, keyword, value,
 
 
 @pytest.mark.parametrize("listed,key,value,problem", [
-    (["drfq"], "delta", 5, "no policy of packet.policies (drfq) reads it; drfq-dovetail does"),
+    (["drfq"], "delta", 5,
+     "no policy run or listed in packet.policies (drfq) reads it; drfq-dovetail does"),
     (["pf"], "virtual_time", "started",
-     "no policy of packet.policies (pf) reads it; drfq and drfq-dovetail do"),
+     "no policy run or listed in packet.policies (pf) reads it; drfq and drfq-dovetail do"),
     (["drfq", "bmf"], "fq_resource", "cpu",
-     "no policy of packet.policies (drfq, bmf) reads it; bottleneck-fq does"),
+     "no policy run or listed in packet.policies (drfq, bmf) reads it; bottleneck-fq does"),
 ])
-def test_a_file_parameter_no_listed_policy_reads_is_refused(listed, key, value, problem):
-    """A file's ``delta`` with only drfq listed (or ``virtual_time`` with only pf) ran
-    and ignored it, though the CLI and the API refuse the same value for such a policy;
-    at its default, or with a reader listed, it is taken."""
+def test_a_file_parameter_no_policy_of_the_run_reads_is_refused(tmp_path, listed, key, value,
+                                                                 problem):
+    """A file's ``delta`` with only drfq listed and run (or ``virtual_time`` with pf) ran
+    and ignored it, though the CLI and the API refuse the same value for such a policy.
+    It is refused where a run starts, before any work: a sweep of the file's policies, a
+    simulate of one; a policy that reads it, listed or run, takes it."""
     from mrfq.scenario import scenario_from_dict
 
-    raw = {"resources": ["cpu", "link"],
+    raw = {"name": "s", "resources": ["cpu", "link"],
            "classes": [{"name": "1", "requirements": [1, 0.5], "load_share": 1}],
-           "packet": {"policies": listed, key: value}}
+           "packet": {"policies": listed, key: value, "flows": 50, "mean_size": 5}}
+    scenario = scenario_from_dict(raw, "s.toml")  # read (a stored scenario reads back)
     with pytest.raises(InputError) as info:
-        scenario_from_dict(raw, "s.toml")
+        mrfq.sweep(scenario, tmp_path / "out", jobs=1)
+    assert str(info.value) == f"s.toml: packet.{key}: {problem}"
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(InputError) as info:
+        mrfq.simulate(scenario, listed[0], 0.5)
     assert str(info.value) == f"s.toml: packet.{key}: {problem}"
     reader = {"delta": "drfq-dovetail", "virtual_time": "drfq",
               "fq_resource": "bottleneck-fq"}[key]
-    scenario_from_dict({**raw, "packet": {"policies": [*listed, reader], key: value}}, "s.toml")
-    scenario_from_dict({**raw, "packet": {"policies": listed, "virtual_time": "in-service"}},
-                       "s.toml")
+    assert len(mrfq.simulate(scenario, reader, 0.5).classes) == 1  # a reader run: taken
+    listed_reader = scenario.with_overrides(policies=[*listed, reader])
+    assert len(mrfq.simulate(listed_reader, listed[0], 0.5).classes) == 1  # a reader listed
 
 
-def test_a_stored_scenario_keeps_reading_back_with_a_parameter_no_policy_reads(tmp_path):
+def test_a_stored_scenario_reads_back_with_a_parameter_no_policy_reads(tmp_path):
     """Results directories of older versions stored Δ always ("delta": 30.0 with drfq,
     pf, bmf, e.g. reproduction/cluster_fig2): `mrfq validate` and `plot` still read
-    them."""
+    them (the check is where a run starts, not where a file is read)."""
     import json
 
     from mrfq.sweeps import stored_scenario
@@ -173,3 +181,14 @@ def test_a_file_error_is_the_files_even_with_an_option_of_that_name(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert result.returncode == 2 and result.stderr.startswith("error: --init: "), \
         result.stderr
+
+
+def test_explicit_flows_refuse_a_parameter_no_policy_of_the_run_reads(tmp_path):
+    """`mrfq flows` with Δ set and only drfq run or listed ignored Δ; refused before any
+    run or file, and taken when a chosen policy reads it."""
+    scenario = mrfq.load_scenario("isolation_rogue").with_overrides(
+        delta=5.0, policies=["drfq"])
+    with pytest.raises(InputError) as info:
+        mrfq.flows(scenario, tmp_path / "out", policies=["drfq", "fifo"])
+    assert info.value.field == "packet.delta" and "drfq-dovetail does" in info.value.problem
+    assert not (tmp_path / "out").exists()

@@ -43,6 +43,7 @@ from mrfq.packet.initial import draw_initial_flows
 from mrfq.packet.model import PacketModel
 from mrfq.scenario import Scenario, scenario_from_dict
 from mrfq.scenario import check_init as check_scenario_init
+from mrfq.scenario.checks import check_parameters_read
 from mrfq.stats import (
     combine_replications,
     first_full_bucket,
@@ -118,6 +119,7 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
         check_flows(scenario.packet.flows)
     except InputError as exc:  # a file's value: named by the file and its field
         raise InputError(exc.problem, "packet.flows", scenario.source) from None
+    check_parameters_read(scenario.packet, [policy], scenario.source)
     if scenario.packet.init != "fluid":
         return
     check_scenario_init(scenario.packet, scenario.classes, "packet.init", scenario.source,

@@ -11,6 +11,7 @@ finish) and injects nothing at a departure at or after ``stop``; an open-loop fl
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -22,6 +23,7 @@ from mrfq.intervals import histogram_quantile
 from mrfq.packet.engine import run_replication, sojourn_bin_edges
 from mrfq.packet.model import PacketModel
 from mrfq.scenario import Scenario
+from mrfq.scenario.checks import check_parameters_read
 
 #: packets of a windowed explicit flow: more than any run can send
 BACKLOGGED = 10**15
@@ -53,15 +55,18 @@ class FlowRun:
     utilisation: dict[str, float] | None = None
 
 
-def run_flows(scenario: Scenario, policy: str, seed: int | None = None) -> FlowRun:
+def run_flows(scenario: Scenario, policy: str, seed: int | None = None,
+              running: Iterable[str] = ()) -> FlowRun:
     """Run the explicit flows of ``scenario`` under one packet policy (deterministic for
-    a seed, an integer >= 0; default the scenario's ``[packet] seed``)."""
+    a seed, an integer >= 0; default the scenario's ``[packet] seed``). ``running``: the
+    other policies the caller runs (a parameter one of them reads is not refused)."""
     if not scenario.flows or scenario.timeline is None:
         raise InputError("the scenario has no [[flows]] (explicit flows)", "flows",
                          scenario.source)
     # an argument, checked as the file's seed is (a negative one fails in numpy)
     seed = scenario.packet.seed if seed is None else fields.integer(seed, "seed", None, 0)
     policy = policies.get(policies.PACKET, policy).name
+    check_parameters_read(scenario.packet, [policy, *running], scenario.source)
     by_name = {c.name: c for c in scenario.classes}
     per_flow = tuple(replace(by_name[f.class_name], name=f.name, rtt=0.0)
                      for f in scenario.flows)

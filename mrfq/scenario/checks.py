@@ -10,6 +10,7 @@ file is assembled in :mod:`mrfq.scenario.files`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -194,12 +195,10 @@ def _fq_resource(value, field: str, source: str | None) -> str | tuple[str, ...]
     return names
 
 
-def parse_packet(raw: dict, source: str | None, where: str = "packet",
-                 stored: bool = False) -> PacketConfig:
+def parse_packet(raw: dict, source: str | None, where: str = "packet") -> PacketConfig:
     """``[packet]`` with its defaults filled in; ``where = "keyword"`` for overrides
     (errors then name the keyword, ``mean_size``, and no file; the CLI turns it into its
-    option, ``--mean-size``); ``stored``: a results directory's ``scenario.json``, whose
-    parameters no listed policy reads are not refused (older versions wrote Δ always)."""
+    option, ``--mean-size``)."""
     if where == "keyword":  # overrides (Python keywords, command-line options): no file
         source = None
     raw = fields.check_keys(raw, _PACKET_KEYS, "" if where == "keyword" else where, source)
@@ -230,15 +229,6 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet",
         virtual_time=_choice(value("virtual_time"), VIRTUAL_TIMES,
                              _field(where, "virtual_time"), source),
     )
-    if where != "keyword" and not stored:  # a file's parameter no listed policy reads would be
-        # silently ignored (overrides are checked against the policy they run with)
-        for name in (policies.DELTA, policies.FQ_RESOURCE, policies.VIRTUAL_TIME):
-            who = policies.readers(name)
-            if (getattr(packet, name) != getattr(defaults, name)
-                    and not set(who) & set(packet.policies)):
-                raise fail(f"no policy of packet.policies ({', '.join(packet.policies)}) reads "
-                           f"it; {' and '.join(who)} {'does' if len(who) == 1 else 'do'}",
-                           _field(where, name), source)
     if packet.precision is not None and packet.max_replications < packet.replications:
         raise fail(f"must be >= replications ({packet.replications}), got "
                    f"{packet.max_replications}", _field(where, "max_replications"), source)
@@ -250,6 +240,24 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet",
     if measured < 1:
         raise fail("no flow left to measure after the warm-up", _field(where, "flows"), source)
     return packet
+
+
+def check_parameters_read(packet: PacketConfig, running: Iterable[str],
+                          source: str | None) -> None:
+    """InputError (field ``packet.<name>``) for a ``[packet]`` parameter that only some
+    policies read (Δ, DRFQ's clock, bottleneck FQ's resource), set away from its default,
+    that neither the packet policies this run simulates (``running``) nor the file's
+    ``packet.policies`` read: the run would ignore it. Checked where a run starts
+    (:func:`mrfq.kinds.packet.check`, :func:`mrfq.packet.flows.run_flows`), not when a
+    file is read, so a file may carry Δ for a policy chosen on the command line."""
+    defaults = PacketConfig()
+    run = list(dict.fromkeys([*running, *packet.policies]))
+    for name in (policies.DELTA, policies.FQ_RESOURCE, policies.VIRTUAL_TIME):
+        who = policies.readers(name)
+        if getattr(packet, name) != getattr(defaults, name) and not set(who) & set(run):
+            raise fail(f"no policy run or listed in packet.policies ({', '.join(run)}) reads "
+                       f"it; {' and '.join(who)} {'does' if len(who) == 1 else 'do'}",
+                       f"packet.{name}", source)
 
 
 def parse_fluid(raw: Any, source: str, classes: tuple[TrafficClass, ...]) -> FluidConfig:

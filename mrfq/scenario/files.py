@@ -30,10 +30,8 @@ _TOP_KEYS = {"name", "description", "resources", "classes", "load", "fluid", "pa
 _LOAD_KEYS = {"axis", "values"}
 
 
-def scenario_from_dict(raw: dict, source: str = "<scenario>", stored: bool = False
-                       ) -> Scenario:
-    """Validate a scenario given as a plain dict (the parsed TOML) and fill defaults;
-    ``stored``: the ``scenario.json`` of a results directory (:func:`parse_packet`)."""
+def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
+    """Validate a scenario given as a plain dict (the parsed TOML) and fill defaults."""
     raw = fields.check_keys(raw, _TOP_KEYS, "", source)
     resources = raw.get("resources")
     if not isinstance(resources, list) or not resources:
@@ -75,7 +73,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>", stored: bool = Fal
                    "twice)", "load.values", source)
 
     fluid = parse_fluid(raw.get("fluid", {}), source, classes)
-    packet = parse_packet(raw.get("packet", {}), source, stored=stored)
+    packet = parse_packet(raw.get("packet", {}), source)
     fq_names = ((packet.fq_resource,) if isinstance(packet.fq_resource, str)
                 else packet.fq_resource or ())
     for name in fq_names:
