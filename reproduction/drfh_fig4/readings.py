@@ -336,7 +336,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
                         help="also each draw's three-user shares")
     parser.add_argument("--totals", action="store_true",
                         help="the bound over all pools with the paper's totals, nothing else")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # options among the readings, as documented
     draws = [a for a in args.items if a.isdigit()]
     unknown = [a for a in args.items if not a.isdigit() and a not in READINGS]
     if unknown:
