@@ -183,8 +183,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
             check_writable(path, field)
     result = api.simulate(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
-                        warmup=warmup, delta=delta, virtual_time=virtual_time,
-                        precision=precision,
+                        warmup=warmup, delta=delta, virtual_time=virtual_time, precision=precision,
                         max_replications=max_replications, init=init, debug=debug or None,
                         progress=Progress(f"simulate {policy}"))
     if output:
@@ -193,7 +192,8 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
         write_csv(result.flows, flows_out)
     if size_bins_out:
         write_csv(result.size_bins, size_bins_out)
-    _show(result.classes, ["policy", "load", "class", "gamma", "ci_low", "ci_high",
+    ran_with = registry.get(registry.PACKET, policy).parameters  # (columns of simulate's)
+    _show(result.classes, ["policy", *ran_with, "load", "class", "gamma", "ci_low", "ci_high",
                            "flows_measured", "ratio_estimate", "little_gamma",
                            "achieved_precision", "replications", "mean_sojourn",
                            "mean_slowdown", "mean_packet_sojourn", "p99_sojourn",
