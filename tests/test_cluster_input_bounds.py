@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_cluster_scenario_checks import _raw as _raw_classes
+from test_cluster_scenario_checks import _refused
 
 import mrfq
 from mrfq import fields, policies
@@ -33,7 +35,6 @@ NAME = policies.named(policies.CLUSTER)
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "tests" / "data" / "task_events_small.csv"
 PACKAGED_TRACE = ROOT / "mrfq" / "scenarios" / "google_like_trace.toml"
-GOOD = "700000000,,10,0,3,1,u1,2,4,0.1,0.2,0.001,0"
 CLASSES = """resources = ["cpu", "mem"]
 [[classes]]
 name = "a"
@@ -48,18 +49,9 @@ jobs = 400
 
 
 def _raw(**cluster):
-    return {"resources": ["cpu", "mem"],
-            "classes": [{"name": "a", "requirements": [1.0, 0.4], "load_share": 1}],
-            "load": {"values": [0.6]},
-            "cluster": {"policies": [NAME.DRF], "tasks_per_resource": 6, "jobs": 400,
-                        **cluster}}
-
-
-def _refused(raw, field, starts):
-    with pytest.raises(InputError) as info:
-        scenario_from_dict(raw, "s.toml")
-    assert str(info.value).startswith(f"s.toml: {field}: {starts}"), str(info.value)
-    assert "\n" not in str(info.value)
+    """The checks' scenario (tests/test_cluster_scenario_checks.py) with one class."""
+    return _raw_classes([{"name": "a", "requirements": [1.0, 0.4], "load_share": 1}],
+                        **cluster)
 
 
 # --- the scenario file's bounds ------------------------------------------------------------
@@ -147,20 +139,6 @@ def test_the_python_api_refuses_the_same_sizes(tmp_path):
 
 # --- the trace loader's rows ---------------------------------------------------------------
 
-@pytest.mark.parametrize("row,field,problem", [
-    ("700000000,,10,-1,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, task index", "must be ≥ 0, got -1"),
-    ("700000000,,10,0,3,1,u1,2,4,1e-300,0,0.001,0", "row 2, CPU request",
-     "must be 0 or >= 1e-08 (the larger of a task's two requests: a machine of capacity 1 "
-     "would run more than 100,000,000 such tasks at once"),
-    ("700000000,,10,0,3,1,u1,2,4,0,1e-9,0.001,0", "row 2, memory request",
-     "must be 0 or >= 1e-08"),
-])
-def test_a_bad_trace_row_names_file_row_and_column(tmp_path, row, field, problem):
-    path = tmp_path / "bad.csv"
-    path.write_text(f"{GOOD}\n{row}\n")
-    with pytest.raises(InputError) as info:
-        load_task_events(path)
-    assert str(info.value).startswith(f"{path}: {field}: {problem}"), str(info.value)
 
 
 def test_only_the_larger_request_of_a_task_is_bounded(tmp_path):

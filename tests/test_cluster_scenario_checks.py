@@ -32,6 +32,7 @@ def _refused(raw, field, starts):
     with pytest.raises(InputError) as info:
         scenario_from_dict(raw, "s.toml")
     assert str(info.value).startswith(f"s.toml: {field}: {starts}"), str(info.value)
+    assert "\n" not in str(info.value)
 
 
 def test_fixed_tasks_need_a_whole_number_of_tasks():

@@ -69,6 +69,12 @@ def test_a_google_like_workload_round_trips_through_the_schema(tmp_path):
     ("-5,,10,0,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp", "must be ≥ 0 (µs), got -5"),
     ("650000000,,10,0,3,4,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp",
      "FINISH at 650000000 µs is before its SCHEDULE at 700000000 µs (job 10, task 0)"),
+    ("700000000,,10,-1,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, task index", "must be ≥ 0, got -1"),
+    ("700000000,,10,0,3,1,u1,2,4,1e-300,0,0.001,0", "row 2, CPU request",
+     "must be 0 or >= 1e-08 (the larger of a task's two requests: a machine of capacity 1 "
+     "would run more than 100,000,000 such tasks at once"),
+    ("700000000,,10,0,3,1,u1,2,4,0,1e-9,0.001,0", "row 2, memory request",
+     "must be 0 or >= 1e-08"),
 ])
 def test_a_malformed_row_names_file_row_and_column(tmp_path, row, field, problem):
     path = tmp_path / "bad.csv"
