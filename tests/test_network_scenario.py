@@ -151,3 +151,16 @@ def test_network_drawing_writes_png_and_pdf(tmp_path):
                               tmp_path / "net", s.name)  # no suffix: PNG and PDF
     assert [p.suffix for p in written] == [".png", ".pdf"]
     assert all(p.stat().st_size > 1000 for p in written)
+
+
+def test_a_list_of_fq_resources_survives_overrides_and_the_stored_dict():
+    """A valid fq_resource list was refused ("must be a resource name or a non-empty
+    list of them, got ('y', 'z')") as soon as an option overrode any [packet] value, and
+    scenario_from_dict(s.to_dict()) raised: the scenario keeps it as a tuple."""
+    raw = {"name": "f", "resources": ["x", "y", "z"], "routers": {"r1": ["x"], "r2": ["y", "z"]},
+           "classes": [{"name": "a", "requirements": [1, 0.5, 0.5], "load_share": 1}],
+           "packet": {"fq_resource": ["y", "z"]}}
+    s = scenario_from_dict(raw, "f.toml")
+    assert s.with_overrides(flows=300, seed=4).packet.fq_resource == ("y", "z")
+    assert s.to_dict()["packet"]["fq_resource"] == ["y", "z"]
+    assert scenario_from_dict(s.to_dict()).fq_resources == s.fq_resources == (1, 2)

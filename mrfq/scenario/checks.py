@@ -185,7 +185,7 @@ def _fq_resource(value, field: str, source: str | None) -> str | tuple[str, ...]
     ``resources`` by the scenario loader."""
     if value is None or isinstance(value, str):
         return None if value is None else fields.text(value, field, source)
-    if not isinstance(value, list) or not value:
+    if not isinstance(value, list | tuple) or not value:  # (a tuple: a Scenario's own)
         raise InputError(f"must be a resource name or a non-empty list of them, got "
                          f"{value!r}", field, source)
     names = tuple(fields.text(v, f"{field}[{i}]", source) for i, v in enumerate(value))

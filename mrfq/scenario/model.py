@@ -226,6 +226,8 @@ def _packet_dict(packet: PacketConfig) -> dict:
     """``[packet]`` as a plain dict; ``init`` only when not "empty", so the stored scenario
     of a run without it is what it was before the option existed."""
     out = {**packet.__dict__, "policies": list(packet.policies)}
+    if isinstance(out["fq_resource"], tuple):
+        out["fq_resource"] = list(out["fq_resource"])
     if out["init"] == "empty":
         del out["init"]
     return out
