@@ -63,12 +63,14 @@ LIMITATIONS = {
                              "dominant time, and the DRF shares of some set of these "
                              "classes differ: a flow whose bottleneck the others do not "
                              "saturate is capped (docs/models.md, MR3's reach)",
-    ROUTES_ACROSS_ROUTERS: "each DRFQ router runs its own virtual time and charges a "
-                           "packet its dominant time over that router's resources only, "
-                           "so a class whose route crosses several routers does not get "
-                           "network-wide DRF (with one resource per router DRFQ is "
-                           "per-resource fair queueing, i.e. bmf; which allocation DRFQ "
-                           "routers realise is open: docs/guide/networks.md)",
+    ROUTES_ACROSS_ROUTERS: "each router schedules on its own (DRFQ's virtual time, MR3's "
+                           "ingress round robin) and charges a packet its dominant time "
+                           "over that router's resources only, again at each entry of a "
+                           "route that comes back to it, so a class whose route crosses "
+                           "several routers does not get network-wide DRF (with one "
+                           "resource per router DRFQ is per-resource fair queueing, i.e. "
+                           "bmf; which allocation such routers realise is open: "
+                           "docs/guide/networks.md)",
     PARALLELISM_CAPS: "the scenario caps the tasks a job runs at once ([cluster] "
                       "max_parallel), which the fluid model does not (docs/guide/clusters.md)",
     SEPARATE_SERVERS: "the scenario lists servers ([cluster] servers) or constrains "
@@ -160,7 +162,7 @@ _ENTRIES = (
            parameters=(FQ_RESOURCE,)),
     Policy("mr3", PACKET, 6, "MR3", "multi-resource round robin: elastic round robin on "
            "dominant processing times at the ingress, FIFO inside (Wang, Li, Liang 2013)",
-           realises="drf", limitations=(UNEQUAL_DOMINANT_SHARES,)),
+           realises="drf", limitations=(UNEQUAL_DOMINANT_SHARES, ROUTES_ACROSS_ROUTERS)),
     # the static allocation lab (mrfq.allocation.policies.POLICIES holds their functions)
     Policy("drf", ALLOCATION, 0, "DRF", "pooled DRF: max-min of dominant shares "
            "(Ghodsi et al. NSDI'11)", default=True),

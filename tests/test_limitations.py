@@ -40,21 +40,24 @@ def test_mr3_is_named_where_some_classes_have_unequal_drf_shares():
 
 def test_drfq_routers_are_named_where_a_route_crosses_routers():
     """SPEC §3.2: every DRFQ router charges a packet its dominant time over its own
-    resources. A class crossing two routers: named for drfq and drfq-dovetail (with the
-    weights' reason too when both hold); routers that no class crosses, or no routers:
-    not named."""
+    resources, and so does every MR3 ingress. A class crossing two routers: named for
+    drfq, drfq-dovetail and mr3 (with the weights' reason too when both hold; mr3 was
+    not named, its failures on such networks plain); routers that no class crosses, or
+    no routers: not named."""
     def scenario(routers, weights=(1, 1)):
         classes = [{"name": "long", "requirements": [1, 0.5, 0.5, 1],
                     "load_share": 1, "weight": weights[0]},
                    {"name": "local", "requirements": [0.5, 1, 0, 0], "load_share": 1,
                     "weight": weights[1]}]
         return make_scenario(resources=["c1", "l1", "c2", "l2"], classes=classes,
-                             policies=["drfq", "drfq-dovetail", "bmf"], routers=routers)
+                             policies=["drfq", "drfq-dovetail", "mr3", "bmf"],
+                             routers=routers)
 
     two = {"edge": ["c1", "l1"], "core": ["c2", "l2"]}
     named = known_limitations(scenario(two))
     reason = policies.LIMITATIONS[policies.ROUTES_ACROSS_ROUTERS]
-    assert named == {"drfq": reason, "drfq-dovetail": reason}
+    assert named["drfq"] == named["drfq-dovetail"] == reason
+    assert named["mr3"].endswith(reason) and set(named) == {"drfq", "drfq-dovetail", "mr3"}
     both = known_limitations(scenario(two, (1, 2)))["drfq"]
     assert both == (policies.LIMITATIONS[policies.UNEQUAL_WEIGHTS] + "; " + reason)
     assert known_limitations(scenario(None)) == {}

@@ -7,6 +7,7 @@ import sys
 import pytest
 from conftest import FIG3_CLASSES
 
+from mrfq.errors import InputError
 from mrfq.kinds import Point, point_filename
 from mrfq.scenario import load_scenario, packaged_scenarios, scenario_from_dict
 
@@ -164,3 +165,18 @@ def test_a_list_of_fq_resources_survives_overrides_and_the_stored_dict():
     assert s.with_overrides(flows=300, seed=4).packet.fq_resource == ("y", "z")
     assert s.to_dict()["packet"]["fq_resource"] == ["y", "z"]
     assert scenario_from_dict(s.to_dict()).fq_resources == s.fq_resources == (1, 2)
+
+
+def test_a_cluster_section_beside_routes_or_routers_is_refused():
+    """A [cluster] section in a network scenario ran its cluster points as if there were
+    no routes or routers (the cluster model has none), without a word."""
+    raw = {"resources": ["x", "y"], "routers": {"rx": ["x"], "ry": ["y"]},
+           "classes": [{"name": "A", "requirements": [1.0, 0.5], "load_share": 1},
+                       {"name": "B", "requirements": [0.5, 1.0], "route": ["y", "x"],
+                        "load_share": 1}],
+           "cluster": {"policies": ["drf"], "tasks_per_resource": 10, "jobs": 300}}
+    with pytest.raises(InputError) as info:
+        scenario_from_dict(raw, "c.toml")
+    assert str(info.value).startswith("c.toml: cluster: a cluster (SPEC §6")
+    del raw["routers"], raw["classes"][1]["route"]  # the tandem: a cluster is fine
+    assert scenario_from_dict(raw, "c.toml").cluster.policies == ("drf",)

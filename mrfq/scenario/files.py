@@ -104,6 +104,9 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     )
     for i, value in enumerate(values):
         scenario.check_load(value, f"load.values[{i}]")
+    if scenario.cluster.policies and scenario.network:  # it would run as if there were none
+        raise fail("a cluster (SPEC §6: jobs of tasks on servers) has no routes or routers: "
+                   "leave out [cluster], or the routes and [routers]", "cluster", source)
     return scenario
 
 
