@@ -52,10 +52,17 @@ def route_segments(position: dict[int, np.ndarray], routes: list[list[int]]
     return segments
 
 
+#: pale fills, one per router (its label and its resources' discs; class colours are
+#: the arrows')
+ROUTER_FILLS = ("#cfe2f3", "#fce5cd", "#d9ead3", "#ead1dc", "#fff2cc", "#d0e0e3",
+                "#f4cccc", "#e6e6e6")
+
+
 def network_drawing(resources: list[str], routers: list[tuple[str, list[int]]],
                     routes: list[list[int]], class_names: list[str], path: str | Path,
                     title: str = "", formats: Sequence[str] | None = None) -> list[Path]:
-    """The resources on a circle, grouped by router (one shaded label per router), and
+    """The resources on a circle, grouped by router (each router's label and its
+    resources' discs in one pale fill of :data:`ROUTER_FILLS`, names beside the discs), and
     every class's route (class colours as in the γ plots) as arrows from resource to
     resource, in route order, each ending at the rim of the resource it reaches; a square
     on the resource where the route starts (a one-resource route is its square). Routes
@@ -66,17 +73,21 @@ def network_drawing(resources: list[str], routers: list[tuple[str, list[int]]],
     position = {j: np.array([np.cos(angle[j]), np.sin(angle[j])]) for j in range(J)}
     fig = Figure(figsize=(5.2, 5.2), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
-    for name, members in routers or [("router", list(range(J)))]:
+    for r, (name, members) in enumerate(routers or [("router", list(range(J)))]):
         centre = np.mean([np.exp(1j * angle[j]) for j in members])
         # a router around the whole circle has no side of its own: its label goes below
         spot = (1.42 * np.cos(np.angle(centre)), 1.42 * np.sin(np.angle(centre))) if abs(
             centre) > 0.2 else (0.0, -1.5)
+        # the router's colour on its label and on its resources' discs: who is in which
+        fill = ROUTER_FILLS[r % len(ROUTER_FILLS)] if routers else "0.85"
         ax.text(*spot, name, ha="center", va="center",
-                fontsize=9, bbox={"boxstyle": "round", "fc": "0.9", "ec": "0.5"})
+                fontsize=9, bbox={"boxstyle": "round", "fc": fill, "ec": "0.5"})
         for j in members:
-            ax.plot(*position[j], "o", ms=NODE_SIZE, color="0.85", mec="0.3", zorder=3)
-            ax.text(*(1.2 * position[j]), resources[j], ha="center", va="center",
-                    fontsize=8)
+            ax.plot(*position[j], "o", ms=NODE_SIZE, color=fill, mec="0.3", zorder=3)
+            x, y = position[j]  # the name beside the disc, on its outer side
+            ax.text(1.13 * x, 1.13 * y, resources[j], fontsize=8,
+                    ha="left" if x > 0.3 else "right" if x < -0.3 else "center",
+                    va="bottom" if y > 0.3 else "top" if y < -0.3 else "center")
     for k, start, end in route_segments(position, routes):
         # from under the first disc to the rim of the second: the arrowhead touches it
         ax.annotate("", xy=end, xytext=start, zorder=2, arrowprops={

@@ -144,6 +144,28 @@ def test_every_route_goes_from_resource_to_resource_in_order(captured, name):
             assert np.hypot(*(end - centre[s.resources[b]])) < radius, (name, k, b)
 
 
+def test_a_resource_disc_wears_its_router_colour(captured):
+    """Router names floated beside the circle and every disc was grey: which resource
+    belonged to which router was not readable. Each router's label and discs now share
+    a fill, distinct between routers (nfv_chain: edge = cpu1, link1; core = cpu2, link2)."""
+    s = load_scenario("nfv_chain")
+    plot_network.network_drawing(list(s.resources), [(n, list(m)) for n, m in s.routers],
+                                 [list(r) for r in s.routes], s.class_names, "x", s.name)
+    ax = captured[0].axes[0]
+    box = {t.get_text(): to_hex(t.get_bbox_patch().get_facecolor()) for t in ax.texts
+           if t.get_bbox_patch() is not None}
+    labels = {t.get_text(): np.array(t.get_position()) for t in ax.texts
+              if t.get_text() in s.resources}
+    discs = [line for line in ax.get_lines()
+             if line.get_marker() == "o" and line.get_markersize() == plot_network.NODE_SIZE]
+    for name, members in s.routers:
+        for j in members:
+            disc = min(discs, key=lambda d, p=labels[s.resources[j]]:
+                       np.hypot(*(np.array(d.get_xydata()[0]) - p)))
+            assert to_hex(disc.get_markerfacecolor()) == box[name], (name, s.resources[j])
+    assert len({box[name] for name, _ in s.routers}) == len(s.routers)
+
+
 def test_cluster_points_go_beside_the_packet_points_or_on_a_panel_of_their_own(captured):
     classes = ["1", "2"]
     fluid = _gamma(["drf", "pf", "bmf"], classes)
