@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from matplotlib.colors import hsv_to_rgb, to_hex
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
@@ -73,13 +74,17 @@ def network_drawing(resources: list[str], routers: list[tuple[str, list[int]]],
     position = {j: np.array([np.cos(angle[j]), np.sin(angle[j])]) for j in range(J)}
     fig = Figure(figsize=(5.2, 5.2), layout="constrained")
     ax = fig.add_subplot(1, 1, 1)
+    # beyond the palette, as many pale hues round the wheel (a repeated fill could
+    # stand beside its twin where the circle closes)
+    fills = (ROUTER_FILLS if len(routers) <= len(ROUTER_FILLS) else
+             [to_hex(hsv_to_rgb((i / len(routers), 0.22, 0.96))) for i in range(len(routers))])
     for r, (name, members) in enumerate(routers or [("router", list(range(J)))]):
         centre = np.mean([np.exp(1j * angle[j]) for j in members])
         # a router around the whole circle has no side of its own: its label goes below
-        spot = (1.42 * np.cos(np.angle(centre)), 1.42 * np.sin(np.angle(centre))) if abs(
-            centre) > 0.2 else (0.0, -1.5)
+        spot = (1.5 * np.cos(np.angle(centre)), 1.5 * np.sin(np.angle(centre))) if abs(
+            centre) > 0.2 else (0.0, -1.55)
         # the router's colour on its label and on its resources' discs: who is in which
-        fill = ROUTER_FILLS[r % len(ROUTER_FILLS)] if routers else "0.85"
+        fill = fills[r] if routers else "0.85"
         ax.text(*spot, name, ha="center", va="center",
                 fontsize=9, bbox={"boxstyle": "round", "fc": fill, "ec": "0.5"})
         for j in members:
@@ -106,8 +111,8 @@ def network_drawing(resources: list[str], routers: list[tuple[str, list[int]]],
     handles.append(Line2D([], [], color="0.4", marker="s", linestyle="none", ms=4.5,
                           label="route start"))
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    ax.set_xlim(-1.6, 1.6)
-    ax.set_ylim(-1.6, 1.6)
+    ax.set_xlim(-1.72, 1.72)
+    ax.set_ylim(-1.72, 1.72)
     ax.set_aspect("equal")
     ax.axis("off")
     if title:

@@ -45,7 +45,8 @@ MARKOV_LAW, EXPLICIT_LAW = "markov", "explicit"
 #: known departures of a packet policy from the fluid policy it realises, by the condition
 #: on the scenario under which they show (validation names them in its verdict, README)
 UNEQUAL_WEIGHTS, UNEQUAL_DOMINANT_SHARES = "unequal-weights", "unequal-dominant-shares"
-#: DRFQ routers (SPEC §3.2) on a network where some class's route crosses several routers
+#: DRFQ and MR3 routers (SPEC §3.2) on a network where some class's route crosses several
+#: routers
 ROUTES_ACROSS_ROUTERS = "routes-across-routers"
 #: a cluster scenario's per-job parallelism caps, which the fluid model does not have; a
 #: law of the tasks per job other than its class's flow-size law; task durations drawn

@@ -82,7 +82,7 @@ def known_limitations(scenario) -> dict[str, str]:
     scenario (:data:`mrfq.policies.LIMITATIONS`): for the policies whose registry entry
     names a limitation whose condition holds — unequal class weights, (for a round
     robin on dominant times) some set of classes whose fluid shares are unequal, or (for
-    DRFQ routers) a route across several routers; and
+    DRFQ and MR3 routers) a route across several routers; and
     ``"cluster:<name>"`` → why, for every cluster policy when the scenario has per-job
     parallelism caps, listed servers or placement constraints, a law of the tasks per
     job that is not its class's flow-size law (:func:`_job_size_matches`), or task

@@ -192,3 +192,14 @@ def test_explicit_flows_refuse_a_parameter_no_policy_of_the_run_reads(tmp_path):
         mrfq.flows(scenario, tmp_path / "out", policies=["drfq", "fifo"])
     assert info.value.field == "packet.delta" and "drfq-dovetail does" in info.value.problem
     assert not (tmp_path / "out").exists()
+
+
+def test_run_flows_takes_the_other_policies_by_any_spelling():
+    """run_flows(running=...) compared the names as given: "DRFQ-Dovetail" did not count
+    as the reader of a file's Δ."""
+    from mrfq.packet.flows import run_flows
+
+    scenario = mrfq.load_scenario("isolation_rogue").with_overrides(delta=5.0,
+                                                                   policies=["drfq"])
+    run = run_flows(scenario, "drfq", running=["DRFQ-Dovetail"])
+    assert run.policy == "drfq"

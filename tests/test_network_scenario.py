@@ -180,3 +180,13 @@ def test_a_cluster_section_beside_routes_or_routers_is_refused():
     assert str(info.value).startswith("c.toml: cluster: a cluster (SPEC §6")
     del raw["routers"], raw["classes"][1]["route"]  # the tandem: a cluster is fine
     assert scenario_from_dict(raw, "c.toml").cluster.policies == ("drf",)
+
+
+def test_an_override_naming_no_resource_for_bottleneck_fq_is_refused():
+    """with_overrides(fq_resource="nope") was taken, and the run then failed with a
+    traceback (tuple.index); a file's unknown name was already refused."""
+    s = load_scenario("fig3_quick")
+    with pytest.raises(InputError) as info:
+        s.with_overrides(fq_resource="nope")
+    assert str(info.value) == "fq_resource: unknown resource 'nope' (choose from cpu, link)"
+    assert s.with_overrides(fq_resource="cpu").fq_resources == (0,)

@@ -212,3 +212,16 @@ def test_a_results_directory_with_only_cluster_points_gets_its_figure(tmp_path):
               kinds=(policies.FLUID,))
     with pytest.raises(InputError, match="nothing to draw: no packet or cluster points"):
         plot(tmp_path / "f")
+
+
+def test_routers_beyond_the_palette_get_fills_of_their_own(captured):
+    """With 9 routers the palette of 8 wrapped: router 8 wore router 0's fill, beside it
+    where the circle closes."""
+    res = [f"{k}{i}" for i in range(9) for k in ("cpu", "link")]
+    routers = [(f"r{i}", [2 * i, 2 * i + 1]) for i in range(9)]
+    plot_network.network_drawing(res, routers, [[2 * i, 2 * i + 1] for i in range(9)],
+                                 [f"c{i}" for i in range(9)], "x")
+    ax = captured[0].axes[0]
+    fills = {to_hex(t.get_bbox_patch().get_facecolor()) for t in ax.texts
+             if t.get_bbox_patch() is not None}
+    assert len(fills) == 9

@@ -66,6 +66,7 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None,
     # an argument, checked as the file's seed is (a negative one fails in numpy)
     seed = scenario.packet.seed if seed is None else fields.integer(seed, "seed", None, 0)
     policy = policies.get(policies.PACKET, policy).name
+    running = [policies.get(policies.PACKET, name).name for name in running]
     check_parameters_read(scenario.packet, [policy, *running], scenario.source)
     by_name = {c.name: c for c in scenario.classes}
     per_flow = tuple(replace(by_name[f.class_name], name=f.name, rtt=0.0)

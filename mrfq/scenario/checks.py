@@ -242,6 +242,17 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
     return packet
 
 
+def check_fq_names(packet: PacketConfig, resources: tuple[str, ...], field: str,
+                   source: str | None) -> None:
+    """InputError unless every resource ``fq_resource`` names is one of ``resources``."""
+    names = ((packet.fq_resource,) if isinstance(packet.fq_resource, str)
+             else packet.fq_resource or ())
+    for name in names:
+        if name not in resources:
+            raise fail(f"unknown resource '{name}' (choose from {', '.join(resources)})",
+                       field, source)
+
+
 def check_parameters_read(packet: PacketConfig, running: Iterable[str],
                           source: str | None) -> None:
     """InputError (field ``packet.<name>``) for a ``[packet]`` parameter that only some

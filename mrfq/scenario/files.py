@@ -19,7 +19,14 @@ from mrfq import fields
 from mrfq.errors import InputError
 from mrfq.explicit import parse_flows
 from mrfq.io import read_toml
-from mrfq.scenario.checks import check_init, fail, parse_class, parse_fluid, parse_packet
+from mrfq.scenario.checks import (
+    check_fq_names,
+    check_init,
+    fail,
+    parse_class,
+    parse_fluid,
+    parse_packet,
+)
 from mrfq.scenario.cluster import parse_cluster, trace_path
 from mrfq.scenario.config import FluidConfig, PacketConfig
 from mrfq.scenario.model import Scenario
@@ -74,12 +81,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
 
     fluid = parse_fluid(raw.get("fluid", {}), source, classes)
     packet = parse_packet(raw.get("packet", {}), source)
-    fq_names = ((packet.fq_resource,) if isinstance(packet.fq_resource, str)
-                else packet.fq_resource or ())
-    for name in fq_names:
-        if name not in resources:
-            raise fail(f"unknown resource '{name}' (choose from {', '.join(resources)})",
-                       "packet.fq_resource", source)
+    check_fq_names(packet, resources, "packet.fq_resource", source)
 
     check_init(packet, classes, "packet.init", source)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
-from mrfq.scenario.checks import check_init, parse_packet
+from mrfq.scenario.checks import check_fq_names, check_init, parse_packet
 from mrfq.scenario.cluster import cluster_dict
 from mrfq.scenario.config import ClusterConfig, FluidConfig, PacketConfig, TrafficClass
 from mrfq.scenario.network import default_route, router_of
@@ -211,6 +211,7 @@ class Scenario:
         merged = {**self.packet.__dict__, **raw}
         merged["policies"] = list(merged["policies"])
         packet = parse_packet(merged, self.source, "keyword")
+        check_fq_names(packet, self.resources, "fq_resource", None)
         if "init" in raw:  # the policy is checked where it runs (mrfq.kinds.packet.check)
             check_init(packet, self.classes, "init", None, check_policies=False)
         return replace(self, packet=packet)
