@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from test_cluster_scenario_checks import ONE_CLASS, _refused
 from test_cluster_scenario_checks import _raw as _raw_classes
-from test_cluster_scenario_checks import _refused
 
 import mrfq
 from mrfq import fields, policies
@@ -35,17 +35,7 @@ NAME = policies.named(policies.CLUSTER)
 ROOT = Path(__file__).resolve().parent.parent
 SMALL = ROOT / "tests" / "data" / "task_events_small.csv"
 PACKAGED_TRACE = ROOT / "mrfq" / "scenarios" / "google_like_trace.toml"
-CLASSES = """resources = ["cpu", "mem"]
-[[classes]]
-name = "a"
-requirements = [1.0, 0.4]
-load_share = 1
-[load]
-values = [0.3]
-[cluster]
-tasks_per_resource = 6
-jobs = 400
-"""
+CLASSES = ONE_CLASS
 
 
 def _raw(**cluster):

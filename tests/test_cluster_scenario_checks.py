@@ -18,6 +18,20 @@ NAME = policies.named(policies.CLUSTER)
 TRACE = Path(__file__).resolve().parent / "data" / "task_events_small.csv"
 
 
+#: a one-class cluster scenario file (tests/test_cluster_input_bounds.py varies it too)
+ONE_CLASS = """resources = ["cpu", "mem"]
+[[classes]]
+name = "a"
+requirements = [1.0, 0.4]
+load_share = 1
+[load]
+values = [0.3]
+[cluster]
+tasks_per_resource = 6
+jobs = 400
+"""
+
+
 def _raw(classes=None, **cluster):
     return {"resources": ["cpu", "mem"],
             "classes": classes or [
@@ -110,18 +124,8 @@ def test_cli_refuses_before_any_work(tmp_path):
     wrote them, then failed; a trace took any --tolerance. Both are now one line, exit
     2, nothing written. A trace with more batches than jobs runs (its JCT interval is
     NaN), where it used to be refused under cluster.warmup."""
-    plain = _write(tmp_path / "p.toml", """resources = ["cpu", "mem"]
-[[classes]]
-name = "a"
-requirements = [1.0, 0.4]
-load_share = 1
-[load]
-values = [0.3]
-[cluster]
-policies = ["tsf", "fifo"]
-tasks_per_resource = 6
-jobs = 400
-""")
+    plain = _write(tmp_path / "p.toml", ONE_CLASS.replace(
+        "[cluster]\n", '[cluster]\npolicies = ["tsf", "fifo"]\n'))
     out = tmp_path / "out"
     result = _mrfq("cluster", str(plain), "-o", str(out), cwd=tmp_path)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
