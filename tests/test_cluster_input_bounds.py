@@ -28,7 +28,7 @@ from mrfq.cluster.model import ClusterModel
 from mrfq.cluster.servers import draw_servers
 from mrfq.cluster.trace import load_task_events, trace_summary
 from mrfq.errors import InputError
-from mrfq.scenario import scenario_from_dict
+from mrfq.scenario import limits, scenario_from_dict
 from mrfq.scenario.limits import MAX_RUNNING, MAX_SERVERS, MIN_REQUEST
 
 NAME = policies.named(policies.CLUSTER)
@@ -92,6 +92,27 @@ def test_each_bound_is_the_largest_value_accepted():
     scenario_from_dict(_raw(servers=[[1.0, 1.0]] * 11, tasks_per_resource=24,
                             slots_per_server=10**7), "s.toml")  # (no slot scheduler)
     assert MIN_REQUEST == 1 / MAX_RUNNING
+    # servers listed with counts are not expanded when read: the bound itself reads
+    half = MAX_SERVERS // 2
+    listed = [{"capacity": [1.0, 1.0], "count": half}, {"capacity": [1.0, 0.5]}]
+    listed[1]["count"] = MAX_SERVERS - half
+    assert sum(c for _, c, _ in scenario_from_dict(
+        _raw(servers=listed, tasks_per_resource=MAX_RUNNING / 2), "s.toml").cluster.servers
+    ) == MAX_SERVERS
+    listed[1]["count"] += 1
+    _refused(_raw(servers=listed, tasks_per_resource=MAX_RUNNING / 2), "cluster.servers",
+             "lists 10,000,001 servers")
+
+
+def test_a_drawn_pool_at_the_servers_bound_reads(monkeypatch):
+    """A drawn pool is an array of its servers, so 10^7 of them take seconds and ~1 GB:
+    the comparison (<=, not <) is checked at a bound of 40 instead."""
+    monkeypatch.setattr(limits, "MAX_SERVERS", 40)
+    drawn = scenario_from_dict(_raw(servers={"table": "google", "count": 40},
+                                    tasks_per_resource=1000), "s.toml")
+    assert len(drawn.cluster.servers) == 40
+    _refused(_raw(servers={"table": "google", "count": 41}), "cluster.servers.count",
+             "must be <= 40")
 
 
 # --- the Python API: the same bounds -------------------------------------------------------

@@ -155,18 +155,23 @@ def parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traffi
                        f"{where}.packets", source)
         if order == "cycle":
             probabilities = np.full(len(rows), 1.0 / len(rows))
+    scale = (probabilities @ vectors).max()
+    # Normalised so that the mean packet's largest requirement is 1. A mix already
+    # normalised (a stored scenario read back) is kept as it is: dividing again by a
+    # scale one rounding away from 1 would move its last bits at every round trip.
+    if abs(scale - 1.0) > 1e-12:
+        vectors = vectors / scale
     mean = probabilities @ vectors
-    scale = mean.max()
     # an empirical file is found relative to the scenario's folder
     base = Path(source).parent if not source.startswith("<") else None
     size = parse_size(raw.get("size"), f"{where}.size", source, base_dir=base)
     return TrafficClass(
         name=name,
-        requirements=mean / scale,
+        requirements=mean / mean.max(),
         load_share=load_share,
         weight=weight,
         rtt=rtt,
-        packet_requirements=vectors / scale,
+        packet_requirements=vectors,
         packet_probabilities=probabilities,
         packet_order=order,
         size=size,

@@ -7,7 +7,7 @@ a file's tables and validates them; :class:`mrfq.scenario.model.Scenario` holds 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -45,6 +45,35 @@ class TrafficClass:
     #: the resources its packets visit, in order (SPEC §3.2); None: the default, the
     #: resources with a nonzero requirement in the scenario's order
     route: tuple[int, ...] | None = None
+
+    def _value(self) -> tuple:
+        """Every compared field, arrays as (shape, values): what ``==`` and ``hash`` see
+        (the generated ones would ask numpy for one truth value of a whole array)."""
+        return comparable(self)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._value() == other._value()
+
+    def __hash__(self) -> int:
+        return hash(self._value())
+
+
+def comparable(value: object) -> object:
+    """``value`` as nested tuples that ``==`` and ``hash`` take: a numpy array as (shape,
+    its elements), a dict as its sorted items, a dataclass (a size law, a section) as its
+    compared fields."""
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, tuple(value.ravel().tolist()))
+    if isinstance(value, (tuple, list)):
+        return tuple(comparable(v) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple(sorted((k, comparable(v)) for k, v in value.items()))
+    if hasattr(value, "__dataclass_fields__"):
+        return (type(value).__name__,) + tuple(
+            comparable(getattr(value, f.name)) for f in fields(value) if f.compare)
+    return value
 
 
 @dataclass(frozen=True)

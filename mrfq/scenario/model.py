@@ -11,7 +11,7 @@ section checks (:mod:`mrfq.scenario.checks`) as the file.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,13 @@ from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
 from mrfq.scenario.checks import check_fq_names, check_init, parse_packet
 from mrfq.scenario.cluster import cluster_dict
-from mrfq.scenario.config import ClusterConfig, FluidConfig, PacketConfig, TrafficClass
+from mrfq.scenario.config import (
+    ClusterConfig,
+    FluidConfig,
+    PacketConfig,
+    TrafficClass,
+    comparable,
+)
 from mrfq.scenario.network import default_route, router_of
 from mrfq.sizes import SizeLaw, parse_size
 
@@ -38,7 +44,9 @@ class Scenario:
     fluid: FluidConfig
     packet: PacketConfig
     cluster: ClusterConfig = ClusterConfig()  # no [cluster] section: no cluster points
-    source: str = "<scenario>"
+    #: where it was read from (messages name it); not part of what the scenario means, so
+    #: not compared: a scenario read back from its stored dict equals the one stored
+    source: str = field(default="<scenario>", compare=False)
     flows: tuple[ExplicitFlow, ...] = ()  # explicit flows ([[flows]], mrfq.explicit)
     timeline: Timeline | None = None
     #: [routers] (SPEC §3.2): (name, resource indices) per router; () = one router
@@ -46,6 +54,14 @@ class Scenario:
     routers: tuple[tuple[str, tuple[int, ...]], ...] = ()
     #: the name of a [routers] table's only router: drawn, stored, nothing else reads it
     router_name: str = ""
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return comparable(self) == comparable(other)
+
+    def __hash__(self) -> int:
+        return hash(comparable(self))
 
     @property
     def drawn_routers(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
