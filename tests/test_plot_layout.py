@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_hex
 from matplotlib.text import Annotation
 
@@ -225,3 +226,70 @@ def test_routers_beyond_the_palette_get_fills_of_their_own(captured):
     fills = {to_hex(t.get_bbox_patch().get_facecolor()) for t in ax.texts
              if t.get_bbox_patch() is not None}
     assert len(fills) == 9
+
+
+@pytest.mark.parametrize("routers", [8, 12, 24, 30])
+def test_names_and_discs_of_a_large_network_keep_apart(captured, routers):
+    """A line of 24 routers (48 resources) drew its names on top of one another, and of
+    30 its discs overlapping too; beyond 16 resources the names now run
+    along the radius, the figure grows and the discs shrink to fit. Read back from the
+    rendered figure: no two names and no two discs overlap, and every arrow still joins
+    the discs of its hop."""
+    res = [f"{k}{i}" for i in range(routers) for k in ("cpu", "link")]
+    members = [(f"r{i}", [2 * i, 2 * i + 1]) for i in range(routers)]
+    routes = [list(range(2 * routers))] + [[2 * i, 2 * i + 1] for i in range(routers)]
+    plot_network.network_drawing(res, members, routes,
+                                 ["long"] + [str(i) for i in range(routers)], "x")
+    fig = captured[0]
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)  # the layout, as saving does
+    ax = fig.axes[0]
+    boxes = [_text_corners(t, renderer) for t in ax.texts if t.get_text() in res]
+    assert len(boxes) == len(res)
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not _rectangles_overlap(a, b), (routers, a, b)
+    discs = [line for line in ax.get_lines() if line.get_marker() == "o"]
+    centres = ax.transData.transform(np.array([d.get_xydata()[0] for d in discs]))
+    diameter = discs[0].get_markersize() * fig.dpi / 72  # pixels
+    gaps = np.hypot(*(centres[:, None, :] - centres[None, :, :]).transpose(2, 0, 1))
+    assert gaps[~np.eye(len(discs), dtype=bool)].min() > diameter
+    # the long route's arrows: from inside one disc to the rim of the next, in order
+    radius = diameter / 2 * 1.1
+    position = dict(zip(range(len(res)), centres, strict=True))
+    arrows = [a for a in ax.texts if isinstance(a, Annotation) and a.arrow_patch
+              and to_hex(a.arrow_patch.get_edgecolor()) == to_hex(plots._colour(0))]
+    # (drawn class by class: the long class's come first; beyond 20 classes colours repeat)
+    assert len(arrows) >= len(routes[0]) - 1
+    for arrow, a, b in zip(arrows, routes[0][:-1], routes[0][1:], strict=False):
+        start, end = ax.transData.transform([arrow.xyann, arrow.xy])
+        assert np.hypot(*(start - position[a])) < radius
+        assert np.hypot(*(end - position[b])) < radius
+
+
+def _text_corners(text, renderer) -> np.ndarray:
+    """The four corners (pixels) of a text's own box, turned with it: the extent of the
+    text unrotated, about its anchor (rotation_mode "anchor")."""
+    angle = text.get_rotation()
+    text.set_rotation(0)
+    box = text.get_window_extent(renderer)
+    text.set_rotation(angle)
+    anchor = text.get_transform().transform(text.get_position())
+    corners = np.array([[box.x0, box.y0], [box.x1, box.y0], [box.x1, box.y1],
+                        [box.x0, box.y1]]) - anchor
+    turn = np.radians(angle)
+    rotation = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]])
+    return corners @ rotation.T + anchor
+
+
+def _rectangles_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Separating axes: two convex quadrilaterals overlap unless one of their edges'
+    normals separates their projections."""
+    for quad in (a, b):
+        for i in range(4):
+            edge = quad[(i + 1) % 4] - quad[i]
+            normal = np.array([-edge[1], edge[0]])
+            pa, pb = a @ normal, b @ normal
+            if pa.max() <= pb.min() or pb.max() <= pa.min():
+                return False
+    return True
