@@ -17,6 +17,7 @@ class InputError(Exception):
 
     @property
     def message(self) -> str:
+        """``<source>: <field>: <problem>``, the parts that are set (the CLI's error line)."""
         parts = [p for p in (self.source, self.field, self.problem) if p]
         return ": ".join(parts)
 

@@ -69,6 +69,7 @@ class RatioInterval:
 
     @property
     def ok(self) -> bool:
+        """The interval can be used: no ``problem`` flagged (a flagged one has NaN bounds)."""
         return not self.problem
 
 

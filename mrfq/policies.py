@@ -31,6 +31,7 @@ use it, and no other module of mrfq spells a policy name (``tests/test_registry.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -276,7 +277,7 @@ def label(name: str) -> str:
     return name
 
 
-def comparison_panels(available) -> list[tuple[str, str]]:
+def comparison_panels(available: Iterable[str]) -> list[tuple[str, str]]:
     """The "X v Y" panels of BR Figures 1–2 (fluid ``compare`` entries) whose two
     policies are both in ``available``."""
     have = set(available)

@@ -45,6 +45,7 @@ from mrfq import policies
 from mrfq.cluster.model import configured_laws
 from mrfq.errors import InputError
 from mrfq.fluid.allocators import allocate
+from mrfq.scenario import Scenario
 from mrfq.sizes import SizeLaw
 
 COLUMNS = ["policy", "load", "class", "fluid_policy", "fluid_gamma", "fluid_method",
@@ -77,7 +78,7 @@ def _unequal_dominant_shares(requirements: np.ndarray, weights: np.ndarray,
     return False
 
 
-def known_limitations(scenario) -> dict[str, str]:
+def known_limitations(scenario: Scenario) -> dict[str, str]:
     """Packet policy → why it is known to depart from its fluid counterpart on this
     scenario (:data:`mrfq.policies.LIMITATIONS`): for the policies whose registry entry
     names a limitation whose condition holds — unequal class weights, (for a round
@@ -202,7 +203,7 @@ def check_tolerance(tolerance: float) -> None:
         raise InputError("must be >= 0", "tolerance")
 
 
-def check_run(scenario, tolerance: float) -> None:
+def check_run(scenario: Scenario, tolerance: float) -> None:
     """The main job's checks before any work (``mrfq run``): InputError for a negative
     ``tolerance``, or when no packet or cluster policy of ``scenario`` (a
     :class:`~mrfq.scenario.Scenario`) has a fluid counterpart, so that no point computed
@@ -282,7 +283,7 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def fair_dominant_shares(scenario, policy: str, flows: pd.DataFrame,
+def fair_dominant_shares(scenario: Scenario, policy: str, flows: pd.DataFrame,
                          times: np.ndarray) -> np.ndarray:
     """[flow, time]: the dominant share each explicit flow of ``scenario`` (``flows``:
     :class:`mrfq.packet.flows.FlowRun`'s table) gets at each of ``times`` in the fluid

@@ -68,6 +68,7 @@ class Problem:
 
     @property
     def n_users(self) -> int:
+        """n: the number of users (rows of ``demand``)."""
         return self.demand.shape[0]
 
     @property
@@ -81,6 +82,8 @@ class Problem:
                        servers=("pool",))
 
     def with_demand(self, user: int, demand: np.ndarray) -> Problem:
+        """The same problem with user ``user``'s per-task demand vector replaced (a
+        misreport, for the strategy-proofness probe)."""
         new = self.demand.copy()
         new[user] = demand
         return replace(self, demand=new)
@@ -177,6 +180,7 @@ class Allocation:
 
     @property
     def user_tasks(self) -> np.ndarray:
+        """tasks[i]: user i's tasks summed over the servers."""
         return self.tasks.sum(axis=1)
 
     def bundles(self) -> np.ndarray:
@@ -190,13 +194,18 @@ class Allocation:
 
     @property
     def dominant_shares(self) -> np.ndarray:
+        """s_i = max_r shares[i, r]: user i's (unweighted) dominant share of the pool (DRF,
+        Ghodsi et al. NSDI'11)."""
         return self.shares.max(axis=1)
 
     @property
     def utilisation(self) -> np.ndarray:
+        """utilisation[r]: fraction of the pooled resource r in use, over all users."""
         return self.bundles().sum(axis=(0, 1)) / self.problem.total
 
     def feasible(self, tol: float = 1e-7) -> bool:
+        """No server over capacity, no negative task count, no task where placement
+        forbids it and no user above its cap, each within relative and absolute ``tol``."""
         p = self.problem
         used = self.bundles().sum(axis=0)
         return bool(np.all(used <= p.capacity * (1 + tol) + tol)

@@ -60,7 +60,7 @@ def dedicated_weights(problem: Problem, pools: np.ndarray | None = None) -> np.n
 
 
 def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
-                      pools: np.ndarray | None = None):
+                      pools: np.ndarray | None = None) -> Verdict:
     """Every user runs at least as many tasks as alone on its dedicated resources.
 
     Without ``pools``, the benchmark is DRFH §IV-D's dedicated cloud: a proportional
@@ -81,7 +81,7 @@ def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
     return HOLDS
 
 
-def envy_free(allocation: Allocation):
+def envy_free(allocation: Allocation) -> Verdict:
     """No user could run more (weighted) tasks with another user's bundle (whole tasks
     per server for a whole-task rule, :attr:`Allocation.whole_tasks`)."""
     problem = allocation.problem
@@ -102,7 +102,7 @@ def envy_free(allocation: Allocation):
     return HOLDS
 
 
-def pareto_optimal(allocation: Allocation):
+def pareto_optimal(allocation: Allocation) -> Verdict:
     """No feasible allocation gives someone more tasks and nobody fewer (an LP over
     fractional tasks per server, with placement and caps: maximise the total subject to
     everyone keeping at least its tasks). Unknown, with the solver's reason, when the LP
@@ -154,7 +154,7 @@ def _misreports(demand: np.ndarray, rng: np.random.Generator, trials: int):
 
 
 def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocation],
-                             trials: int = 60, seed: int = 0):
+                             trials: int = 60, seed: int = 0) -> Verdict:
     """Search for a user that runs more *true* tasks by declaring a false demand vector.
 
     A liar's true tasks are what its allocated bundle runs with its true demand — whole

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from mrfq.cluster.timeline import Timeline
 
@@ -27,7 +28,8 @@ def _jct_row(jct: np.ndarray) -> dict:
             **{f"jct_p{p}": float(np.percentile(jct, p)) for p in PERCENTILES}}
 
 
-def jct_by_tasks(jct, job_tasks, categories: Sequence = TASK_CATEGORIES) -> pd.DataFrame:
+def jct_by_tasks(jct: ArrayLike, job_tasks: ArrayLike,
+                 categories: Sequence = TASK_CATEGORIES) -> pd.DataFrame:
     """Job completion time JCT = finish − arrival: one row for every job (``tasks`` =
     "all") and one per category of job size (``tasks`` = "2-10", "1001+", …) with the
     jobs, the mean and the percentiles :data:`PERCENTILES` (linear interpolation, numpy's
@@ -46,7 +48,8 @@ def jct_by_tasks(jct, job_tasks, categories: Sequence = TASK_CATEGORIES) -> pd.D
     return frame
 
 
-def completion_ratio(user, arrival, job_tasks, done_by_end, horizon: float) -> pd.DataFrame:
+def completion_ratio(user: ArrayLike, arrival: ArrayLike, job_tasks: ArrayLike,
+                     done_by_end: ArrayLike, horizon: float) -> pd.DataFrame:
     """DRFH's task completion ratio (§VI: "the number of tasks completed over the number
     of tasks submitted") per user at ``horizon``: the jobs arriving by then submit all
     their tasks; ``done_by_end[j]``: job j's tasks completed by then (the kernel's window

@@ -17,15 +17,18 @@ a job to c_k tasks at once, so alone it holds at most c_k δ_k of the pool (γ �
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from mrfq import policies, seeds
 from mrfq.cluster import checks, durations, kernel
 from mrfq.cluster.timeline import Timeline
 from mrfq.errors import InputError
+from mrfq.scenario import ClusterConfig
 from mrfq.scenario.cluster import per_class_laws
 from mrfq.scenario.limits import MAX_TASKS
 from mrfq.sizes import SizeLaw, packet_counts, parse_size
@@ -36,17 +39,17 @@ GEOMETRIC, FIXED, EXPONENTIAL = "geometric", "fixed", "exponential"
 TASK_LAWS, DURATION_LAWS = (GEOMETRIC, FIXED), (EXPONENTIAL, FIXED)
 
 
-def class_laws(value, K: int, builtins: tuple[str, str], name: str) -> tuple:
-    """Per class, the law of a job's number of tasks (``builtins`` = :data:`TASK_LAWS`)
-    or of a task's duration (:data:`DURATION_LAWS`): ``value`` is one law for every class
-    or a sequence of K, each a built-in name (any case; None: the default,
-    ``builtins[0]``), a :class:`~mrfq.sizes.SizeLaw` or its table (a dict, read by
-    :func:`~mrfq.sizes.parse_size`): a flow-size law, mean 1 unless an un-rescaled table.
-    A law that is a built-in one in disguise becomes it, so that it draws the same
-    numbers: exponential → ``builtins[0]`` (geometric tasks, exponential durations),
-    deterministic → ``fixed``. A tasks law must keep its mean 1 (the mean number of tasks
-    is ``mean_tasks``): an un-rescaled table is refused there. InputError naming ``name``
-    otherwise."""
+def class_laws(value: str | SizeLaw | dict | Sequence[str | SizeLaw | dict | None] | None,
+               K: int, builtins: tuple[str, str], name: str) -> tuple:
+    """Per class, the law of a job's number of tasks (``builtins`` = :data:`TASK_LAWS`) or of a
+    task's duration (:data:`DURATION_LAWS`): ``value`` is one law for every class or a sequence
+    of K, each a built-in name (any case; None: the default, ``builtins[0]``), a
+    :class:`~mrfq.sizes.SizeLaw` or its table (a dict, read by :func:`~mrfq.sizes.parse_size`):
+    a flow-size law, mean 1 unless an un-rescaled table. A law that is a built-in one in
+    disguise becomes it, so that it draws the same numbers: exponential → ``builtins[0]``
+    (geometric tasks, exponential durations), deterministic → ``fixed``. A tasks law must keep
+    its mean 1 (the mean number of tasks is ``mean_tasks``): an un-rescaled table is refused
+    there. InputError naming ``name`` otherwise."""
     single = value is None or isinstance(value, str | SizeLaw | dict)
     items = [value] * K if single else list(value)
     if len(items) != K:
@@ -74,7 +77,7 @@ def class_laws(value, K: int, builtins: tuple[str, str], name: str) -> tuple:
     return tuple(out)
 
 
-def configured_laws(config, names: list[str], key: str) -> tuple:
+def configured_laws(config: ClusterConfig, names: list[str], key: str) -> tuple:
     """Per class (``names`` order), the law ``key`` ("tasks" or "duration_law") of a
     ``[cluster]`` section as the model runs it (:func:`class_laws`: a built-in law in
     disguise is the built-in one)."""
@@ -100,24 +103,21 @@ def law_mean(law: str | SizeLaw) -> float:
 class ClusterModel:
     """Servers, job classes and a scheduler (module doc for the units).
 
-    ``rates[k]``: Poisson job arrivals per time unit; ``mean_tasks[k]``: m_k, the mean
-    E[N_k] of a job's number of tasks, whose law is ``tasks``: geometric on 1, 2, …, fixed
-    (N = m_k rounded), or a flow-size law of :mod:`mrfq.sizes` of mean 1 (a
-    :class:`~mrfq.sizes.SizeLaw`: N = 1 + ⌊x / θ⌋ for x drawn from it, θ = −ln(1 − 1/m_k),
-    as a flow's packets, :func:`mrfq.sizes.packet_counts`: E[N_k] = m_k up to O(1/m_k);
-    m_k = 1 means one task per job, whatever the law); ``durations[k]``: d_k, a task's
-    mean duration, whose law is ``duration_law``: exponential, fixed, or a flow-size law
-    (duration d_k x, E = d_k E[x]: d_k unless an un-rescaled table). Each law: one for
-    every class, or a sequence with one per class
-    (:func:`class_laws`; ``task_laws`` and ``duration_laws`` hold them per class);
-    ``slots_per_server``: k of the slot
-    scheduler (the largest server is cut into k slots); ``allowed[k, l]``: class k may
-    run on server l (placement constraints, TSF; default everywhere); ``max_parallel[k]``
-    (or one number for every class): the most tasks a class-k job runs at once, an
-    integer ≥ 1 or inf (default: inf, no cap; the kernel's rule). Every number finite:
-    capacities, demands, rates, durations ≥ 0, weights > 0, 1 ≤ m_k ≤ 2^53 (a whole
-    number for fixed tasks); ``rates`` … ``weights``: one number or one per class.
-    """
+    ``rates[k]``: Poisson job arrivals per time unit; ``mean_tasks[k]``: m_k, the mean E[N_k] of
+    a job's number of tasks, whose law is ``tasks``: geometric on 1, 2, …, fixed (N = m_k
+    rounded), or a flow-size law of :mod:`mrfq.sizes` of mean 1 (a :class:`~mrfq.sizes.SizeLaw`:
+    N = 1 + ⌊x / θ⌋ for x drawn from it, θ = −ln(1 − 1/m_k), as a flow's packets,
+    :func:`mrfq.sizes.packet_counts`: E[N_k] = m_k up to O(1/m_k); m_k = 1 means one task per
+    job, whatever the law); ``durations[k]``: d_k, a task's mean duration, whose law is
+    ``duration_law``: exponential, fixed, or a flow-size law (duration d_k x, E = d_k E[x]: d_k
+    unless an un-rescaled table). Each law: one for every class, or a sequence with one per
+    class (:func:`class_laws`; ``task_laws`` and ``duration_laws`` hold them per class);
+    ``slots_per_server``: k of the slot scheduler (the largest server is cut into k slots);
+    ``allowed[k, l]``: class k may run on server l (placement constraints, TSF; default
+    everywhere); ``max_parallel[k]`` (or one number for every class): the most tasks a class-k
+    job runs at once, an integer ≥ 1 or inf (default: inf, no cap; the kernel's rule). Every
+    number finite: capacities, demands, rates, durations ≥ 0, weights > 0, 1 ≤ m_k ≤ 2^53 (a
+    whole number for fixed tasks); ``rates`` … ``weights``: one number or one per class."""
 
     capacity: np.ndarray
     demand: np.ndarray
@@ -188,6 +188,7 @@ class ClusterModel:
 
     @property
     def total(self) -> np.ndarray:
+        """C_r = Σ_l c_lr: the pooled capacity of every resource (servers' units)."""
         return self.capacity.sum(axis=0)
 
     @property
@@ -217,8 +218,8 @@ class ClusterModel:
         return self.rates * self.work
 
 
-def pooled_model(requirements, loads, policy: str, tasks_per_resource: float = 100.0,
-                 mean_tasks: float | np.ndarray = 1000.0,
+def pooled_model(requirements: ArrayLike, loads: ArrayLike, policy: str,
+                 tasks_per_resource: float = 100.0, mean_tasks: float | np.ndarray = 1000.0,
                  duration: float | np.ndarray = 1.0, **options) -> ClusterModel:
     """A fluid scenario as a pooled cluster: one server of ``tasks_per_resource`` units of
     every resource, class-k tasks needing a_k (so a dominant task holds 1/C of the pool),
@@ -273,7 +274,7 @@ def workload(model: ClusterModel, jobs: int, seed: int) -> tuple[np.ndarray, ...
     return times, classes.astype(np.int64), tasks.astype(np.int64)
 
 
-def duration_arrays(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def duration_arrays(laws: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The kernel's form of the classes' duration laws (:func:`mrfq.cluster.durations.
     task_duration`): per class a law code and its parameters (K × 4), and the rows
     ``span[k, 0]:span[k, 1]`` of a 2 × T table (sizes; CDF values) of a table law."""
@@ -304,11 +305,11 @@ def duration_arrays(laws) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarra
     return code, par, np.hstack(rows), span
 
 
-def task_durations(model: ClusterModel, job_class, job_tasks, seed: int) -> np.ndarray:
-    """Every task's duration in a run of these jobs, job after job (task i of job j at
-    Σ_{j' < j} N_j' + i), as the kernel draws them (:func:`mrfq.cluster.durations.
-    task_duration`): to look at the laws' draws without running the scheduler. Jobs
-    and seed as in :func:`run_jobs`."""
+def task_durations(model: ClusterModel, job_class: ArrayLike, job_tasks: ArrayLike,
+                   seed: int) -> np.ndarray:
+    """Every task's duration in a run of these jobs, job after job (task i of job j at Σ_{j' < j}
+    N_j' + i), as the kernel draws them (:func:`mrfq.cluster.durations.task_duration`): to look
+    at the laws' draws without running the scheduler. Jobs and seed as in :func:`run_jobs`."""
     job_class, job_tasks, _ = checks.jobs(model.demand.shape[0], job_class, job_tasks)
     first = np.concatenate(([0], np.cumsum(job_tasks)[:-1])).astype(np.int64)
     return durations.task_durations(job_class, job_tasks, first, model.durations,
@@ -318,13 +319,12 @@ def task_durations(model: ClusterModel, job_class, job_tasks, seed: int) -> np.n
 
 @dataclass
 class ClusterRun:
-    """One run: per job ``finish``; per class ``gamma`` (sojourn-based, jobs arriving
-    in the measurement window) with ``gamma_low``/``gamma_high`` (95%, batch means;
-    ``gamma_high`` inf when the sojourn's interval reaches 0),
-    ``jobs_mean`` (time-average jobs in system in the window); ``utilisation[r]`` over the
-    window; ``samples[s, k]`` tasks running at s·sample_dt; ``events`` (task launches and
-    completions); ``timeline`` (:class:`~mrfq.cluster.timeline.Timeline`, from 0 to the
-    last finish) when asked for."""
+    """One run: per job ``finish``; per class ``gamma`` (sojourn-based, jobs arriving in the
+    measurement window) with ``gamma_low``/``gamma_high`` (95%, batch means; ``gamma_high`` inf
+    when the sojourn's interval reaches 0), ``jobs_mean`` (time-average jobs in system in the
+    window); ``utilisation[r]`` over the window; ``samples[s, k]`` tasks running at s·sample_dt;
+    ``events`` (task launches and completions); ``timeline``
+    (:class:`~mrfq.cluster.timeline.Timeline`, from 0 to the last finish) when asked for."""
 
     model: ClusterModel
     arrival: np.ndarray
@@ -342,6 +342,7 @@ class ClusterRun:
 
     @property
     def sojourn(self) -> np.ndarray:
+        """T_j = finish − arrival: every job's sojourn time (time units; γ_k's E[T_k])."""
         return self.finish - self.arrival
 
 
@@ -366,19 +367,18 @@ class JobsRun:
     timeline: Timeline | None = None
 
 
-def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
-             window: tuple[float, float] = (0.0, np.inf), sample_dt: float = 1.0,
-             n_samples: int = 0, task_time=None, timeline_dt: float | None = None
-             ) -> JobsRun:
+def run_jobs(model: ClusterModel, arrival: ArrayLike, job_class: ArrayLike,
+             job_tasks: ArrayLike, seed: int = 1, window: tuple[float, float] = (0.0, np.inf),
+             sample_dt: float = 1.0, n_samples: int = 0, task_time: ArrayLike | None = None,
+             timeline_dt: float | None = None) -> JobsRun:
     """The kernel on given jobs, see :func:`mrfq.cluster.kernel.simulate`: ``arrival``
-    (finite, ≥ 0, sorted), ``job_class`` (0 … K − 1), ``job_tasks`` (≥ 1), one entry per
-    job each; ``seed`` 0 … 2^63 − 1; ``window`` (start ≤ end); ``n_samples`` ≥ 0 at
-    ``sample_dt`` > 0 (InputError naming the argument otherwise).
-    ``task_time``: every task's duration (finite, ≥ 0), job after job (a trace); default
-    (None or empty) drawn from the model's laws (:func:`duration_arrays`).
-    ``timeline_dt``: the timeline's bin width (time units; it doubles as often as needed
-    to cover the run in :data:`TIMELINE_BINS` bins); 0 chooses it, about 1/256 of the last
-    arrival plus a mean task duration; None: no timeline."""
+    (finite, ≥ 0, sorted), ``job_class`` (0 … K − 1), ``job_tasks`` (≥ 1), one entry per job
+    each; ``seed`` 0 … 2^63 − 1; ``window`` (start ≤ end); ``n_samples`` ≥ 0 at
+    ``sample_dt`` > 0 (InputError naming the argument otherwise). ``task_time``: every task's
+    duration (finite, ≥ 0), job after job (a trace); default (None or empty) drawn from the
+    model's laws (:func:`duration_arrays`). ``timeline_dt``: the timeline's bin width (time
+    units; it doubles as often as needed to cover the run in :data:`TIMELINE_BINS` bins); 0
+    chooses it, about 1/256 of the last arrival plus a mean task duration; None: no timeline."""
     job_class, job_tasks, arrival = checks.jobs(model.demand.shape[0], job_class,
                                                 job_tasks, arrival)
     times = checks.task_times(task_time, int(job_tasks.sum()))
@@ -406,10 +406,11 @@ def run_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
     return JobsRun(finish, area, busy, samples, int(events), done, timeline)
 
 
-def simulate_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int = 1,
+def simulate_jobs(model: ClusterModel, arrival: ArrayLike, job_class: ArrayLike,
+                  job_tasks: ArrayLike, seed: int = 1,
                   window: tuple[float, float] = (0.0, np.inf), sample_dt: float = 1.0,
-                  n_samples: int = 0, task_time=None) -> tuple[np.ndarray, np.ndarray,
-                                                              np.ndarray, np.ndarray, int]:
+                  n_samples: int = 0, task_time: ArrayLike | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """:func:`run_jobs` as a tuple: (finish, jobs area, busy, samples, events)."""
     run = run_jobs(model, arrival, job_class, job_tasks, seed, window, sample_dt,
                    n_samples, task_time)
@@ -419,10 +420,9 @@ def simulate_jobs(model: ClusterModel, arrival, job_class, job_tasks, seed: int 
 def run_cluster(model: ClusterModel, jobs: int, seed: int = 1, warmup: float = 0.1,
                 batches: int = 10, sample_dt: float = 1.0, n_samples: int = 0,
                 timeline_dt: float | None = None) -> ClusterRun:
-    """Simulate ``jobs`` Poisson job arrivals from an empty cluster; measure the jobs
-    arriving after the first ``warmup`` fraction (in [0, 1); all of them run to
-    completion); their γ intervals from ``batches`` (≥ 2) batch means. ``timeline_dt``:
-    as in :func:`run_jobs`."""
+    """Simulate ``jobs`` Poisson job arrivals from an empty cluster; measure the jobs arriving
+    after the first ``warmup`` fraction (in [0, 1); all of them run to completion); their γ
+    intervals from ``batches`` (≥ 2) batch means. ``timeline_dt``: as in :func:`run_jobs`."""
     jobs, warmup, batches = checks.measured(jobs, warmup, batches)
     arrival, classes, tasks = workload(model, jobs, seed)
     t_warm = arrival[int(warmup * jobs)]

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mrfq.cluster import checks
 from mrfq.cluster.model import ClusterModel, run_jobs, simulate_jobs
@@ -258,7 +259,7 @@ def write_task_events(trace: Trace, path: str | Path) -> None:
         csv.writer(f, lineterminator="\n").writerows(r[2] for r in rows)
 
 
-def trace_model(trace: Trace, capacity, policy: str, **options) -> ClusterModel:
+def trace_model(trace: Trace, capacity: ArrayLike, policy: str, **options) -> ClusterModel:
     """The cluster model of a trace on servers ``capacity`` (L×2, normalised as the
     trace's requests, e.g. :func:`mrfq.cluster.servers.draw_servers`): one class per
     distinct demand; rates and durations are unused (the trace gives them). InputError
@@ -270,7 +271,8 @@ def trace_model(trace: Trace, capacity, policy: str, **options) -> ClusterModel:
                         rates=np.zeros(K), **options)
 
 
-def run_trace(trace: Trace, capacity, policy: str, **options) -> tuple[np.ndarray, ...]:
+def run_trace(trace: Trace, capacity: ArrayLike, policy: str, **options
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """The kernel on a trace's jobs: (finish per job (s), jobs area, resources busy ×
     time per resource over [first, last arrival], samples, task events), as
     :func:`mrfq.cluster.model.simulate_jobs` with the trace's task durations."""
@@ -279,7 +281,7 @@ def run_trace(trace: Trace, capacity, policy: str, **options) -> tuple[np.ndarra
                          window=(0.0, float(trace.arrival[-1])), task_time=trace.task_time)
 
 
-def trace_summary(trace: Trace, capacity, policy: str, batches: int = 10,
+def trace_summary(trace: Trace, capacity: ArrayLike, policy: str, batches: int = 10,
                   timeline_dt: float | None = None, **options) -> dict:
     """One run of a trace on servers ``capacity`` under ``policy``, summarised: ``jobs``,
     ``tasks``, ``events`` (launches and completions), ``utilisation`` (per resource: busy

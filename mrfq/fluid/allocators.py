@@ -38,19 +38,23 @@ def resource_usage(requirements: np.ndarray, counts: np.ndarray, phi: np.ndarray
     return (np.asarray(counts) * np.asarray(phi)) @ np.asarray(requirements)
 
 
-def saturated_resources(requirements, counts, phi, tol: float = 1e-8) -> np.ndarray:
+def saturated_resources(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarray,
+                        phi: Sequence | np.ndarray, tol: float = 1e-8) -> np.ndarray:
     """Boolean mask of resources used to capacity (within ``tol``)."""
     return resource_usage(requirements, counts, phi) >= 1.0 - tol
 
 
-def is_pareto_efficient(requirements, counts, phi, tol: float = 1e-8) -> bool:
+def is_pareto_efficient(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarray,
+                        phi: Sequence | np.ndarray, tol: float = 1e-8) -> bool:
     """Every active class uses (a_kj > 0) some saturated resource, so no φ_k can grow."""
     a, n, _ = as_problem(requirements, counts)
     saturated = saturated_resources(a, n, phi, tol)
     return all(np.any(saturated & (a[k] > 0)) for k in range(len(n)) if n[k] > 0)
 
 
-def bmf_conditions(requirements, counts, phi, weights=None, tol: float = 1e-8) -> dict:
+def bmf_conditions(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarray,
+                   phi: Sequence | np.ndarray, weights: Sequence | np.ndarray | None = None,
+                   tol: float = 1e-8) -> dict:
     """Check the BMF definition (BR §2.4) for any allocation ``phi``.
 
     Returns ``{"feasible", "holds", "violations"}``: the allocation must satisfy capacity and

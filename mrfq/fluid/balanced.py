@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 from numba import njit
+from numpy.typing import ArrayLike
 
 from mrfq import policies
 from mrfq.errors import InputError
@@ -123,7 +124,7 @@ def log_balance_box_kernel(requirements, dims):
     return out
 
 
-def log_balance_box(requirements, dims) -> np.ndarray:
+def log_balance_box(requirements: ArrayLike, dims: ArrayLike) -> np.ndarray:
     """log Φ(n) for every n with 0 ≤ n_k < dims_k, as a K-dimensional array."""
     a, _, _ = as_problem(requirements)
     dims = np.array(dims, dtype=np.int64).reshape(-1)
@@ -143,14 +144,15 @@ def _integer_counts(counts, K: int) -> np.ndarray:
     return n.astype(np.int64)
 
 
-def log_balance(requirements, counts) -> float:
+def log_balance(requirements: ArrayLike, counts: ArrayLike) -> float:
     """log Φ(n) of one state."""
     a, _, _ = as_problem(requirements)
     n = _integer_counts(counts, a.shape[0])
     return float(log_balance_box(a, n + 1)[tuple(n)])
 
 
-def allocate_bf(requirements, counts, weights=None) -> np.ndarray:
+def allocate_bf(requirements: ArrayLike, counts: ArrayLike,
+                weights: ArrayLike | None = None) -> np.ndarray:
     """Per-transaction BF rates φ_k(n) = Φ(n − e_k) / (n_k Φ(n)); 0 for empty classes.
 
     Same convention as :func:`mrfq.fluid.allocate` (Σ_k n_k φ_k a_kj ≤ 1). ``weights`` are
@@ -286,7 +288,8 @@ def _tail_estimate(log_mass: np.ndarray, conditional: np.ndarray
     return estimate, rate, q_bound
 
 
-def bf_service_rates(requirements, loads, weights=None, tolerance: float = 1e-5,
+def bf_service_rates(requirements: ArrayLike, loads: ArrayLike,
+                     weights: ArrayLike | None = None, tolerance: float = 1e-5,
                      max_level: int | None = None) -> MarkovResult:
     """Stationary γ_k = ρ_k / E[n_k] under balanced fairness, for any size laws.
 

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mrfq import policies, seeds
 from mrfq.arrivals import PoissonArrivals
@@ -89,6 +90,8 @@ class FlowArrivals:
         self.total_rate = self._poisson.total_rate
 
     def next_block(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The next :data:`ARRIVAL_BLOCK` flows: arrival times (increasing, after the last
+        block's), classes and works S (fluid units: the class's law, mean E[S_k])."""
         times, classes = self._poisson.times_and_classes()
         sizes = np.empty(ARRIVAL_BLOCK)
         for k, law in enumerate(self._laws):
@@ -131,9 +134,11 @@ def _laws(sizes, K: int) -> list[SizeLaw]:
     return [parse_size(s, f"sizes[{k}]") for k, s in enumerate(sizes)]
 
 
-def simulate_flows(requirements, class_loads, policy: str, sizes=None,
+def simulate_flows(requirements: ArrayLike, class_loads: ArrayLike, policy: str,
+                   sizes: SizeLaw | dict | Sequence[SizeLaw | dict | None] | None = None,
                    seed_seq: int | np.random.SeedSequence = 1,
-                   flows: int = 100_000, weights=None, *, arrivals=None, cache: bool = True,
+                   flows: int = 100_000, weights: ArrayLike | None = None, *,
+                   arrivals: Sequence[ArrayLike] | None = None, cache: bool = True,
                    progress: Callable[[int, int], None] | None = None) -> FlowLevelRun:
     """One flow-level run until every flow with index < ``flows`` has completed.
 
@@ -228,9 +233,11 @@ def simulate_flows(requirements, class_loads, policy: str, sizes=None,
 
 
 
-def flow_service_rates(requirements, class_loads, policy: str, sizes=None, *, flows: int,
-                       warmup: float = 0.05, replications: int = 1, seed: int = 1,
-                       weights=None, batches: int = 20, confidence: float = 0.95,
+def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: str,
+                       sizes: SizeLaw | dict | Sequence[SizeLaw | dict | None] | None = None,
+                       *, flows: int, warmup: float = 0.05, replications: int = 1,
+                       seed: int = 1, weights: ArrayLike | None = None, batches: int = 20,
+                       confidence: float = 0.95,
                        progress: Callable[[int, int], None] | None = None) -> FlowRates:
     """γ_k of one point by flow-level simulation: ``replications`` runs of ``flows`` flows.
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mrfq.intervals import ratio_interval
 
@@ -99,8 +100,9 @@ def run_summary(run: FlowLevelRun, K: int, warmup: float, parts: int) -> list[di
     return summary
 
 
-def combine(summaries: list[list[dict]], class_loads, mean_work, confidence: float,
-            by_replication: bool, events: int, wall_s: float) -> FlowRates:
+def combine(summaries: list[list[dict]], class_loads: ArrayLike, mean_work: ArrayLike,
+            confidence: float, by_replication: bool, events: int, wall_s: float
+            ) -> FlowRates:
     """:class:`FlowRates` from the :func:`run_summary` of every run of one point (module
     doc); ``by_replication``: the units are the runs (else their batches, pooled);
     ``events``, ``wall_s``: the runs' totals."""
@@ -138,8 +140,9 @@ def combine(summaries: list[list[dict]], class_loads, mean_work, confidence: flo
                      replications=len(summaries), events=events, wall_s=wall_s)
 
 
-def flow_rates(runs: Sequence[FlowLevelRun], class_loads, mean_work, warmup: float = 0.05,
-               batches: int = 20, confidence: float = 0.95) -> FlowRates:
+def flow_rates(runs: Sequence[FlowLevelRun], class_loads: ArrayLike, mean_work: ArrayLike,
+               warmup: float = 0.05, batches: int = 20, confidence: float = 0.95
+               ) -> FlowRates:
     """Per-class γ and intervals from runs of one point (see :class:`FlowRates`).
 
     ``mean_work``: E[S_k] per class (the laws' means, 1 for rescaled laws). With ≥ 10

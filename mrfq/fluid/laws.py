@@ -17,6 +17,7 @@ single-threaded as its callers leave it: :mod:`mrfq.fluid.markov` pins BLAS to o
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mrfq import policies
 from mrfq.errors import InputError
@@ -43,7 +44,8 @@ def rates(policy: str, requirements: np.ndarray, counts: np.ndarray,
     return phi
 
 
-def service_rates(policy: str, requirements, loads, weights=None, tolerance: float = 1e-5,
+def service_rates(policy: str, requirements: ArrayLike, loads: ArrayLike,
+                  weights: ArrayLike | None = None, tolerance: float = 1e-5,
                   max_level: int | None = None) -> MarkovResult:
     """Stationary γ_k = ρ_k / E[n_k] of one fluid policy (BR §4.1): arguments and result
     as :func:`mrfq.fluid.markov.service_rates` (which pins BLAS to one thread)."""
@@ -55,8 +57,9 @@ def service_rates(policy: str, requirements, loads, weights=None, tolerance: flo
                                max_level)[0]
 
 
-def stationary_distribution(policy: str, requirements, loads, weights=None,
-                            tolerance: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
+def stationary_distribution(policy: str, requirements: ArrayLike, loads: ArrayLike,
+                            weights: ArrayLike | None = None, tolerance: float = 1e-5
+                            ) -> tuple[np.ndarray, np.ndarray]:
     """(states S×K, π S) of the Markov solver's final truncation for a policy of the
     Markov law (as :func:`mrfq.fluid.markov.stationary_distribution`); InputError (field
     ``policy``) for an explicit law, which has no generator here."""
@@ -69,8 +72,9 @@ def stationary_distribution(policy: str, requirements, loads, weights=None,
     return states, pi
 
 
-def service_rates_and_variances(policy: str, requirements, loads, weights=None,
-                                tolerance: float = 1e-5) -> tuple[MarkovResult, np.ndarray]:
+def service_rates_and_variances(policy: str, requirements: ArrayLike, loads: ArrayLike,
+                                weights: ArrayLike | None = None, tolerance: float = 1e-5
+                                ) -> tuple[MarkovResult, np.ndarray]:
     """:func:`service_rates` and, per class, the relative variance per measured flow of a
     simulated γ_k (:func:`mrfq.fluid.markov_variance.flow_variances`: Var(γ̂_k) / γ_k² ≈
     v_k / n_k) from the same solve; NaN for a policy of the explicit law (no generator

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from numpy.typing import ArrayLike
 from threadpoolctl import threadpool_limits
 
 from mrfq.errors import InputError
@@ -21,9 +22,11 @@ from mrfq.fluid import laws
 from mrfq.fluid.laws import solver_version  # noqa: F401 - public here (point keys)
 from mrfq.fluid.markov_solver import MAX_STATES, SOLVER_VERSION  # noqa: F401 - public here
 from mrfq.fluid.problem import MarkovResult
+from mrfq.scenario import Scenario
 
 
-def service_rates(policy: str, requirements, loads, weights=None, tolerance: float = 1e-5,
+def service_rates(policy: str, requirements: ArrayLike, loads: ArrayLike,
+                  weights: ArrayLike | None = None, tolerance: float = 1e-5,
                   max_level: int | None = None) -> MarkovResult:
     """Stationary γ_k = ρ_k / E[n_k] of the Markov demand model (BR §4.1) for one policy.
 
@@ -39,8 +42,9 @@ def service_rates(policy: str, requirements, loads, weights=None, tolerance: flo
         return laws.service_rates(policy, requirements, loads, weights, tolerance, max_level)
 
 
-def stationary_distribution(policy: str, requirements, loads, weights=None,
-                            tolerance: float = 1e-5) -> tuple[np.ndarray, np.ndarray]:
+def stationary_distribution(policy: str, requirements: ArrayLike, loads: ArrayLike,
+                            weights: ArrayLike | None = None, tolerance: float = 1e-5
+                            ) -> tuple[np.ndarray, np.ndarray]:
     """The stationary law π(n) of the Markov demand model (BR §4.1, π Q = 0) of a DRF, PF
     or BMF point, as the solver of :func:`service_rates` leaves it: (states S×K of flows
     in progress per class, probabilities S), on the final level truncation Σ_k n_k ≤ L of
@@ -53,8 +57,9 @@ def stationary_distribution(policy: str, requirements, loads, weights=None,
         return laws.stationary_distribution(policy, requirements, loads, weights, tolerance)
 
 
-def service_rates_and_variances(policy: str, requirements, loads, weights=None,
-                                tolerance: float = 1e-5) -> tuple[MarkovResult, np.ndarray]:
+def service_rates_and_variances(policy: str, requirements: ArrayLike, loads: ArrayLike,
+                                weights: ArrayLike | None = None, tolerance: float = 1e-5
+                                ) -> tuple[MarkovResult, np.ndarray]:
     """:func:`service_rates` and, per class, v_k = lim n_k Var(γ̂_k) / γ_k², the relative
     variance of a simulated γ_k per measured class-k flow in the Markov demand model
     (:mod:`mrfq.fluid.markov_variance`; NaN for balanced fairness), from one solve with
@@ -64,7 +69,7 @@ def service_rates_and_variances(policy: str, requirements, loads, weights=None,
                                                 tolerance)
 
 
-def markov_point(scenario, policy: str, load: float) -> dict:
+def markov_point(scenario: Scenario, policy: str, load: float) -> dict:
     """The Markov fluid point (:mod:`mrfq.fluid.method` chooses it): γ_k = ρ_k / E[n_k]
     of one policy at one value on the scenario's load axis, as a JSON-serialisable record
     ``{kind, policy, load, replication, method, classes, level, states, wall_s}``; per

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from numba import njit
+from numpy.typing import ArrayLike
 
 from mrfq.errors import InputError
 from mrfq.fluid import kernels
@@ -153,7 +154,8 @@ class PinnedSystem(NamedTuple):
     gauss_seidel: sla.LinearOperator
 
 
-def pinned_system(indptr, indices, data, out_rate) -> PinnedSystem:
+def pinned_system(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray,
+                  out_rate: np.ndarray) -> PinnedSystem:
     """The :class:`PinnedSystem` of the incoming-rate CSR of :func:`build_incoming` (the
     stationary solve here and the Poisson equation of :mod:`mrfq.fluid.markov_variance`
     both solve with it)."""
@@ -286,7 +288,8 @@ def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, pr
     return pi, states, mean, phi
 
 
-def solve(code: int, requirements, loads, weights=None, tolerance: float = 1e-5,
+def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
+          weights: ArrayLike | None = None, tolerance: float = 1e-5,
           max_level: int | None = None
           ) -> tuple[MarkovResult, np.ndarray, np.ndarray, np.ndarray]:
     """The stationary solve of a policy with a kernel (``code``: its kernel code, DRF, PF

@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from mrfq import policies as registry
 from mrfq.errors import InputError
@@ -31,6 +33,7 @@ from mrfq.fluid import balanced, markov_solver
 from mrfq.fluid.flowsim import flow_service_rates
 from mrfq.fluid.markov import markov_point
 from mrfq.scenario import FLUID_METHODS as METHODS  # noqa: F401 - the names, re-exported
+from mrfq.scenario import Scenario
 from mrfq.sizes import interval_warning
 
 #: predicted final truncation level = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r
@@ -67,7 +70,7 @@ def _predicted(requirements, class_loads, tolerance: float, factor: float,
     return math.comb(level + K, K)
 
 
-def predicted_states(requirements, class_loads, tolerance: float) -> int:
+def predicted_states(requirements: ArrayLike, class_loads: ArrayLike, tolerance: float) -> int:
     """States the Markov solver is expected to need: C(L̂ + K, K) states at level
     L̂ = max(MIN_LEVEL, LEVEL_FACTOR · ln(tol) / ln(r)), r the largest resource load (the
     level mass decays about like r^l; the constants are calibrated on the paper's
@@ -75,14 +78,15 @@ def predicted_states(requirements, class_loads, tolerance: float) -> int:
     return _predicted(requirements, class_loads, tolerance, LEVEL_FACTOR, MIN_LEVEL)
 
 
-def predicted_bf_states(requirements, class_loads, tolerance: float) -> int:
+def predicted_bf_states(requirements: ArrayLike, class_loads: ArrayLike,
+                        tolerance: float) -> int:
     """States balanced fairness's explicit law is expected to visit (its truncation at
     tolerance ``tolerance``): as :func:`predicted_states` with :data:`BF_LEVEL_FACTOR`
     and :data:`BF_MIN_LEVEL`."""
     return _predicted(requirements, class_loads, tolerance, BF_LEVEL_FACTOR, BF_MIN_LEVEL)
 
 
-def fluid_method(scenario, policy: str, load: float) -> str:
+def fluid_method(scenario: Scenario, policy: str, load: float) -> str:
     """``"markov"`` or ``"simulation"``: the method of one fluid point (module doc).
 
     Raises InputError (field ``fluid.method``) when ``markov`` is forced on a policy whose
@@ -111,7 +115,7 @@ def fluid_method(scenario, policy: str, load: float) -> str:
     return "markov" if states <= markov_solver.MAX_STATES else "simulation"
 
 
-def flow_point(scenario, policy: str, load: float) -> dict:
+def flow_point(scenario: Scenario, policy: str, load: float) -> dict:
     """The flow-level fluid point function: γ_k of one policy at one load by the
     flow-level simulator (``[fluid]`` flows, replications, seed; warm-up
     :data:`WARMUP`; intervals at :data:`CONFIDENCE`), as a record like
@@ -144,7 +148,7 @@ def flow_point(scenario, policy: str, load: float) -> dict:
             "wall_s": time.perf_counter() - started}
 
 
-def fluid_point(scenario, policy: str, load: float) -> dict:
+def fluid_point(scenario: Scenario, policy: str, load: float) -> dict:
     """The fluid point function of sweeps: :func:`mrfq.fluid.markov.markov_point` or
     :func:`flow_point`, as :func:`fluid_method` chooses."""
     if fluid_method(scenario, policy, load) == "markov":
@@ -163,7 +167,7 @@ def class_interval(record: dict, k: int) -> tuple[float, float]:
     return c.get("ci_low", c["gamma"]), c.get("ci_high", c["gamma"])
 
 
-def class_warnings(scenario, load: float, laws: list | None = None,
+def class_warnings(scenario: Scenario, load: float, laws: list | None = None,
                    label: str = "", unit: str = "flows",
                    quantity: str = "sizes") -> list[str]:
     """Per class (scenario order), what a simulated interval of γ_k at ``load`` (a value
@@ -190,7 +194,7 @@ def class_warnings(scenario, load: float, laws: list | None = None,
     return [""] * len(laws)
 
 
-def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
+def fluid_table(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
     ci_low, ci_high (= gamma for the exact method), ci_warning (every class of a
     simulated point at which some class's size law makes the intervals unreliable:
@@ -216,8 +220,9 @@ def fluid_table(scenario, records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def fluid_curves(scenario, policies: list[str] | None = None, loads: list[float] | None = None,
-                 progress=None) -> pd.DataFrame:
+def fluid_curves(scenario: Scenario, policies: list[str] | None = None,
+                 loads: list[float] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
     """Fluid γ_k for every (policy, load) of a scenario, computed here one point after
     the other with the method :func:`fluid_method` chooses, as a tidy table
     (:func:`fluid_table`). For parallel, cached and resumable curves use

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mrfq import policies
 from mrfq.errors import InputError
@@ -48,7 +49,7 @@ def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarra
     return np.ascontiguousarray(a), n, w
 
 
-def stable_loads(requirements: np.ndarray, loads, field: str = "loads",
+def stable_loads(requirements: np.ndarray, loads: ArrayLike, field: str = "loads",
                  nonzero: bool = False) -> np.ndarray:
     """Per-class loads ρ_k (K non-negative numbers; not all zero with ``nonzero``) under
     which every resource is stable: Σ_k ρ_k a_kj < 1 (BR eq. 8). InputError otherwise."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from mrfq import policies
 from mrfq.fluid.method import class_interval, class_warnings, record_method
@@ -18,7 +19,7 @@ from mrfq.kinds.replications import Stopping
 from mrfq.scenario import Scenario
 
 
-def floats(values) -> list[float]:
+def floats(values: ArrayLike) -> list[float]:
     """A flat list of Python floats (how arrays enter a point's key)."""
     return [float(v) for v in np.asarray(values, dtype=np.float64).ravel()]
 

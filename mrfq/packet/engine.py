@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from mrfq import policies
 from mrfq.errors import InputError
@@ -294,10 +295,10 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                     seed_seq: np.random.SeedSequence, *, flows: int, mean_size: float,
                     window: int, delta: float | None = None, virtual_time: str = "in-service",
                     fq_resource: int | tuple[int, ...] = -1,
-                    inflight: int | None = None, class_window=None, class_period=None,
-                    class_stop=None, interval: float = 0.0, bins: int = 0,
-                    debug: bool | None = None, lone_flow: bool = True,
-                    progress: Callable[[int, int], None] | None = None,
+                    inflight: int | None = None, class_window: ArrayLike | None = None,
+                    class_period: ArrayLike | None = None, class_stop: ArrayLike | None = None,
+                    interval: float = 0.0, bins: int = 0, debug: bool | None = None,
+                    lone_flow: bool = True, progress: Callable[[int, int], None] | None = None,
                     arrivals: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
                     size_laws: list[SizeLaw] | None = None,
                     initial: tuple[np.ndarray, np.ndarray] | None = None) -> Replication:
@@ -324,10 +325,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     at or after that time. ``interval`` > 0 records in ``timeline[k, j, b]`` the service
     time class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``
     (a service counts where it ends). These runs do not use the lone-flow loop.
-    ``progress(completed, flows)`` is called
-    between kernel chunks. ``lone_flow=False`` runs every event through the general loop
-    (the lone-flow loop of :mod:`mrfq.packet.kernel` gives the same results faster; the
-    switch is for tests and benchmarks).
+    ``progress(completed, flows)`` is called between kernel chunks. ``lone_flow=False`` runs
+    every event through the general loop (the lone-flow loop of :mod:`mrfq.packet.kernel`
+    gives the same results faster; the switch is for tests and benchmarks).
 
     ``initial`` = (class indices, sizes in packets): flows already in progress at t = 0
     (a steady-state start): they arrive at time 0, in the given order, before the first

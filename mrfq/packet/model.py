@@ -44,6 +44,10 @@ class PacketModel:
 
     @classmethod
     def from_scenario(cls, scenario: Scenario) -> PacketModel:
+        """The packet model of a scenario: every class's packet types (service time per
+        resource, the mix's cumulative probabilities), each type's route as first and next
+        resources (SPEC §3.2; a resource where the type takes no time is skipped), per
+        class whether its mix cycles, its RTT and weight, and each resource's router."""
         rows, cdf, start, count = [], [], [], []
         for c in scenario.classes:
             start.append(len(rows))
@@ -113,6 +117,8 @@ class ArrivalStream:
         self._mean_size = mean_size
 
     def next_block(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The next :data:`ARRIVAL_BLOCK` flows: arrival times (increasing, after the last
+        block's; dominant packet services, SPEC §4), classes and sizes (packets, ≥ 1)."""
         times, classes = self._poisson.times_and_classes()
         sizes = self._sizes.geometric(self._p, ARRIVAL_BLOCK).astype(np.int64)
         for k, law, rng in self._other:

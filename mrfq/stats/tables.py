@@ -13,8 +13,11 @@ NaN and a ``problem`` / ``ci_problem`` string (empty when fine) says why.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from mrfq.intervals import _check_confidence, _flagged, ratio_interval
 from mrfq.stats.estimators import (
@@ -44,10 +47,13 @@ def in_progress_average(arrival: np.ndarray, completion: np.ndarray, start: floa
     return float(overlap.sum() / (end - start)) if end > start else np.nan
 
 
-def replication_table(arrival, completion, flow_class, size, class_names, class_loads,
+def replication_table(arrival: ArrayLike, completion: ArrayLike, flow_class: ArrayLike,
+                      size: ArrayLike, class_names: Sequence[str],
+                      class_loads: Sequence[float] | np.ndarray,
                       mean_size: float, warmup: float | str, batches: int,
                       initial: tuple[np.ndarray, np.ndarray] | None = None,
-                      class_weights=None) -> pd.DataFrame:
+                      class_weights: Sequence[float] | np.ndarray | None = None
+                      ) -> pd.DataFrame:
     """Per-class estimates from one replication's flow records (SPEC §3 Measurement).
 
     Measured flows: arrival index ≥ ``warmup_cut`` (:func:`warmup_cut`: ⌊warmup · flows⌋

@@ -24,6 +24,7 @@ The points are those of the pFabric / Opera simulation artifacts (the Opera copy
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ BUNDLED = {"websearch": "websearch.csv", "datamining": "datamining.csv",
            "fb_hadoop": "fb_hadoop.csv"}
 
 
-def check_points(points, where: str, source: str | None) -> tuple[np.ndarray, np.ndarray]:
+def check_points(points: Any, where: str, source: str | None) -> tuple[np.ndarray, np.ndarray]:
     """Validate a CDF table: a list of at least two [size, cdf] pairs, sizes positive and
     strictly increasing, cdf values in [0, 1], non-decreasing, the last exactly 1.
     Returns (sizes, cdf) as float arrays; InputError naming ``where`` otherwise."""
