@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from types import ModuleType
 
 from mrfq import policies
 from mrfq.fluid.method import fluid_method, record_method
 from mrfq.kinds import cluster, explicit, flowlevel, markov, packet
+from mrfq.kinds.point import Point
 from mrfq.scenario import Scenario
 
 #: every kind module, by name
@@ -57,17 +57,6 @@ KINDS: dict[str, ModuleType] = {m.NAME: m for m in (markov, explicit, flowlevel,
                                                    cluster)}
 #: the realisations, in the order their points are listed
 REALISATIONS = (policies.FLUID, policies.PACKET, policies.CLUSTER)
-
-
-@dataclass(frozen=True)
-class Point:
-    """One unit of work: a ``kind`` (the realisation: fluid or packet), a policy of it,
-    a value on the load axis and a replication index (0 for unreplicated kinds)."""
-
-    kind: str
-    policy: str
-    load: float
-    replication: int = 0
 
 
 #: the kind module of each fluid method (:func:`mrfq.fluid.method.fluid_method`) and

@@ -34,6 +34,7 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the one-run face of fluid
     model_key_parts,
     stopping,
 )
+from mrfq.kinds.point import Point
 from mrfq.scenario import Scenario, limits
 from mrfq.scenario.cluster import (
     cluster_arrays,
@@ -90,7 +91,7 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
     model(scenario, policy, load)
 
 
-def key_parts(scenario: Scenario, point) -> dict:
+def key_parts(scenario: Scenario, point: Point) -> dict:
     """The fluid model of the point, the ``[cluster]`` section (policies aside) and the
     kernel's version."""
     # empty servers / placement / caps (the pool, no constraints) leave the key as it was
@@ -105,7 +106,7 @@ def key_parts(scenario: Scenario, point) -> dict:
             "kernel": KERNEL_VERSION}
 
 
-def compute(scenario: Scenario, point) -> dict:
+def compute(scenario: Scenario, point: Point) -> dict:
     """The record of one cluster run (module doc)."""
     cfg = scenario.cluster
     start = time.perf_counter()

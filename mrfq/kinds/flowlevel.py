@@ -18,6 +18,7 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the shared part of the ki
     stopping,
     summary_rows,
 )
+from mrfq.kinds.point import Point
 from mrfq.scenario import Scenario
 
 NAME = "flowlevel"
@@ -30,7 +31,7 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
     """Every fluid policy can be simulated at any stable load."""
 
 
-def key_parts(scenario: Scenario, point) -> dict:
+def key_parts(scenario: Scenario, point: Point) -> dict:
     """The model, the size laws, the run lengths, the seed and the estimator."""
     cfg = scenario.fluid
     return {**model_key_parts(scenario, point.load), "method": "simulation",
@@ -39,6 +40,6 @@ def key_parts(scenario: Scenario, point) -> dict:
             "warmup": WARMUP, "confidence": CONFIDENCE, "estimator": "ratio"}
 
 
-def compute(scenario: Scenario, point) -> dict:
+def compute(scenario: Scenario, point: Point) -> dict:
     """The flow-level fluid record of (policy, load)."""
     return flow_point(scenario, point.policy, point.load)

@@ -19,6 +19,7 @@ from mrfq.kinds.fluid_records import (  # noqa: F401 - the shared part of the ki
     stopping,
     summary_rows,
 )
+from mrfq.kinds.point import Point
 from mrfq.scenario import Scenario
 
 NAME = "markov"
@@ -44,12 +45,12 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
                              "'simulation'", "fluid.method", scenario.source)
 
 
-def key_parts(scenario: Scenario, point) -> dict:
+def key_parts(scenario: Scenario, point: Point) -> dict:
     """The model, the truncation tolerance and the solver's version."""
     return {**model_key_parts(scenario, point.load),
             "tolerance": scenario.fluid.tolerance, "solver": solver_version(point.policy)}
 
 
-def compute(scenario: Scenario, point) -> dict:
+def compute(scenario: Scenario, point: Point) -> dict:
     """The Markov fluid record of (policy, load)."""
     return markov_point(scenario, point.policy, point.load)

@@ -29,6 +29,7 @@ from mrfq.fluid.markov import (
 )
 from mrfq.fluid.method import class_warnings, fluid_method, predicted_states
 from mrfq.kinds.fluid_records import floats
+from mrfq.kinds.point import Point
 from mrfq.kinds.replications import Stopping, chosen_replications
 from mrfq.kinds.replications import first_replications as first_of_config
 from mrfq.kinds.replications import stopping as stopping_rule
@@ -75,7 +76,7 @@ PARAMETER_KEYS: dict[str, Callable[[Scenario], object]] = {
 }
 
 
-def key_parts(scenario: Scenario, point) -> dict:
+def key_parts(scenario: Scenario, point: Point) -> dict:
     """The classes' packet mixes, weights and round-trip times, the class loads, the run
     configuration, seed and replication, the engine's and the statistics' versions (read
     from their modules at each call, so that a bump changes the key), and what only some
@@ -350,7 +351,7 @@ def size_bin_table(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def compute(scenario: Scenario, point) -> dict:
+def compute(scenario: Scenario, point: Point) -> dict:
     """The record of replication ``point.replication`` of (policy, load)."""
     return packet_point(scenario, point.policy, point.load, point.replication)
 
