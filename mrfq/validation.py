@@ -13,7 +13,7 @@ measured flows, a NaN, an unbounded side) fails, whatever the point estimate.
 **A simulated fluid value** (``method`` simulation: the flow-level simulator, e.g. for
 Pareto sizes) has its own interval. Both estimates are independent (different random
 streams), so the check is on their difference d = γ_packet − γ_fluid: it passes as
-``within joint CI`` when |d| ≤ √(h_p² + h_f²), with h_p and h_f the half-widths of the
+``within joint CI`` when ``|d|`` ≤ √(h_p² + h_f²), with h_p and h_f the half-widths of the
 two intervals on the sides facing each other (for d > 0 the packet interval's lower side
 and the fluid interval's upper side) — the normal-approximation interval of d at the
 same confidence. With an exact fluid value (h_f = 0) this is "fluid in CI". A simulated

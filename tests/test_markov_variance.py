@@ -57,6 +57,18 @@ def test_one_class_is_the_birth_death_poisson_equation_solved_by_its_recursion()
     np.testing.assert_allclose(got, [expected], rtol=1e-3)
 
 
+def test_one_class_may_give_its_load_as_a_number_as_service_rates_takes_it():
+    """A number for one class's load was a Numba TypingError here (0-d array), while
+    ``service_rates`` took it."""
+    from mrfq.fluid.markov import service_rates, service_rates_and_variances
+
+    result, v = service_rates_and_variances("drf", [[1.0, 0.5]], 0.5)
+    listed = service_rates_and_variances("drf", [[1.0, 0.5]], [0.5])
+    np.testing.assert_array_equal(v, listed[1])
+    np.testing.assert_array_equal(result.gamma, service_rates("drf", [[1.0, 0.5]], 0.5).gamma)
+    assert v.shape == (1,) and v[0] > 0
+
+
 def test_the_figure_3_variance_is_the_spread_the_packet_runs_showed():
     # VALIDATION.md, "Intervals at load 0.9": 200 packet runs of 20 000 flows, BMF,
     # link load 0.9, spread of γ̂ 14.5% / 5.2% / 14.4% for ~12 600 / 3 200 / 3 200

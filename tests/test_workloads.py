@@ -26,6 +26,18 @@ def test_uniform_table_has_the_uniform_moments():
     assert law.scv == pytest.approx((13 / 3) / 4 - 1)  # Var/mean² = (1/3)/4 = 1/12
 
 
+def test_a_table_built_with_numpy_reads_as_the_same_list():
+    """From Python a CDF table is often numpy: an n × 2 array, or numpy integers in a
+    list. Both were refused ("must be a list of ..." / "a pair of numbers"); numpy
+    booleans still are, as Python's are."""
+    listed = parse_size({"distribution": "cdf", "points": [[1, 0], [3, 1]]})
+    for points in (np.array([[1, 0], [3, 1]]), [[np.int64(1), np.int64(0)], [3, 1.0]]):
+        law = parse_size({"distribution": "cdf", "points": points})
+        assert law == listed and law.params == listed.params
+    with pytest.raises(InputError, match="must be a pair of numbers"):
+        parse_size({"distribution": "cdf", "points": [[np.bool_(True), 0], [3, 1]]})
+
+
 def test_an_atom_and_a_flat_stretch():
     # mass 1/2 on x = 1, none on (1, 2), 1/2 uniform on [2, 3]: mean 1/2 + 5/4 = 7/4
     law = parse_size({"distribution": "cdf", "points": [[1, 0.5], [2, 0.5], [3, 1]],

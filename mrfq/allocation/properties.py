@@ -158,8 +158,8 @@ def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocat
     """Search for a user that runs more *true* tasks by declaring a false demand vector.
 
     A liar's true tasks are what its allocated bundle runs with its true demand — whole
-    tasks per server for a whole-task rule (:attr:`Allocation.whole_tasks`). Returns
-    (no gain found, counter-example)."""
+    tasks per server for a whole-task rule (:attr:`Allocation.whole_tasks`). Returns a
+    :class:`Verdict`: ``holds`` when no lie gained, else the liar and its gain in ``detail``."""
     rng = np.random.default_rng(seed)
     truthful = rule(problem).user_tasks
     for i in range(problem.n_users):

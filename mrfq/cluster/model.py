@@ -275,9 +275,9 @@ def workload(model: ClusterModel, jobs: int, seed: int) -> tuple[np.ndarray, ...
 
 
 def duration_arrays(laws: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The kernel's form of the classes' duration laws (:func:`mrfq.cluster.durations.
-    task_duration`): per class a law code and its parameters (K × 4), and the rows
-    ``span[k, 0]:span[k, 1]`` of a 2 × T table (sizes; CDF values) of a table law."""
+    """The duration laws as :func:`mrfq.cluster.durations.task_duration` takes them: per
+    class a law code and its parameters (K × 4), and a table law's rows
+    ``span[k, 0]:span[k, 1]`` of one 2 × T table (sizes; CDF values)."""
     K = len(laws)
     code = np.zeros(K, dtype=np.int64)
     par = np.zeros((K, 4))

@@ -85,7 +85,7 @@ def service_rates_and_variances(policy: str, requirements: ArrayLike, loads: Arr
         return result, np.full(result.gamma.shape, np.nan)
     result, pi, states, phi = markov_solver.solve(entry.code, requirements, loads, weights,
                                                   tolerance, None)
-    rho = np.asarray(loads, dtype=np.float64)
+    rho = np.asarray(loads, dtype=np.float64).reshape(-1)  # one class: a number will do
     return result, markov_variance.flow_variances(pi, states, phi, rho)
 
 

@@ -23,6 +23,7 @@ The points are those of the pFabric / Opera simulation artifacts (the Opera copy
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,14 @@ def check_points(points: Any, where: str, source: str | None) -> tuple[np.ndarra
     """Validate a CDF table: a list of at least two [size, cdf] pairs, sizes positive and
     strictly increasing, cdf values in [0, 1], non-decreasing, the last exactly 1.
     Returns (sizes, cdf) as float arrays; InputError naming ``where`` otherwise."""
+    if isinstance(points, np.ndarray):  # from Python: an n × 2 array will do
+        points = points.tolist()
     if not isinstance(points, (list, tuple)) or len(points) < 2:
         raise InputError("must be a list of at least two [size, cdf] pairs", where, source)
     sizes, probs = [], []
     for i, pair in enumerate(points):
         if (not isinstance(pair, (list, tuple)) or len(pair) != 2
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                or not all(isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
                            for v in pair)):
             raise InputError(f"point {i}: must be a pair of numbers [size, cdf], got {pair!r}",
                              where, source)
