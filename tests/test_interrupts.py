@@ -2,6 +2,7 @@
 143), workers do not outlive a killed parent, and Ctrl-C that lands inside compiled code
 is an interrupt, not a bug."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -82,11 +83,16 @@ def _sweep_with_workers(tmp_path):
 
 
 def _gone(pids: set[int], seconds: float) -> bool:
+    """Whether the processes ``pids`` end within ``seconds``; those left are killed (a
+    failing test must not leave them computing)."""
     deadline = time.time() + seconds
     while time.time() < deadline:
         if not any(_alive(p) for p in pids):
             return True
         time.sleep(0.1)
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
     return False
 
 
