@@ -6,7 +6,7 @@ The CLI only wires: every verb is the function of the same name in :mod:`mrfq.ap
 user-fixable problem prints one line ``error: <file>: <field>: <problem>`` on stderr and
 exits with code 2; outputs are written atomically, so a failed run leaves no file.
 Exit codes: 0 success, 1 validation failed, 2 bad input (or an output that cannot be
-written), 3 internal error (a bug: the traceback is printed), 130 interrupted.
+written), 3 internal error (a bug: the traceback is printed), 130 interrupted, 143 SIGTERM.
 """
 
 from __future__ import annotations

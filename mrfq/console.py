@@ -5,13 +5,16 @@ a "did you mean", counts in a scenario file's notation)."""
 from __future__ import annotations
 
 import functools
+import signal
 import sys
+import threading
 import traceback
 
 import click
 
 from mrfq import policies as registry
 from mrfq.errors import InputError
+from mrfq.executor import interrupt_behind
 from mrfq.progress import Progress, end_line
 from mrfq.scenario import load_scenario
 
@@ -57,12 +60,44 @@ def _keeps_points() -> bool:
         ctx.info_name == "plot" and not ctx.params.get("sources"))
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a batch system ending a job), raised where the program is, as
+    Ctrl-C's KeyboardInterrupt is: the run stops the same way (workers stopped, nothing
+    half-written kept) instead of dying at once and leaving its workers behind."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated
+
+
+def _catch_sigterm():
+    """Handle SIGTERM as an interrupt (:class:`Terminated`) while a command runs; returns
+    what restores the handler before (nothing to do outside the main thread, where
+    signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    return lambda: signal.signal(signal.SIGTERM,
+                                 signal.SIG_DFL if previous is None else previous)
+
+
+def _interrupted(exc: BaseException) -> None:
+    _end_line()
+    terminated = isinstance(exc, Terminated)
+    click.echo("interrupted" + (" by SIGTERM" if terminated else "")
+               + (" (finished points are kept; run again to resume)"
+                  if _keeps_points() else ""), err=True)
+    sys.exit(143 if terminated else 130)
+
+
 def user_errors(func):
-    """Turn InputError, an unwritable output (OSError) and Ctrl-C into a one-line message
-    and an exit code; any other exception is a bug (traceback, exit 3)."""
+    """Turn InputError, an unwritable output (OSError), Ctrl-C and SIGTERM into a
+    one-line message and an exit code (130 and 143 for the two interrupts); any other
+    exception is a bug (traceback, exit 3)."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        restore = _catch_sigterm()
         try:
             return func(*args, **kwargs)
         except InputError as exc:
@@ -70,19 +105,21 @@ def user_errors(func):
         except OSError as exc:
             where = exc.filename if exc.filename is not None else "output"
             _fail(f"{where}: {exc.strerror or exc}")
-        except KeyboardInterrupt:
-            _end_line()
-            click.echo("interrupted" + (" (finished points are kept; run again to resume)"
-                                        if _keeps_points() else ""), err=True)
-            sys.exit(130)
+        except KeyboardInterrupt as exc:
+            _interrupted(exc)
         except click.exceptions.Exit:
             raise
-        except Exception:
+        except Exception as exc:
+            interrupt = interrupt_behind(exc)  # Ctrl-C inside a Numba kernel's call back
+            if interrupt is not None:
+                _interrupted(interrupt)
             _end_line()
             traceback.print_exc()
             click.echo("internal error (a bug in mrfq; please report it with the traceback)",
                        err=True)
             sys.exit(3)
+        finally:
+            restore()
 
     return wrapper
 

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -28,6 +32,22 @@ Item = TypeVar("Item")
 _THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+def _end_with_parent(parent: int) -> None:
+    """A worker's initializer: the worker ends when the process that started it does. A
+    parent killed (SIGKILL, or SIGTERM from the Python API) left its workers behind for
+    good, asleep on the pool's queue after finishing their point. On Linux the kernel
+    kills the worker with its parent (PR_SET_PDEATHSIG, at once, even inside a Numba
+    loop); elsewhere a thread waits for the parent's end."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it ended before that
+        os._exit(1)
+    watched = multiprocessing.parent_process()
+    if watched is not None:
+        threading.Thread(target=lambda: (watched.join(), os._exit(1)), daemon=True).start()
+
+
 @contextlib.contextmanager
 def _spawned_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
     saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
@@ -35,7 +55,9 @@ def _spawned_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
         os.environ[name] = "1"  # inherited by the spawned workers
     try:
         with ProcessPoolExecutor(max_workers=jobs,
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+                                 mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_end_with_parent,
+                                 initargs=(os.getpid(),)) as pool:
             yield pool
     finally:
         for name, value in saved.items():
@@ -71,7 +93,13 @@ def execute(function: Callable[..., Any], items: Iterable[Item], *,
         queue = collections.deque(items)
         while queue:
             item = queue.popleft()
-            result = function(*arguments, item)
+            try:
+                result = function(*arguments, item)
+            except Exception as exc:  # Ctrl-C inside a Numba kernel's call back to Python
+                interrupt = interrupt_behind(exc)
+                if interrupt is None:
+                    raise
+                raise interrupt from None
             if follow_up is not None:
                 queue.extend(follow_up(item, result))
             yield item, result
@@ -99,6 +127,20 @@ def execute(function: Callable[..., Any], items: Iterable[Item], *,
             # in progress; what was yielded is kept, the rest is recomputed on resume
             _abandon(pool)
             raise
+
+
+def interrupt_behind(exc: BaseException) -> BaseException | None:
+    """The interrupt (KeyboardInterrupt, or SIGTERM's subclass of it) behind an exception,
+    if any: a signal that lands while compiled Numba code calls back into Python (the
+    cluster kernel does) comes out as SystemError ("returned a result with an exception
+    set") caused by it, which the command line took for a bug (exit 3, a traceback)."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _abandon(pool: ProcessPoolExecutor) -> None:

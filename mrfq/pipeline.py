@@ -34,6 +34,7 @@ from mrfq.sweeps import (
     SCENARIO_FILE,
     SIZE_BINS_FILE,
     SUMMARY_FILE,
+    VALIDATION_FILE,
     load_records,
     run_sweep,
     store_scenario,
@@ -42,7 +43,6 @@ from mrfq.sweeps import (
 from mrfq.table_warnings import precision_warnings
 
 DEFAULT_SCENARIO = "fig3_quick"
-VALIDATION_FILE = "validation.csv"
 #: what a trace run writes, as the CLI lists it
 TRACE_OUTPUTS = ", ".join([TRACE_FILE, *TRACE_TABLES.values()]) + ", figures"
 Progress = Callable[[int, int], None]

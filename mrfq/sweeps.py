@@ -42,6 +42,7 @@ POINTS_DIR = "points"
 SCENARIO_FILE = "scenario.json"
 SUMMARY_FILE = "summary.csv"
 SIZE_BINS_FILE = "size_bins.csv"
+VALIDATION_FILE = "validation.csv"  # (written by mrfq.pipeline.validate, from the summary)
 KINDS = REALISATIONS
 
 
@@ -156,11 +157,24 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     summary = summarize(scenario, records)
     if record:  # the scenario and its summary change together, at the end
         store_scenario(scenario, results)
-        write_csv(summary, results / SUMMARY_FILE)
-        bins = summarize_size_bins(scenario, records)
-        if not bins.empty:
-            write_csv(bins, results / SIZE_BINS_FILE)
+        _replace_summary(results, summary, summarize_size_bins(scenario, records))
     return summary
+
+
+def _replace_summary(results: Path, summary: pd.DataFrame, bins: pd.DataFrame) -> None:
+    """Write a sweep's summary and size bins; what was derived from an other summary (a
+    changed scenario, precision, ...) goes: its validation (whose verdicts `mrfq plot`
+    rings on the new points) and size bins the new points do not have."""
+    path = results / SUMMARY_FILE
+    before = path.read_bytes() if path.is_file() else None
+    write_csv(summary, path)
+    if before is not None and path.read_bytes() != before and (
+            results / VALIDATION_FILE).is_file():
+        (results / VALIDATION_FILE).unlink()
+    if not bins.empty:
+        write_csv(bins, results / SIZE_BINS_FILE)
+    elif (results / SIZE_BINS_FILE).is_file():
+        (results / SIZE_BINS_FILE).unlink()
 
 
 def load_records(scenario: Scenario, results_dir: str | Path,

@@ -215,6 +215,56 @@ def test_fluid_solver_result_does_not_depend_on_the_callers_blas_threads():
     assert one.gamma.tolist() == two.gamma.tolist()
 
 
+@pytest.mark.parametrize("entry", ["compute_point", "run_point"])
+def test_a_packet_point_does_not_depend_on_the_callers_blas_threads(entry):
+    """`--jobs 1` computes in the calling process (BLAS on every core), a worker with one
+    BLAS thread, and `mrfq simulate` in the caller: a point's record must be the same bits
+    in all (a replication of over 10^4 flows per class summed Σ x² through a threaded BLAS
+    dot product, and its Jain index differed in the last digit between --jobs 1 and 2)."""
+    from threadpoolctl import threadpool_limits
+
+    from mrfq.kinds import Point, compute_point
+    from mrfq.kinds.packet import run_point
+    from mrfq.scenario import load_scenario
+
+    scenario = load_scenario("quickstart").with_overrides(flows=40000, mean_size=20)
+
+    def record():
+        if entry == "compute_point":
+            out = compute_point(scenario, Point("packet", "bmf", 0.6, 0))
+        else:
+            out = run_point(scenario, "bmf", 0.6, 0)[0]
+        out.pop("wall_s")
+        return out
+
+    with threadpool_limits(limits=4):
+        many = record()
+    with threadpool_limits(limits=1):
+        one = record()
+    assert many == one
+
+
+def test_a_changed_summary_drops_what_was_derived_from_the_old_one(tmp_path):
+    """A sweep of an edited scenario into a run's directory replaced the summary but kept
+    the old validation.csv, whose failed points `mrfq plot` then ringed on the new ones
+    (and size_bins.csv of packet points the new scenario does not have)."""
+    from mrfq.pipeline import VALIDATION_FILE, validate
+
+    scenario, results = tiny(tmp_path, loads="0.5"), tmp_path / "res"
+    run_sweep(scenario, results, jobs=1)
+    validate(results)
+    run_sweep(scenario, results, jobs=1)  # the same summary: its validation holds
+    assert (results / VALIDATION_FILE).is_file()
+    assert (results / "size_bins.csv").is_file()
+    scenario.write_text(scenario.read_text().replace("seed = 4", "seed = 5"))
+    run_sweep(scenario, results, jobs=1)
+    assert not (results / VALIDATION_FILE).exists()
+    validate(results)
+    run_sweep(scenario, results, jobs=1, kinds=("fluid",))  # no packet points now
+    assert not (results / VALIDATION_FILE).exists()
+    assert not (results / "size_bins.csv").exists()
+
+
 def test_partial_fluid_sweep_leaves_the_directory_summary_alone(tmp_path):
     """`mrfq fluid --loads` into a run's directory caches its points there but must not
     replace the run's scenario and summary."""

@@ -46,6 +46,8 @@ import hashlib
 import json
 from types import ModuleType
 
+from threadpoolctl import threadpool_limits
+
 from mrfq import policies
 from mrfq.fluid.method import fluid_method, record_method
 from mrfq.kinds import cluster, explicit, flowlevel, markov, packet
@@ -109,5 +111,10 @@ def point_filename(scenario: Scenario, point: Point) -> str:
 
 
 def compute_point(scenario: Scenario, point: Point) -> dict:
-    """Compute one point with its kind (runs in a worker)."""
-    return kind_of(scenario, point.kind, point.policy, point.load).compute(scenario, point)
+    """Compute one point with its kind (runs in a worker, or in the calling process with
+    one job) with one BLAS thread wherever it runs: a BLAS reduction (a packet point's
+    Σ x² of its flows' rates) sums in an order that depends on the thread count, so the
+    calling process (all cores) and a worker (one) gave different last bits."""
+    with threadpool_limits(limits=1):
+        return kind_of(scenario, point.kind, point.policy, point.load).compute(scenario,
+                                                                                point)

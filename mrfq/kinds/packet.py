@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from mrfq import policies, seeds, stats
 from mrfq.errors import InputError
@@ -158,6 +159,7 @@ def initial_law(scenario: Scenario, policy: str, load: float
                            tuple(scenario.weights.tolist()), float(scenario.fluid.tolerance))
 
 
+@threadpool_limits.wrap(limits=1)  # bit for bit wherever it runs (as compute_point)
 def run_point(scenario: Scenario, policy: str, load: float, replication: int,
               debug: bool | None = None,
               progress: Callable[[int, int], None] | None = None

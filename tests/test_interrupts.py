@@ -1,0 +1,166 @@
+"""Stopping a run: SIGTERM stops it as Ctrl-C does (its workers stopped, a message, exit
+143), workers do not outlive a killed parent, and Ctrl-C that lands inside compiled code
+is an interrupt, not a bug."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mrfq import console
+from mrfq.executor import execute
+
+# packet points of about 1.6e9 services (half a minute each): running when signalled
+LONG = """
+name = "long"
+resources = ["cpu", "link"]
+[[classes]]
+name = "1"
+requirements = [0.1, 1.0]
+load_share = 4
+[[classes]]
+name = "2"
+requirements = [1.0, 0.1]
+load_share = 1
+[load]
+axis = "link"
+values = [0.2, 0.8]
+[fluid]
+policies = ["drf"]
+[packet]
+policies = ["drfq", "bmf"]
+mean_size = 20000
+window = 5
+flows = 40000
+seed = 4
+"""
+
+linux = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _sweep_with_workers(tmp_path):
+    """A sweep on 2 workers, once both workers are computing: (process, worker pids)."""
+    (tmp_path / "long.toml").write_text(LONG)
+    proc = subprocess.Popen([sys.executable, "-m", "mrfq", "sweep", "long.toml", "-o", "res",
+                             "--jobs", "2"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    workers: set[int] = set()
+    while time.time() < deadline:
+        # the spawned workers (the resource tracker is a child too)
+        workers = {p for p in _children(proc.pid)
+                   if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()}
+        if len(workers) >= 2:
+            break
+        time.sleep(0.1)
+    assert len(workers) >= 2, "the sweep did not start its workers"
+    time.sleep(3)  # compiled and computing
+    return proc, workers
+
+
+def _gone(pids: set[int], seconds: float) -> bool:
+    """Whether the processes ``pids`` end within ``seconds``; those left are killed (a
+    failing test must not leave them computing)."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        if not any(_alive(p) for p in pids):
+            return True
+        time.sleep(0.1)
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    return False
+
+
+@pytest.mark.slow
+@linux
+def test_sigterm_stops_a_sweep_as_ctrl_c_does(tmp_path):
+    """SIGTERM used to kill the sweep at once: no message, the progress line left open,
+    exit 143 from the signal, and its workers left running (then asleep) for good."""
+    proc, workers = _sweep_with_workers(tmp_path)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert err.splitlines()[-1] == ("interrupted by SIGTERM (finished points are kept; run "
+                                    "again to resume)"), err
+    assert _gone(workers, 10), "workers outlived the sweep"
+
+
+@pytest.mark.slow
+@linux
+def test_workers_do_not_outlive_a_killed_sweep(tmp_path):
+    """A sweep killed outright (SIGKILL, out of memory) cannot stop its workers: they
+    must end with it, not compute on and then sleep forever on the pool's queue."""
+    proc, workers = _sweep_with_workers(tmp_path)
+    proc.kill()
+    proc.communicate(timeout=30)
+    assert _gone(workers, 10), "workers outlived the killed sweep"
+
+
+def _interrupted_in_compiled_code(interrupt):
+    """What Numba makes of an interrupt that lands while compiled code calls back into
+    Python: a SystemError caused by it."""
+    def point(item):
+        try:
+            raise interrupt
+        except KeyboardInterrupt as exc:
+            raise SystemError("CPUDispatcher(<function simulate>) returned a result with an "
+                              "exception set") from exc
+    return point
+
+
+def test_an_interrupt_inside_compiled_code_stops_a_sweep_in_this_process():
+    """With --jobs 1 (and in mrfq simulate) Ctrl-C during the cluster kernel came out as
+    SystemError: an internal error (exit 3, a traceback) instead of an interrupt."""
+    function = _interrupted_in_compiled_code(KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        list(execute(function, [1, 2], jobs=1))
+    function = _interrupted_in_compiled_code(console.Terminated())
+    with pytest.raises(console.Terminated):
+        list(execute(function, [1, 2], jobs=1))
+
+
+@pytest.mark.parametrize("interrupt, code", [(KeyboardInterrupt(), 130),
+                                             (console.Terminated(), 143)])
+def test_the_command_line_says_interrupted_for_an_interrupt_inside_compiled_code(
+        interrupt, code, capsys):
+    """A trace run calls the cluster kernel directly (no executor): the command line
+    itself must see the interrupt behind the SystemError."""
+    command = console.user_errors(lambda: _interrupted_in_compiled_code(interrupt)(None))
+    with pytest.raises(SystemExit) as exited:
+        command()
+    assert exited.value.code == code
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1].startswith("interrupted") and "internal error" not in err
+
+
+def test_sigterm_is_restored_after_a_command():
+    before = signal.getsignal(signal.SIGTERM)
+    seen = []
+    console.user_errors(lambda: seen.append(signal.getsignal(signal.SIGTERM)))()
+    assert seen and seen[0] is not before
+    assert signal.getsignal(signal.SIGTERM) is before
