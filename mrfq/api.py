@@ -27,7 +27,7 @@ a callable ``progress(done, total)`` gets the counts instead. Bad input raises
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -232,13 +232,15 @@ def allocate(problem: Problem | str | Path, policies: Sequence[str] | None = Non
 
 def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
             jobs: int | None = None, tolerance: float = TOLERANCE,
-            progress: ProgressArg = False) -> RunResult:
+            progress: ProgressArg = False,
+            log: Callable[[str], None] | None = None) -> RunResult:
     """The cluster points of the scenario's ``[cluster]`` section (its classes as
     jobs of tasks on a pooled cluster) and the fluid curves, swept into ``results_dir``
     (default ``results/<name>``), then every cluster γ against the fluid γ of the policy
     it realises. Returns the summary and the validation (no figures). A trace scenario
     (``[cluster] trace``): one run of the trace per policy, its summary (one row per
-    policy) in ``results_dir/trace_summary.csv`` and an empty validation."""
+    policy) in ``results_dir/trace_summary.csv`` and an empty validation. ``log``, if
+    given, is told how many points a resumed sweep reuses (the command line prints it)."""
     scenario = scenario_of(scenario)
     results_dir, jobs = arguments.path(results_dir, "results_dir"), arguments.count(jobs, "jobs")
     tolerance = arguments.real(tolerance, "tolerance", TOLERANCE)
@@ -256,7 +258,7 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     results = Path(results_dir) if results_dir else pipeline.default_results_dir(scenario)
     summary = pipeline.sweep(scenario, results, jobs=jobs,
                              kinds=(registry.FLUID, registry.CLUSTER),
-                             progress=progress_callback(progress, "sweep"))
+                             progress=progress_callback(progress, "sweep"), log=log)
     validation = pipeline.validate(results, tolerance, scenario)
     return RunResult(results, summary, validation, [])
 

@@ -437,7 +437,7 @@ def cluster(scenario, results, jobs, tolerance):
 
     _check_jobs(jobs)
     result = api.cluster(load_scenario(scenario), results, jobs=jobs, tolerance=tolerance,
-                         progress=Progress("sweep", always=True))
+                         progress=Progress("sweep", always=True), log=_log)
     trace = pipeline.TRACE_OUTPUTS if "jct_mean" in result.summary else ""
     ok = (console.print_trace(result.summary) if trace
           else _print_validation(result.validation, tolerance))

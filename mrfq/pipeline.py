@@ -415,10 +415,10 @@ def cluster_trace(scenario: Scenario, results_dir: str | Path | None = None,
     check_writable_dir(results)
     tables = trace_tables(scenario, trace, capacity)
     table = tables.pop("summary")
-    results.mkdir(parents=True, exist_ok=True)
-    write_csv(table, results / TRACE_FILE)
-    for name, file in TRACE_TABLES.items():
+    (results / TRACE_FILE).unlink(missing_ok=True)  # it marks a complete set: written last,
+    for name, file in TRACE_TABLES.items():  # an interrupted rewrite leaves none to trust
         write_csv(tables[name], results / file)
+    write_csv(table, results / TRACE_FILE)
     figures = trace_figures(tables, results, scenario.description, formats)
     return RunResult(results, table, pd.DataFrame({"passed": []}, dtype=bool), figures,
                      tables)

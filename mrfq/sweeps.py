@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -69,10 +70,28 @@ def sweep_points(scenario: Scenario, kinds: Iterable[str] = KINDS) -> list[Point
             for r in range(kind_of(scenario, *group).first_replications(scenario))]
 
 
-def _stored(scenario: Scenario, points_dir: Path) -> Callable[[Point], dict | None]:
+def _stored(scenario: Scenario, points_dir: Path,
+            unreadable: Callable[[Path], None] | None = None
+            ) -> Callable[[Point], dict | None]:
+    """A point's stored record, None when there is none. A file that is not a record
+    (truncated by a crash outside mrfq, which writes atomically, or edited) is handed to
+    ``unreadable`` and counts as missing, so a sweep computes it again; without
+    ``unreadable`` (reading a directory, not filling it) it is an InputError naming it."""
     def stored(point: Point) -> dict | None:
         path = points_dir / point_filename(scenario, point)
-        return json.loads(path.read_text()) if path.exists() else None
+        if not path.exists():
+            return None
+        try:
+            record = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:  # (JSONDecodeError is a ValueError)
+            record = exc
+        if isinstance(record, dict) and "kind" in record:
+            return record
+        if unreadable is None:
+            raise InputError("not a point record (truncated or edited?): delete it, or run "
+                             "the sweep again, which computes it anew", None, str(path))
+        unreadable(path)
+        return None
     return stored
 
 
@@ -119,8 +138,13 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     groups = sweep_groups(scenario, kinds)
     for group in groups:  # every point computable (e.g. init = "fluid"), before any work
         kind_of(scenario, *group).check(scenario, group[1], group[2])
-    plan = Plan(scenario, groups, _stored(scenario, points_dir))
+    broken: list[Path] = []
+    plan = Plan(scenario, groups, _stored(scenario, points_dir, broken.append))
     todo = plan.start()
+    if broken:
+        say = log or (lambda text: warnings.warn(text, stacklevel=3))
+        say(f"{len(broken)} stored point file(s) not a point record, computed again: "
+            + ", ".join(path.name for path in broken[:3]) + (", ..." if len(broken) > 3 else ""))
     done = plan.read
     total = done + len(todo)
     if log:

@@ -107,6 +107,12 @@ def test_the_cluster_command_runs_fluid_and_cluster_points_only(tmp_path):
     kinds = {name.split("-")[0] for name in (p.name for p in (out / "points").iterdir())}
     assert kinds == {policies.FLUID, policies.CLUSTER}
     assert (out / "validation.csv").is_file()
+    assert "2 points, 0 already done, 2 to compute" in result.stdout + result.stderr
+    # run again: it says what it reuses, as `mrfq run` and `mrfq sweep` do (it said nothing)
+    again = subprocess.run([sys.executable, "-m", "mrfq.cli", "cluster", str(path), "-o",
+                            str(out), "--jobs", "1", "--tolerance", "1"],
+                           capture_output=True, text=True)
+    assert "2 points, 2 already done, 0 to compute" in again.stdout + again.stderr
 
 
 def test_the_cluster_command_needs_a_cluster_section(tmp_path):

@@ -202,3 +202,29 @@ def test_plot_redraws_a_trace_runs_figures_from_its_tables(tmp_path):
     assert sorted(p.name for p in written) == [
         "fig_completion_times.pdf", "fig_shares.pdf", "fig_utilisation.pdf"]
     assert all(p.stat().st_size > 5_000 for p in written)
+
+
+def test_a_trace_run_interrupted_while_writing_leaves_no_summary_to_trust(tmp_path,
+                                                                          monkeypatch):
+    """The summary was written first: a rewrite stopped after it left the new summary
+    beside an earlier run's tables, which ``mrfq plot`` read as one run. It is now
+    removed first and written last, so it marks a complete set."""
+    from mrfq import pipeline
+    from mrfq.kinds.cluster import TRACE_FILE
+
+    shutil.copy(SMALL, tmp_path / "trace.csv")
+    mrfq.cluster(_scenario(tmp_path), tmp_path / "r")
+    assert (tmp_path / "r" / TRACE_FILE).is_file()
+    written = []
+
+    def stop_after_one(frame, path):
+        if written:
+            raise KeyboardInterrupt
+        written.append(path)
+        frame.to_csv(path, index=False)
+
+    monkeypatch.setattr(pipeline, "write_csv", stop_after_one)
+    with pytest.raises(KeyboardInterrupt):
+        mrfq.cluster(_scenario(tmp_path), tmp_path / "r")
+    assert written and written[0].name != TRACE_FILE
+    assert not (tmp_path / "r" / TRACE_FILE).exists()

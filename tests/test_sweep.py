@@ -72,6 +72,33 @@ def test_jobs_1_and_2_give_identical_results(tmp_path):
     pd.testing.assert_frame_equal(one, again, check_exact=True)
 
 
+@pytest.mark.parametrize("damage", [b'{"kind": "packet", "pol', b"[1, 2]", b"\xff\xfe"])
+def test_a_damaged_point_file_is_computed_again_or_named(tmp_path, damage):
+    """A truncated or edited point file (mrfq writes atomically, but an OS crash or a
+    hand can still leave one) was a JSONDecodeError traceback, exit 3, on resume."""
+    from mrfq.errors import InputError
+    from mrfq.scenario import load_scenario
+    from mrfq.sweeps import load_records
+
+    scenario = tiny(tmp_path, loads="0.3")
+    results = tmp_path / "res"
+    first = run_sweep(scenario, results, jobs=1)
+    victim = sorted((results / POINTS_DIR).glob("packet-*"))[0]
+    victim.write_bytes(damage)
+    # reading the directory names the file
+    with pytest.raises(InputError, match="not a point record") as info:
+        load_records(load_scenario(scenario), results)
+    assert info.value.source == str(victim)
+    # a sweep computes it again, says so, and gives the same numbers
+    said = []
+    again = run_sweep(scenario, results, jobs=1, log=said.append)
+    assert said[0] == ("1 stored point file(s) not a point record, computed again: "
+                       + victim.name)
+    assert said[1].endswith("1 to compute")
+    json.loads(victim.read_text())
+    pd.testing.assert_frame_equal(first, again, check_exact=True)
+
+
 def test_resume_after_sigkill(tmp_path):
     scenario = tiny(tmp_path, loads="0.2, 0.4, 0.6, 0.8", mean=100, flows=3000)
     killed = tmp_path / "killed"
