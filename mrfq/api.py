@@ -26,6 +26,7 @@ a callable ``progress(done, total)`` gets the counts instead. Bad input raises
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -191,6 +192,9 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
                 raise InputError("a DataFrame source needs an output file", "output")
             written += pipeline.plot_fluid_frame(source, target, formats=chosen)
             continue
+        if not isinstance(source, str | os.PathLike):
+            raise InputError(f"must be a results directory, a fluid CSV file or a DataFrame, "
+                             f"got {type(source).__name__}", "sources")
         path = Path(source)
         if path.is_dir():
             written += pipeline.plot(path, target, chosen)

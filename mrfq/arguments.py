@@ -94,3 +94,26 @@ def path(value: Any, field: str) -> Path | None:
     if str(value).strip() == "":
         raise InputError("is an empty path", field)
     return Path(value)
+
+
+def scheduler(value: Any, field: str = "scheduler") -> str | None:
+    """A Dask scheduler's address (``tcp://host:8786``), or None (local processes):
+    checked before any work, so that neither a typo nor an empty value (an unset shell
+    variable) runs the sweep here, or fails with a traceback once it has started."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InputError(f"must be an address such as tcp://host:8786, got "
+                         f"{type(value).__name__}", field)
+    if not value.strip():
+        raise InputError("is an empty address (leave it out to run on this machine)", field)
+    try:
+        from distributed.comm.addressing import get_address_host_port  # (optional extra)
+    except ImportError:
+        raise InputError("needs the optional extra: pip install 'mrfq[dask]'", field) from None
+    try:
+        get_address_host_port(value)
+    except ValueError as exc:
+        raise InputError(f"not a scheduler address such as tcp://host:8786 ({exc})",
+                         field) from None
+    return value

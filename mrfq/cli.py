@@ -22,7 +22,7 @@ from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import COUNT, OneOf, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
 from mrfq.errors import InputError
-from mrfq.io import check_figure_formats, check_writable, write_csv
+from mrfq.io import check_figure_formats, check_outputs, check_writable, write_csv
 from mrfq.scenario import FLUID_METHODS, PACKET_INITS, VIRTUAL_TIMES, load_scenario
 
 JOBS_HELP = "Local worker processes (default: all cores)."
@@ -132,7 +132,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
     With --results the points go through the cached sweep: a second call reuses them."""
 
     _check_jobs(jobs)
-    check_writable(output)
+    check_outputs([(output, "--output")], [(results, "--results")])
     table = api.fluid(load_scenario(scenario), results, policies=_split_names(policies),
                       loads=_split_floats(loads, "--loads"), tolerance=tolerance,
                       method=method, jobs=jobs, progress=Progress("fluid"))
@@ -177,10 +177,8 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
     """Packet simulation of SCENARIO at one load (docs: equations.md): the sweep's packet point
     function for every replication, combined as in a sweep."""
 
-    for path, field in ((output, "--output"), (flows_out, "--flows-out"),
-                        (size_bins_out, "--size-bins-out")):
-        if path:
-            check_writable(path, field)
+    check_outputs([(output, "--output"), (flows_out, "--flows-out"),
+                   (size_bins_out, "--size-bins-out")])
     result = api.simulate(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
                         warmup=warmup, delta=delta, virtual_time=virtual_time, precision=precision,

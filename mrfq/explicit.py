@@ -84,11 +84,14 @@ def parse_flows(raw_flows: Any, raw_timeline: Any, class_names: list[str], windo
                              positive=True)
         if not start < stop:
             raise InputError(f"must be after start ({start:g})", f"{where}.stop", source)
+        if start >= timeline.duration:  # (its service would be in no interval)
+            raise InputError(f"must be before timeline.duration ({timeline.duration:g}), "
+                             f"where the timeline ends, got {start:g}", f"{where}.start", source)
         rate = fields.number(raw.get("rate", 0.0), f"{where}.rate", source, nonnegative=True)
         if rate > 0 and math.ceil((stop - start) * rate) > 10**9:
             raise InputError("offers more than 10^9 packets", f"{where}.rate", source)
         flows.append(ExplicitFlow(
-            name=fields.text(raw.get("name", f"{name}#{i}"), f"{where}.name", source),
+            name=fields.text(raw.get("name", f"{name}#{i}"), f"{where}.name", source, name=True),
             class_name=name, start=start, stop=stop,
             window=fields.integer(raw.get("window", window), f"{where}.window", source, 1),
             rate=rate))

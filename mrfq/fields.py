@@ -91,6 +91,9 @@ def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str,
         if not isinstance(item, str):
             raise InputError(f"must be a list of {whats}, got {item!r}", field, source)
         name = item.lower() if lower else item
+        if not name.strip():
+            raise InputError(f"must be a list of {whats}, got an empty name {item!r}", field,
+                             source)
         if allowed and name not in allowed:
             import difflib  # only on the error path
 
@@ -103,8 +106,11 @@ def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str,
     return tuple(out)
 
 
-def text(value: Any, field: str, source: str | None) -> str:
-    """A string (names, descriptions)."""
+def text(value: Any, field: str, source: str | None, *, name: bool = False) -> str:
+    """A string (descriptions); with ``name``, a name: not empty nor only blanks (an empty
+    class or resource name reads back from a results table as a missing value)."""
     if not isinstance(value, str):
         raise InputError(f"must be a string, got {value!r}", field, source)
+    if name and not value.strip():
+        raise InputError(f"must be a name, not an empty string, got {value!r}", field, source)
     return value

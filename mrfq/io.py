@@ -56,16 +56,57 @@ def check_writable(path: str | Path, field: str = "--output") -> None:
     _probe_directory(path.parent, field, path)
 
 
-def check_writable_dir(path: str | Path, field: str | None = None) -> None:
+def check_outputs(files: Sequence[tuple], directories: Sequence[tuple] = ()) -> None:
+    """:func:`check_writable` for every (path, field) of ``files`` given (None: not
+    asked for), and InputError when two of them, or one and a results directory of
+    ``directories`` ((path, field) pairs), are the same path: the second would replace
+    the first, or a file would take the directory's place, after the work."""
+    seen: dict[Path, str] = {}
+    for path, field in files:
+        if path:
+            check_writable(path, field)
+            if Path(path).resolve() in seen:
+                raise InputError(f"is also {seen[Path(path).resolve()]}'s file: give each "
+                                 "output a path of its own", field, str(path))
+            seen[Path(path).resolve()] = field
+    for path, field in directories:
+        if path and Path(path).resolve() in seen:
+            raise InputError(f"is also the {field} directory: give the file another path",
+                             seen[Path(path).resolve()], str(path))
+
+
+#: what each kind of run writes into its results directory that no other kind does (the
+#: names of mrfq.sweeps, mrfq.pipeline and mrfq.kinds.cluster), and the command that does
+RESULTS_OF = {"sweep": (("summary.csv", "points"), "mrfq sweep, run or cluster"),
+              "flows": (("flows.csv", "timeline.csv"), "mrfq flows"),
+              "trace": (("trace_summary.csv",), "mrfq cluster of a trace")}
+
+
+def check_results_dir(path: str | Path, run: str) -> None:
+    """InputError when the directory ``path`` holds the results of another kind of run
+    than ``run`` (a key of :data:`RESULTS_OF`): its scenario.json would be replaced and
+    ``mrfq plot`` / ``validate`` would read one run's tables with the other's scenario."""
+    for other, (names, command) in RESULTS_OF.items():
+        found = [name for name in names if (Path(path) / name).exists()]
+        if other != run and found:
+            raise InputError(f"holds the results of {command} ({found[0]}): give this "
+                             f"{RESULTS_OF[run][1]} a directory of its own", None, str(path))
+
+
+def check_writable_dir(path: str | Path, field: str | None = None,
+                       run: str | None = None) -> None:
     """InputError unless files can be written in the directory ``path`` — checked before
     any work, so that a long run never ends unable to save what it computed. An existing
     non-directory at ``path`` (or on the way to it) is refused. The check is the real
     operation: the missing directories are made, a temporary file is created in ``path``,
     and then both are removed again, so the check leaves nothing behind (permission bits
-    alone would pass root in ``/proc``)."""
+    alone would pass root in ``/proc``). ``run``: the kind of run writing its results
+    there (:func:`check_results_dir`)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise InputError("exists and is not a directory", field, str(path))
+    if run is not None:  # a results directory: of this kind of run, or new
+        check_results_dir(path, run)
     _probe_directory(path, field, path)
 
 
@@ -111,6 +152,27 @@ def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
         frame.to_csv(tmp, index=False)
 
 
+#: the columns of a sweep's summary that validation and plots read
+SUMMARY_COLUMNS = ("kind", "policy", "load", "class", "gamma", "ci_low", "ci_high")
+
+
+def read_table(path: str | Path, required: Sequence[str] = (), **options) -> pd.DataFrame:
+    """A CSV table that mrfq wrote (``options``: pandas.read_csv's); a missing, empty,
+    malformed or non-UTF-8 file, or one without a ``required`` column (a hand-edited or
+    truncated file), is an InputError naming the file."""
+    try:
+        table = pd.read_csv(path, **options)
+    except FileNotFoundError:
+        raise InputError("no such file", None, str(path)) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InputError(f"not a CSV table: {exc}", None, str(path)) from None
+    missing = [column for column in required if column not in table.columns]
+    if missing:
+        raise InputError(f"not a table mrfq wrote: no column {', '.join(missing)}", None,
+                         str(path))
+    return table
+
+
 def read_toml(path: str | Path) -> dict:
     """Parse a TOML file; a missing file, a non-UTF-8 file or a syntax error becomes an
     InputError naming the file."""
@@ -138,6 +200,9 @@ def check_figure_formats(formats: Sequence[str] | str | None, field: str = "form
         return FIGURE_FORMATS
     if isinstance(formats, str):
         formats = [f for f in formats.replace(",", " ").split() if f]
+    if not isinstance(formats, Sequence | set) or not all(isinstance(f, str) for f in formats):
+        raise InputError(f"must be figure formats such as 'png,pdf' or ['png'], got "
+                         f"{formats!r}", field)
     known = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
     chosen = tuple(dict.fromkeys(f.lower().lstrip(".") for f in formats))
     bad = [f for f in chosen if f not in known]

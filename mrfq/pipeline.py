@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mrfq import io
 from mrfq import policies as registry
 from mrfq import validation as rules
 from mrfq.errors import InputError
@@ -101,7 +102,7 @@ def read_summary(results_dir: str | Path) -> pd.DataFrame:
                          "validate against" if (path.parent / TRACE_FILE).is_file() else "holds "
                          "no summary.csv yet (run mrfq sweep first)", None, str(results_dir))
     text = ("class", "policy", "kind", "ci_problem", "ci_method", "ci_warning")
-    summary = pd.read_csv(path, dtype=dict.fromkeys(text, str))
+    summary = io.read_table(path, io.SUMMARY_COLUMNS, dtype=dict.fromkeys(text, str))
     for column in ("ci_problem", "ci_warning"):
         if column in summary:
             summary[column] = summary[column].fillna("")
@@ -167,7 +168,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
     if (results / TRACE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
         return replot_trace(results, output, formats)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
-        timeline = pd.read_csv(results / TIMELINE_FILE, dtype={"flow": str})
+        timeline = io.read_table(results / TIMELINE_FILE, ("time", "flow"), dtype={"flow": str})
         known = stored_scenario(results) if (results / SCENARIO_FILE).is_file() else None
         name = f"{known.name}_dominant" if known else "dominant_share"  # as `mrfq flows`
         return dominant_share_over_time(timeline, Path(output) if output else results / name,
@@ -177,7 +178,8 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
     target = (Path(output) if output else results / scenario.name).with_suffix("")
     failed = None
     if (results / VALIDATION_FILE).is_file():
-        checked = pd.read_csv(results / VALIDATION_FILE, dtype={"class": str, "policy": str})
+        checked = io.read_table(results / VALIDATION_FILE, ("passed",),
+                                dtype={"class": str, "policy": str})
         failed = checked[~checked["passed"].astype(bool)]
     fluid, packet, cluster = (summary[summary["kind"] == kind] for kind in
                               (registry.FLUID, registry.PACKET, registry.CLUSTER))
@@ -235,7 +237,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     chosen = [registry.get(registry.PACKET, p, "policies").name
               for p in (policies or scenario.packet.policies)]
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
-    check_writable_dir(results)
+    check_writable_dir(results, run="flows")
     runs = [run_flows(scenario, p, seed, chosen) for p in chosen]
     results.mkdir(parents=True, exist_ok=True)
     store_scenario(scenario, results)  # for `mrfq plot DIR`'s name and title
@@ -327,10 +329,7 @@ def plot_fluid_table(csv: str | Path, output: str | Path | None = None,
     """The Figure 1/2 layout ("BMF v DRF", "BMF v PF") from a ``mrfq fluid`` CSV table
     (default output: the CSV's name with .png)."""
     path = Path(csv)
-    try:
-        table = pd.read_csv(path, dtype={"class": str, "policy": str})
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise InputError(f"not a CSV table: {exc}", None, str(path)) from None
+    table = io.read_table(path, dtype={"class": str, "policy": str})
     return plot_fluid_frame(table, Path(output) if output else path.with_suffix(""),
                             str(path), formats)
 
@@ -412,7 +411,7 @@ def cluster_trace(scenario: Scenario, results_dir: str | Path | None = None,
     formats = check_figure_formats(formats)
     trace, capacity = load_trace(scenario)
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
-    check_writable_dir(results)
+    check_writable_dir(results, run="trace")
     tables = trace_tables(scenario, trace, capacity)
     table = tables.pop("summary")
     (results / TRACE_FILE).unlink(missing_ok=True)  # it marks a complete set: written last,

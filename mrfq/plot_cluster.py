@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from mrfq.io import read_table
 from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES
 from mrfq.plots import _colour, _save, _title
 from mrfq.policies import label
@@ -184,10 +185,10 @@ def replot_trace(results_dir: str | Path, output: str | Path | None = None,
     ``dir/name`` as ``dir/name_shares`` and so on."""
     results = Path(results_dir)
     text = {"policy": str, "class": str, "user": str}
-    tables = {name: pd.read_csv(results / file, dtype={**text, "tasks": str} if name == "jct"
-                                else text)
+    tables = {name: read_table(results / file, dtype={**text, "tasks": str} if name == "jct"
+                               else text)
               for name, file in TRACE_TABLES.items()}
-    summary = pd.read_csv(results / TRACE_FILE).iloc[0]
+    summary = read_table(results / TRACE_FILE, ("trace", "jobs", "tasks", "servers")).iloc[0]
     title = (f"Trace run: {summary['trace']} ({summary['jobs']} jobs, {summary['tasks']} "
              f"tasks) on {summary['servers']} servers, one run per scheduler")
     if output is None:

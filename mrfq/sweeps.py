@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from mrfq import policies
+from mrfq import arguments, policies
 from mrfq.errors import InputError
 from mrfq.executor import execute
 from mrfq.fluid.method import record_method
@@ -106,7 +106,11 @@ def stored_scenario(results_dir: str | Path) -> Scenario:
     results = Path(results_dir)
     path = results / SCENARIO_FILE
     if path.is_file():
-        return scenario_from_dict(json.loads(path.read_text()), str(path))
+        try:
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # (edited, truncated)
+            raise InputError(f"not a scenario mrfq wrote: {exc}", None, str(path)) from None
+        return scenario_from_dict(raw, str(path))
     if (results / "scenario.toml").is_file():  # written by mrfq before 0.2
         return load_scenario(results / "scenario.toml")
     raise InputError("not a results directory (no scenario.json)", None, str(results))
@@ -132,8 +136,9 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
         scenario = load_scenario(scenario)
     if jobs is not None and jobs < 1:
         raise InputError("must be >= 1", "jobs")
+    scheduler = arguments.scheduler(scheduler)  # (an address that can be used, or none)
     results = Path(results_dir)
-    check_writable_dir(results)
+    check_writable_dir(results, run="sweep")
     points_dir = results / POINTS_DIR
     groups = sweep_groups(scenario, kinds)
     for group in groups:  # every point computable (e.g. init = "fluid"), before any work

@@ -201,6 +201,8 @@ def check_tolerance(tolerance: float) -> None:
     work by the commands that validate what they compute."""
     if not tolerance >= 0:
         raise InputError("must be >= 0", "tolerance")
+    if tolerance == float("inf"):  # (every point would pass: no validation at all)
+        raise InputError("must be finite, got inf", "tolerance")
 
 
 def check_run(scenario: Scenario, tolerance: float) -> None:
@@ -227,6 +229,11 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
     :func:`known_limitations`): a point of such a policy that fails says so in its
     verdict and in ``known_limitation`` (it still fails)."""
     limitations = limitations or {}
+    missing = sorted({"kind", "policy", "load", "class", "gamma", "ci_low", "ci_high"}
+                     - set(summary.columns))
+    if missing:  # (a table that is not a sweep's summary)
+        raise InputError(f"is not a sweep's summary: no column {', '.join(missing)}",
+                         "summary")
     fluid = _fluid_values(summary)
     rows = []
     simulated_kinds = summary["kind"].isin([policies.PACKET, policies.CLUSTER])

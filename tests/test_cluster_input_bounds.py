@@ -89,8 +89,9 @@ def test_each_bound_is_the_largest_value_accepted():
         if "table" not in str(ok):  # (10^7 drawn servers: some seconds, ~1 GB)
             scenario_from_dict(_raw(**ok), "s.toml")
         _refused(_raw(**past), field, "")
-    scenario_from_dict(_raw(servers=[[1.0, 1.0]] * 11, tasks_per_resource=24,
-                            slots_per_server=10**7), "s.toml")  # (no slot scheduler)
+    # no slot scheduler: no slot bound, but a k that nothing reads is refused as such
+    _refused(_raw(servers=[[1.0, 1.0]] * 11, tasks_per_resource=24, slots_per_server=10**7),
+             "cluster.slots_per_server", "only slots reads it")
     assert MIN_REQUEST == 1 / MAX_RUNNING
     # servers listed with counts are not expanded when read: the bound itself reads
     half = MAX_SERVERS // 2

@@ -82,8 +82,10 @@ def test_kernel_matches_the_twin_with_per_class_tasks_and_durations(entry):
     from mrfq.kinds import cluster as kind
 
     cluster = {"policies": [entry.name], "mean_tasks": {"a": 2, "b": 6, "c": 4},
-               "duration": {"a": 1.5, "b": 0.5, "c": 1.0}, "slots_per_server": 3,
+               "duration": {"a": 1.5, "b": 0.5, "c": 1.0},
                "servers": [[2, 6], [6, 2], [3, 3]]}
+    if entry.name == NAME.SLOTS:  # (only the slot scheduler reads k)
+        cluster["slots_per_server"] = 3
     scenario = scenario_from_dict(_raw(**cluster), "s.toml")
     model = kind.model(scenario, entry.name, 0.6)
     assert model.mean_tasks.tolist() == [2, 6, 4]

@@ -95,8 +95,9 @@ def test_slots_that_no_server_holds_are_refused_before_the_run():
              "server it may use holds more than 0")
     scenario_from_dict({**raw, "cluster": {**raw["cluster"], "slots_per_server": 2}},
                        "s.toml")
-    scenario_from_dict({**raw, "cluster": {**raw["cluster"], "policies": [NAME.DRF]}},
-                       "s.toml")  # the sizes only matter to the slot scheduler
+    # the sizes only matter to the slot scheduler: without it, a k is refused as unread
+    _refused({**raw, "cluster": {**raw["cluster"], "policies": [NAME.DRF]}},
+             "cluster.slots_per_server", "only slots reads it")
     # the check says what the kernel does: at k = 1 nothing runs, at k = 2 every job ends
     demand = np.array([[0.1, 0.1]])
     capacity = np.array(servers)

@@ -23,6 +23,9 @@ from mrfq.io import read_toml
 _TOP_KEYS = {"name", "description", "resources", "servers", "users", "policies"}
 _SERVER_KEYS = {"name", "capacity"}
 _USER_KEYS = {"name", "demand", "weight", "max_tasks", "servers"}
+#: the smallest dominant share of the pool a user's task may have (and 1/it the largest):
+#: at 1e-10 HiGHS's tolerances gave a DRF user no task at all, at 1e14 it failed
+MIN_SHARE = 1e-8
 
 
 #: the example problems shipped with the package (``mrfq allocate drf_slides``)
@@ -83,7 +86,7 @@ def _parse(raw: Any, source: str | None) -> Problem:
         where = f"servers[{l}]"
         server = fields.check_keys(server, _SERVER_KEYS, where, source)
         server_names.append(fields.text(server.get("name", f"s{l + 1}"), f"{where}.name",
-                                        source))
+                                        source, name=True))
         if "capacity" not in server:
             raise InputError(f"missing ({m} numbers, one per resource)", f"{where}.capacity",
                              source)
@@ -101,7 +104,8 @@ def _parse(raw: Any, source: str | None) -> Problem:
     for i, user in enumerate(users):
         where = f"users[{i}]"
         user = fields.check_keys(user, _USER_KEYS, where, source)
-        names.append(fields.text(user.get("name", f"u{i + 1}"), f"{where}.name", source))
+        names.append(fields.text(user.get("name", f"u{i + 1}"), f"{where}.name", source,
+                                 name=True))
         if "demand" not in user:
             raise InputError(f"missing ({m} numbers per task, one per resource)",
                              f"{where}.demand", source)
@@ -117,6 +121,14 @@ def _parse(raw: Any, source: str | None) -> Problem:
         else:
             allowed.append([True] * len(server_names))
     _distinct(names, "users", source, "user")
+    total = np.sum(capacity, axis=0)
+    for i, row in enumerate(demand):  # (the LPs' tolerances: beyond, 0 tasks or a failure)
+        share = float(np.max(row / total))
+        if not MIN_SHARE <= share <= 1 / MIN_SHARE:
+            raise InputError(f"a task's dominant share of the servers' total is {share:.3g}, "
+                             f"outside [{MIN_SHARE:g}, {1 / MIN_SHARE:g}], where the "
+                             "allocations' linear programs are exact", f"users[{i}].demand",
+                             source)
 
     chosen = []
     if "policies" in raw:

@@ -18,12 +18,12 @@ from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.packet import kernel
 from mrfq.packet.model import ARRIVAL_BLOCK, ArrivalStream, PacketModel
-from mrfq.scenario import VIRTUAL_TIMES
+from mrfq.scenario import VIRTUAL_TIMES, limits
 from mrfq.sizes import SizeLaw
 
 #: events per kernel call between returns to Python (progress, Ctrl-C)
 CHUNK_EVENTS = 20_000_000
-INITIAL_CAPACITY = 128
+INITIAL_CAPACITY = limits.PACKET_SLOTS  # (the window's bound counts them)
 #: most flows of one replication: every flow's packets arrive at a resource at least once,
 #: and the kernel numbers at most MAX_SEQ = 2^43 ≈ 8.8e12 such arrivals per replication
 MAX_FLOWS = kernel.MAX_SEQ

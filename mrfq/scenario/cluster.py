@@ -99,6 +99,10 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
         if config.trace and key in raw and getattr(config, key) != getattr(defaults, key):
             raise fail(f"a trace run does not use it ({why}); remove it",
                        f"cluster.{key}", source)
+    slots = policies.named(policies.CLUSTER).SLOTS  # (k is the slot scheduler's alone)
+    if config.slots_per_server != defaults.slots_per_server and slots not in config.policies:
+        raise fail(f"only {slots} reads it, and cluster.policies ({', '.join(config.policies)})"
+                   " does not list it; remove it", "cluster.slots_per_server", source)
     if config.servers:  # (a pool always has every resource)
         total = np.sum([np.multiply(cap, count) for cap, count, _ in config.servers], axis=0)
         for r in np.flatnonzero(total <= 0):

@@ -13,6 +13,7 @@ the scenarios shipped in ``mrfq/scenarios/``.
 from __future__ import annotations
 
 from dataclasses import replace
+from os import PathLike
 from pathlib import Path
 
 from mrfq import fields
@@ -29,6 +30,7 @@ from mrfq.scenario.checks import (
 )
 from mrfq.scenario.cluster import parse_cluster, trace_path
 from mrfq.scenario.config import FluidConfig, PacketConfig
+from mrfq.scenario.limits import check_window
 from mrfq.scenario.model import Scenario
 from mrfq.scenario.network import lone_router_name, parse_route, parse_routers
 
@@ -43,7 +45,8 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     resources = raw.get("resources")
     if not isinstance(resources, list) or not resources:
         raise fail("must be a non-empty list of resource names", "resources", source)
-    resources = tuple(fields.text(r, f"resources[{i}]", source) for i, r in enumerate(resources))
+    resources = tuple(fields.text(r, f"resources[{i}]", source, name=True)
+                      for i, r in enumerate(resources))
     if len(set(resources)) != len(resources):
         raise fail("resource names must be distinct", "resources", source)
     if "max" in resources:
@@ -87,9 +90,12 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
 
     flows, timeline = parse_flows(raw.get("flows"), raw.get("timeline"), names,
                                   packet.window, source)
+    for where, window in [("packet.window", packet.window), *(
+            (f"flows[{i}].window", f.window) for i, f in enumerate(flows))]:
+        check_window(window, len(resources), max(len(classes), len(flows)), where, source)
 
     scenario = Scenario(
-        name=fields.text(raw.get("name", Path(source).stem), "name", source),
+        name=fields.text(raw.get("name", Path(source).stem), "name", source, name=True),
         description=fields.text(raw.get("description", ""), "description", source),
         resources=resources,
         classes=classes,
@@ -126,7 +132,7 @@ def _trace_scenario(raw: dict, resources: tuple[str, ...], source: str) -> Scena
         raise fail("a trace scenario has two resources (the trace's CPU and memory "
                    f"requests), got {len(resources)}", "resources", source)
     return Scenario(
-        name=fields.text(raw.get("name", Path(source).stem), "name", source),
+        name=fields.text(raw.get("name", Path(source).stem), "name", source, name=True),
         description=fields.text(raw.get("description", ""), "description", source),
         resources=resources, classes=(), load_axis="max", load_values=(),
         fluid=FluidConfig(policies=()), packet=PacketConfig(policies=()),
@@ -160,6 +166,9 @@ def packaged_scenarios() -> list[str]:
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a TOML scenario file (or a packaged scenario by name, see
     :func:`scenario_path`); raise InputError on any problem."""
+    if not isinstance(path, str | PathLike):
+        raise InputError(f"must be a scenario file or a packaged name, got "
+                         f"{type(path).__name__}", "scenario")
     path = scenario_path(path)
     if not path.exists():
         raise InputError(f"no such file, nor a packaged scenario ({unknown_name_hint(path)})",

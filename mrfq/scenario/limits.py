@@ -10,6 +10,8 @@ near several bounds at once may still need more memory than a machine has.
 
 from __future__ import annotations
 
+from mrfq.errors import InputError
+
 #: jobs held in memory (~120 bytes each, measured with run_cluster)
 MAX_JOBS = 10**8
 #: a seed the kernel takes as a signed 64-bit integer
@@ -42,3 +44,35 @@ def count_text(count: float) -> str:
     """A count as the messages show it: 1,234,567, or 2.4e+300 (inf) when too long to
     read that way."""
     return f"{count:,.0f}" if count < 1e15 else f"{count:.3g}"
+
+
+#: flows the packet engine allocates records for before a run (mrfq.packet.engine)
+PACKET_SLOTS = 128
+#: the most memory those first records may take: each flow slot holds its window's
+#: packets on every resource, so a window of 10^9 ("no window") asked for terabytes
+MAX_WINDOW_BYTES = 12 * 2**30
+
+
+def window_bytes(window: int, n_resources: int, n_classes: int) -> int:
+    """Bytes of the packet engine's first :data:`PACKET_SLOTS` flow records for a window
+    of ``window`` packets (:func:`mrfq.packet.kernel.record_layout`: per slot and packet
+    of window, 2 + 2J integers and 2 + 3J floats, up to 2J more integers for MR3's
+    ingresses, and a round-trip ring of 16 bytes per class; per slot, at most 16 + 10J
+    words more), an upper bound."""
+    per_packet = 8 * (4 + 7 * n_resources) + 16 * n_classes
+    return PACKET_SLOTS * (per_packet * int(window) + 8 * (16 + 10 * n_resources))
+
+
+def check_window(window: int, n_resources: int, n_classes: int, field: str,
+                 source: str | None) -> None:
+    """InputError when a window's first flow records would exceed
+    :data:`MAX_WINDOW_BYTES` (before any work: the run would stop on a memory error)."""
+    if window_bytes(window, n_resources, n_classes) > MAX_WINDOW_BYTES:
+        most = (MAX_WINDOW_BYTES - window_bytes(0, n_resources, n_classes)) // (
+            window_bytes(1, n_resources, n_classes) - window_bytes(0, n_resources, n_classes))
+        raise InputError(f"must be <= {most:,} packets with {n_resources} resources and "
+                         f"{n_classes} classes (the packet engine holds every packet of "
+                         f"the window of its first {PACKET_SLOTS} flows: "
+                         f"{window_bytes(window, n_resources, n_classes) / 2**30:.3g} GiB "
+                         f"for this one, at most {MAX_WINDOW_BYTES / 2**30:g}), got "
+                         f"{window:,}", field, source)

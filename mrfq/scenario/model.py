@@ -18,7 +18,7 @@ import numpy as np
 
 from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
-from mrfq.scenario.checks import check_fq_names, check_init, parse_packet
+from mrfq.scenario.checks import _UNUSED_BUDGET, check_fq_names, check_init, parse_packet
 from mrfq.scenario.cluster import cluster_dict
 from mrfq.scenario.config import (
     ClusterConfig,
@@ -27,6 +27,7 @@ from mrfq.scenario.config import (
     TrafficClass,
     comparable,
 )
+from mrfq.scenario.limits import check_window
 from mrfq.scenario.network import default_route, router_of
 from mrfq.sizes import SizeLaw, parse_size
 
@@ -228,6 +229,9 @@ class Scenario:
         merged["policies"] = list(merged["policies"])
         packet = parse_packet(merged, self.source, "keyword")
         check_fq_names(packet, self.resources, "fq_resource", None)
+        if "max_replications" in raw and packet.precision is None:
+            raise InputError(_UNUSED_BUDGET, "max_replications")
+        check_window(packet.window, len(self.resources), len(self.classes), "window", None)
         if "init" in raw:  # the policy is checked where it runs (mrfq.kinds.packet.check)
             check_init(packet, self.classes, "init", None, check_policies=False)
         return replace(self, packet=packet)

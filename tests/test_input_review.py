@@ -1,0 +1,288 @@
+"""Bad input found by an adversarial review: each case one InputError naming its field
+(on the command line one line `error: <file>: <field>: <problem>`, exit code 2), before
+any work and with nothing written."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import mrfq
+from mrfq.errors import InputError
+from mrfq.io import RESULTS_OF, check_figure_formats
+from mrfq.packet import kernel
+from mrfq.scenario import load_scenario, scenario_from_dict
+from mrfq.scenario.limits import PACKET_SLOTS, window_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = (ROOT / "scenarios" / "quickstart.toml").read_text()
+PROBLEM = (ROOT / "mrfq" / "problems" / "drf_slides.toml").read_text()
+ROGUE = (ROOT / "scenarios" / "isolation_rogue.toml").read_text()
+
+
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "mrfq", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _refused(result: subprocess.CompletedProcess, start: str) -> None:
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(start), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def _file(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _raises(text: str, field: str, match: str, name: str = "s.toml", tmp_path=None):
+    path = _file(tmp_path, text, name)
+    with pytest.raises(InputError, match=match) as info:
+        (mrfq.allocate if "[[users]]" in text else load_scenario)(path)
+    assert info.value.field == field, info.value
+
+
+# --- windows: a window of 10^9 packets ("no window") asked for terabytes: a traceback ----
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda t: t.replace("window = 5", "window = 1000000000"), "packet.window"),
+    (lambda t: t.replace("window = 5", "window = 4611686018427387904"), "packet.window"),
+])
+def test_a_window_beyond_memory_is_refused_in_the_file(tmp_path, edit, field):
+    _raises(edit(QUICK), field, "must be <= .* packets with 2 resources and 2 classes",
+            tmp_path=tmp_path)
+
+
+def test_an_explicit_flows_window_beyond_memory_is_refused(tmp_path):
+    text = ROGUE.replace('name = "A"\n', 'name = "A"\nwindow = 1000000000\n')
+    _raises(text, "flows[0].window", "must be <= ", tmp_path=tmp_path)
+
+
+def test_a_window_option_beyond_memory_is_one_line(tmp_path):
+    _refused(_cli("simulate", "quickstart", "--policy", "bmf", "--load", "0.3", "--flows",
+                  "100", "--window", "1e30", cwd=tmp_path), "error: --window: must be <= ")
+    with pytest.raises(InputError, match="must be <= ") as info:
+        mrfq.simulate("quickstart", "bmf", 0.3, flows=100, window=10**9)
+    assert info.value.field == "window"
+
+
+def test_the_window_bound_covers_the_engine_records():
+    """The bound's bytes are at least what the engine allocates for its first slots."""
+    for J in (1, 2, 5, 12):
+        for W in (1, 30, 1000):
+            layout = kernel.record_layout(J, W, J)  # (MR3 with one router per resource)
+            K = 3
+            engine = PACKET_SLOTS * (8 * (int(layout.ni) + int(layout.nf)) + 16 * K * W)
+            assert window_bytes(W, J, K) >= engine, (J, W)
+
+
+# --- packet.policies = "bmf": read letter by letter ---------------------------------------
+
+def test_a_lone_packet_policy_string_is_one_policy(tmp_path):
+    text = QUICK.replace('policies = ["drfq", "bmf"]', 'policies = "bmf"')
+    assert load_scenario(_file(tmp_path, text)).packet.policies == ("bmf",)
+    _raises(QUICK.replace('policies = ["drfq", "bmf"]', 'policies = "bmfx"'),
+            "packet.policies", "unknown policy 'bmfx'", tmp_path=tmp_path)
+
+
+# --- empty names: a class named "" read back from summary.csv as NaN ----------------------
+
+@pytest.mark.parametrize("old, new, field", [
+    ('name = "crypto"', 'name = ""', "classes[1].name"),
+    ('name = "crypto"', 'name = "  "', "classes[1].name"),
+    ('resources = ["cpu", "link"]', 'resources = ["cpu", ""]', "resources[1]"),
+    ('name = "quickstart"', 'name = ""', "name"),
+])
+def test_empty_names_are_refused(tmp_path, old, new, field):
+    _raises(QUICK.replace(old, new), field, "must be a name", tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("old, new, field", [
+    ('name = "user2"', 'name = ""', "users[1].name"),
+    ('name = "node"', 'name = " "', "servers[0].name"),
+    ('resources = ["cpu", "mem"]', 'resources = ["cpu", ""]', "resources"),
+])
+def test_empty_names_in_problems_are_refused(tmp_path, old, new, field):
+    _raises(PROBLEM.replace(old, new), field, "empty", tmp_path=tmp_path)
+
+
+def test_an_empty_flow_name_is_refused(tmp_path):
+    _raises(ROGUE.replace('name = "A"', 'name = ""'), "flows[0].name", "must be a name",
+            tmp_path=tmp_path)
+
+
+# --- values accepted that nothing reads ------------------------------------------------------
+
+def test_slots_per_server_without_the_slot_scheduler_is_refused(tmp_path):
+    text = QUICK.replace("[cluster]", "[cluster]\nslots_per_server = 3")
+    _raises(text, "cluster.slots_per_server", "only slots reads it", tmp_path=tmp_path)
+    # with the slot scheduler, or at its default, it stays accepted
+    load_scenario(_file(tmp_path, text.replace('policies = ["drf"]',
+                                               'policies = ["drf", "slots"]')))
+    load_scenario(_file(tmp_path, QUICK.replace("[cluster]", "[cluster]\nslots_per_server = 14")))
+
+
+def test_max_replications_without_precision_is_refused(tmp_path):
+    with pytest.raises(InputError, match="budget of a precision target") as info:
+        mrfq.simulate("quickstart", "bmf", 0.3, flows=100, max_replications=3)
+    assert info.value.field == "max_replications"
+    _refused(_cli("sweep", "quickstart", "-o", "r", "--jobs", "1", "--max-replications", "3",
+                  cwd=tmp_path), "error: --max-replications: is the replication budget")
+    assert not (tmp_path / "r").exists()
+    path = _file(tmp_path, QUICK.replace("[packet]", "[packet]\nmax_replications = 5"))
+    with pytest.raises(InputError, match="budget") as info:
+        mrfq.simulate(path, "bmf", 0.3, flows=100)
+    assert info.value.field == "packet.max_replications"
+    # with a target (the file's or an argument's) it is read
+    mrfq.simulate(path, "bmf", 0.3, flows=100, mean_size=5, precision=0.9)
+
+
+def test_an_infinite_tolerance_is_refused(tmp_path):
+    """Every point would pass (the API's arguments refused it; the command line did not)."""
+    _refused(_cli("run", "quickstart", "-o", "r", "--tolerance", "inf", cwd=tmp_path),
+             "error: --tolerance: must be finite")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_flow_starting_after_the_timeline_is_refused(tmp_path):
+    text = ROGUE.replace('name = "A"\n', 'name = "A"\nstart = 500\nstop = 600\n')
+    _raises(text, "flows[0].start", "must be before timeline.duration", tmp_path=tmp_path)
+
+
+# --- the scheduler: a typo was a traceback, an empty value ran locally -------------------
+
+@pytest.mark.parametrize("address, problem", [
+    ("nonsense", "not a scheduler address"), ("tcp://localhost", "not a scheduler address"),
+    ("", "is an empty address"), (123, "must be an address")])
+def test_a_bad_scheduler_is_refused_before_any_work(tmp_path, address, problem):
+    with pytest.raises(InputError, match=problem) as info:
+        mrfq.sweep("quickstart", tmp_path / "r", jobs=1, scheduler=address)
+    assert info.value.field == "scheduler"
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_bad_scheduler_option_is_one_line(tmp_path):
+    _refused(_cli("run", "quickstart", "-o", "r", "--scheduler", "nonsense", cwd=tmp_path),
+             "error: --scheduler: not a scheduler address")
+    assert not (tmp_path / "r").exists()
+
+
+# --- outputs that are one another ----------------------------------------------------------
+
+def test_simulate_refuses_one_file_for_two_outputs(tmp_path):
+    _refused(_cli("simulate", "quickstart", "--policy", "bmf", "--load", "0.3", "--flows",
+                  "100", "-o", "a.csv", "--flows-out", "./a.csv", cwd=tmp_path),
+             "error: ./a.csv: --flows-out: is also --output's file")
+    assert not (tmp_path / "a.csv").exists()
+
+
+def test_fluid_refuses_an_output_that_is_its_results_directory(tmp_path):
+    _refused(_cli("fluid", "quickstart", "-o", "r", "--results", "r", "--jobs", "1",
+                  cwd=tmp_path), "error: r: --output: is also the --results directory")
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("first, second, holds", [
+    (("sweep", "small.toml"), ("flows", "rogue.toml"), "summary.csv"),
+    (("flows", "rogue.toml"), ("sweep", "small.toml"), "flows.csv"),
+])
+def test_a_results_directory_of_another_kind_of_run_is_refused(tmp_path, first, second,
+                                                               holds):
+    """`mrfq flows` into a sweep's directory replaced its scenario.json: `mrfq plot` then
+    drew the sweep's summary under the flows scenario's name."""
+    small = QUICK.replace("flows = 3000", "flows = 200").replace("jobs = 1000", "jobs = 40")
+    _file(tmp_path, small.replace("values = [0.3, 0.6]", "values = [0.3]"), "small.toml")
+    _file(tmp_path, ROGUE.replace("duration = 400", "duration = 20").replace(
+        '["drfq", "mr3", "bmf", "pf", "fifo", "bottleneck-fq"]', '["bmf"]'), "rogue.toml")
+    extra = ["--jobs", "1"] if first[0] == "sweep" else []
+    assert _cli(*first, "-o", "r", *extra, cwd=tmp_path).returncode == 0
+    before = sorted(p.name for p in (tmp_path / "r").iterdir())
+    extra = ["--jobs", "1"] if second[0] == "sweep" else []
+    _refused(_cli(*second, "-o", "r", *extra, cwd=tmp_path),
+             f"error: r: holds the results of {RESULTS_OF[first[0]][1]} ({holds})")
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == before
+
+
+def test_the_results_markers_are_the_files_runs_write():
+    from mrfq import pipeline, sweeps
+
+    assert RESULTS_OF["sweep"][0] == (sweeps.SUMMARY_FILE, sweeps.POINTS_DIR)
+    assert RESULTS_OF["flows"][0] == (pipeline.FLOWS_FILE, pipeline.TIMELINE_FILE)
+    assert RESULTS_OF["trace"][0] == (pipeline.TRACE_FILE,)
+
+
+# --- a damaged results directory: validate and plot tracebacks ------------------------------
+
+def test_damaged_results_files_are_one_line(tmp_path):
+    from mrfq.sweeps import store_scenario
+
+    store_scenario(load_scenario("quickstart"), tmp_path / "good")
+    scenario = tmp_path / "good" / "scenario.json"
+    cases = {"empty": ("", "not a CSV table"), "bytes": ("x\x00\xff\n", "not a CSV table"),
+             "columns": ("a,b\n1,2\n", "not a table mrfq wrote: no column kind")}
+    for name, (content, problem) in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "scenario.json").write_text(scenario.read_text())
+        (folder / "summary.csv").write_bytes(content.encode("latin-1"))
+        for verb in ("validate", "plot"):
+            _refused(_cli(verb, name, cwd=tmp_path), f"error: {name}/summary.csv: {problem}")
+    (tmp_path / "json").mkdir()
+    (tmp_path / "json" / "scenario.json").write_text("{")
+    (tmp_path / "json" / "summary.csv").write_text("kind\n")
+    _refused(_cli("plot", "json", cwd=tmp_path),
+             "error: json/scenario.json: not a scenario mrfq wrote")
+
+
+def test_validate_refuses_a_table_that_is_not_a_summary():
+    with pytest.raises(InputError, match="no column") as info:
+        mrfq.validate(pd.DataFrame({"a": [1]}))
+    assert info.value.field == "summary"
+
+
+# --- Python arguments of the wrong type: tracebacks ----------------------------------------
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: check_figure_formats(3), "formats"),
+    (lambda: check_figure_formats(["png", 3]), "formats"),
+    (lambda: mrfq.plot(3), "sources"),
+    (lambda: mrfq.load_scenario(3), "scenario"),
+])
+def test_arguments_of_the_wrong_type_are_input_errors(call, field):
+    with pytest.raises(InputError) as info:
+        call()
+    assert info.value.field == field
+
+
+# --- allocation problems beyond the linear programs' range ----------------------------------
+
+@pytest.mark.parametrize("old, new", [
+    ("demand = [1, 4]", "demand = [1e-9, 1e-9]"),     # DRF gave this user no task at all
+    ("demand = [1, 4]", "demand = [1e15, 4]"),         # HiGHS: model error, a traceback
+    ("capacity = [9, 18]", "capacity = [1e-300, 18]"),
+])
+def test_demand_shares_beyond_the_solvers_range_are_refused(tmp_path, old, new):
+    _raises(PROBLEM.replace(old, new), "users[0].demand", "dominant share",
+            tmp_path=tmp_path)
+
+
+def test_tiny_non_dominant_demands_stay_accepted(tmp_path):
+    report = mrfq.allocate(_file(tmp_path, PROBLEM.replace("demand = [1, 4]",
+                                                           "demand = [1e-30, 4]")),
+                           ["drf"], properties=False)
+    assert report.table()["tasks"].iloc[0] == pytest.approx(27 / 7)
+
+
+def test_a_stored_scenario_still_reads_back():
+    """Default values (a stored scenario writes every field) are not refused."""
+    scenario = load_scenario("google_like_trace")
+    assert scenario_from_dict(scenario.to_dict()) == scenario
+    quick = load_scenario("quickstart")
+    assert scenario_from_dict(quick.to_dict()) == quick
