@@ -27,6 +27,16 @@ def make_scenario(classes=None, resources=("cpu", "link"), axis="max", routers=N
     return scenario_from_dict(raw)
 
 
+@pytest.fixture(autouse=True)
+def no_progress_line_left_open():
+    """Each test starts with no progress line open on stderr: one left open by an earlier
+    test (a run stopped by the exception it checks) made the next error message start
+    with its newline, so tests that compare whole outputs depended on the order."""
+    from mrfq import progress
+
+    progress._state["open"] = False
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
