@@ -1,5 +1,7 @@
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +13,31 @@ FIG3_CLASSES = [
     {"name": "2", "requirements": [1.0, 0.1], "load_share": 1},
     {"name": "3", "requirements": [1.0, 1.0], "load_share": 1},
 ]
+
+
+def classes_toml(count: int = 3) -> str:
+    """The first ``count`` Figure 3 classes as a scenario file's ``[[classes]]`` tables."""
+    return "".join(f'[[classes]]\nname = "{c["name"]}"\nrequirements = {c["requirements"]}\n'
+                   f'load_share = {c["load_share"]}\n' for c in FIG3_CLASSES[:count])
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m mrfq ARGS`` in ``cwd`` with this checkout's package."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "mrfq", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, start: str) -> None:
+    """Bad input's contract: exit 2, one line on stderr starting with ``start``, no
+    traceback."""
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(start), result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def make_scenario(classes=None, resources=("cpu", "link"), axis="max", routers=None,

@@ -3,14 +3,12 @@ flow count bounded and the arrivals grown in amortised time, the progress line's
 a resumed run, and the docs' figures that come from a run."""
 
 import math
-import os
-import subprocess
-import sys
 import types
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import assert_one_line_error, run_cli
 
 import mrfq
 from mrfq import progress as progress_module
@@ -27,17 +25,8 @@ from mrfq.scenario.files import packaged_scenarios
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "mrfq", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
-
-
-def _one_line_error(result: subprocess.CompletedProcess, start: str) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(start), result.stderr
-    assert "Traceback" not in result.stderr
+_cli = run_cli
+_one_line_error = assert_one_line_error
 
 
 # --- 1. the seed of plan and flows ------------------------------------------------------

@@ -2,13 +2,11 @@
 (on the command line one line `error: <file>: <field>: <problem>`, exit code 2), before
 any work and with nothing written."""
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import assert_one_line_error, run_cli
 
 import mrfq
 from mrfq.errors import InputError
@@ -23,17 +21,8 @@ PROBLEM = (ROOT / "mrfq" / "problems" / "drf_slides.toml").read_text()
 ROGUE = (ROOT / "scenarios" / "isolation_rogue.toml").read_text()
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "mrfq", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
-
-
-def _refused(result: subprocess.CompletedProcess, start: str) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(start), result.stderr
-    assert "Traceback" not in result.stderr
+_cli = run_cli
+_refused = assert_one_line_error
 
 
 def _file(tmp_path: Path, text: str, name: str = "s.toml") -> Path:

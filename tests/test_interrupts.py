@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import classes_toml
 
 from mrfq import console
 from mrfq.executor import execute
@@ -18,15 +19,7 @@ from mrfq.executor import execute
 LONG = """
 name = "long"
 resources = ["cpu", "link"]
-[[classes]]
-name = "1"
-requirements = [0.1, 1.0]
-load_share = 4
-[[classes]]
-name = "2"
-requirements = [1.0, 0.1]
-load_share = 1
-[load]
+""" + classes_toml(2) + """[load]
 axis = "link"
 values = [0.2, 0.8]
 [fluid]
