@@ -108,11 +108,17 @@ def scheduler(value: Any, field: str = "scheduler") -> str | None:
     if not value.strip():
         raise InputError("is an empty address (leave it out to run on this machine)", field)
     try:
-        from distributed.comm.addressing import get_address_host_port  # (optional extra)
+        from distributed.comm.addressing import (  # optional extra (mrfq[dask])
+            get_address_host_port,
+            parse_address,
+        )
     except ImportError:
         raise InputError("needs the optional extra: pip install 'mrfq[dask]'", field) from None
     try:
-        get_address_host_port(value)
+        # a network address needs its host and port ("nonsense" reads as tcp://nonsense);
+        # others (inproc:// of an in-process cluster) are left to the client
+        if parse_address(value)[0] in ("tcp", "tls", "ws", "wss"):
+            get_address_host_port(value)
     except ValueError as exc:
         raise InputError(f"not a scheduler address such as tcp://host:8786 ({exc})",
                          field) from None

@@ -49,7 +49,9 @@ def _end_with_parent(parent: int) -> None:
 
 
 @contextlib.contextmanager
-def _spawned_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+def spawned_pool(jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """``jobs`` spawned worker processes, each with one BLAS thread and ending with this
+    process (:func:`_end_with_parent`): every process pool mrfq starts is one of these."""
     saved = {name: os.environ.get(name) for name in _THREAD_VARIABLES}
     for name in _THREAD_VARIABLES:
         os.environ[name] = "1"  # inherited by the spawned workers
@@ -104,7 +106,7 @@ def execute(function: Callable[..., Any], items: Iterable[Item], *,
                 queue.extend(follow_up(item, result))
             yield item, result
         return
-    with _spawned_pool(jobs if follow_up else min(jobs, len(items))) as pool:
+    with spawned_pool(jobs if follow_up else min(jobs, len(items))) as pool:
         pending = {pool.submit(function, *arguments, item): item for item in items}
         try:
             while pending:
@@ -161,7 +163,7 @@ def _dask(function, items, arguments, scheduler, follow_up=None):
                          "scheduler") from None
     try:
         client = Client(scheduler, timeout="10s")
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # (ValueError: a transport not installed, ucx://)
         raise InputError(f"cannot reach the Dask scheduler: {exc}", "scheduler") from None
     try:
         # the shared arguments (the scenario) go to the cluster once

@@ -190,6 +190,16 @@ def read_toml(path: str | Path) -> dict:
 
 #: the files a figure is written as, unless told otherwise (:mod:`mrfq.plots`)
 FIGURE_FORMATS = ("png", "pdf")
+#: the figure formats mrfq writes (matplotlib's, as file suffixes)
+KNOWN_FIGURE_FORMATS = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+
+
+def figure_stem(path: str | Path) -> Path:
+    """``path`` without a suffix that names a figure format (``fig.png`` → ``fig``); any
+    other suffix is part of the name (``fig3.v2`` stays)."""
+    path = Path(path)
+    return path.with_suffix("") if path.suffix.lower().lstrip(".") in KNOWN_FIGURE_FORMATS \
+        else path
 
 
 def check_figure_formats(formats: Sequence[str] | str | None, field: str = "formats"
@@ -203,7 +213,7 @@ def check_figure_formats(formats: Sequence[str] | str | None, field: str = "form
     if not isinstance(formats, Sequence | set) or not all(isinstance(f, str) for f in formats):
         raise InputError(f"must be figure formats such as 'png,pdf' or ['png'], got "
                          f"{formats!r}", field)
-    known = ("png", "pdf", "svg", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+    known = KNOWN_FIGURE_FORMATS
     chosen = tuple(dict.fromkeys(f.lower().lstrip(".") for f in formats))
     bad = [f for f in chosen if f not in known]
     if bad or not chosen:

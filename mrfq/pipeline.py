@@ -175,7 +175,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
                                         known.description if known else "", formats=formats)
     scenario = stored_scenario(results)
     summary = read_summary(results)
-    target = (Path(output) if output else results / scenario.name).with_suffix("")
+    target = io.figure_stem(Path(output) if output else results / scenario.name)
     failed = None
     if (results / VALIDATION_FILE).is_file():
         checked = io.read_table(results / VALIDATION_FILE, ("passed",),

@@ -23,7 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from mrfq.errors import InputError
-from mrfq.io import atomic_path
+from mrfq.io import KNOWN_FIGURE_FORMATS, atomic_path
 from mrfq.io import check_figure_formats as check_formats
 from mrfq.policies import (
     CLUSTER,
@@ -110,12 +110,16 @@ def _bottom_row_labels(axes: np.ndarray, used: int, xlabel: str) -> None:
 
 def _save(fig, path: str | Path, formats: Sequence[str] | None = None) -> list[Path]:
     """Save the figure as ``path`` in each of ``formats``; without ``formats``, in the
-    format its suffix names, or in all of :data:`FORMATS` when it has none."""
+    format its suffix names, or in all of :data:`FORMATS` when it has none. A suffix
+    that names no figure format is part of the name (``fig.v2`` → ``fig.v2.png``; it
+    was replaced, and ``fig.v2`` and ``fig.v2_fluid`` both became ``fig.png``)."""
     path = Path(path)
     written = []
-    if formats is None and path.suffix:
+    named = path.suffix.lower().lstrip(".") in KNOWN_FIGURE_FORMATS
+    if formats is None and named:
         formats = (path.suffix,)
-    targets = [path.with_suffix(f".{fmt}") for fmt in check_formats(formats)]
+    targets = [path.with_suffix(f".{fmt}") if named else path.with_name(f"{path.name}.{fmt}")
+               for fmt in check_formats(formats)]
     for target in targets:
         with atomic_path(target) as tmp:
             fig.savefig(tmp, format=target.suffix.lstrip("."), dpi=130)

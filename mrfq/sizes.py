@@ -31,7 +31,6 @@ cdf                ``points``, ``file`` or ``workload``;   a CDF table, linear b
   (default) divides the sizes by their mean (mean 1, i.e. the class's mean size m packets);
   ``rescale = false`` uses them as they are, in work units (1 = m packets), and the law's
   mean is then the file's mean (the flow-level simulator keeps ρ_k = λ_k · mean).
-
 * **CDF table** (:mod:`mrfq.workloads`): exactly one of ``points`` (inline pairs
   ``[[size, cdf], …]``), ``file`` (a two-column CSV: size, cdf) or ``workload`` (a
   bundled published distribution: ``websearch``, ``datamining``, ``fb_hadoop``). The law
@@ -85,15 +84,16 @@ class SizeLaw:
 
     ``distribution`` and ``params`` (the cleaned parameters) describe it; ``values`` holds
     an empirical law's sizes (already rescaled when ``rescale``). :meth:`key` is a canonical
-    dict for hashing stored points (an empirical law is keyed by its sizes' digest).
-    """
+    dict for hashing stored points (an empirical law is keyed by its sizes' digest)."""
 
     distribution: str
     params: dict = field(default_factory=dict)
     values: np.ndarray | None = field(default=None, repr=False, compare=False)
     digest: str = ""
 
-    # --- moments -------------------------------------------------------------------
+    def __hash__(self) -> int:  # the generated one failed on the dict; its keys: as == does
+        return hash((self.distribution, tuple(sorted(self.params)), self.digest))
+
     def raw_moment(self, r: int) -> float:
         """E[X^r] (∞ where it diverges)."""
         d, p = self.distribution, self.params

@@ -275,3 +275,14 @@ def test_a_stored_scenario_still_reads_back():
     assert scenario_from_dict(scenario.to_dict()) == scenario
     quick = load_scenario("quickstart")
     assert scenario_from_dict(quick.to_dict()) == quick
+
+
+def test_a_scheduler_address_without_host_and_port_is_left_to_dask():
+    """The host-and-port check refused an in-process cluster's address (inproc://, what
+    ``LocalCluster(processes=False)`` gives), which ran before: only network schemes
+    need a port."""
+    from mrfq import arguments
+
+    for address in ("inproc://192.0.2.2/16042/1", "tcp://host:8786", "host:8786",
+                    "tls://h:1", "tcp://[::1]:8786"):
+        assert arguments.scheduler(address) == address

@@ -157,3 +157,13 @@ def test_sigterm_is_restored_after_a_command():
     console.user_errors(lambda: seen.append(signal.getsignal(signal.SIGTERM)))()
     assert seen and seen[0] is not before
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_every_process_pool_is_the_executors():
+    """The packet kernels' compilation pool (``kinds.packet.prepare``, a cold cache) was
+    a ProcessPoolExecutor of its own whose workers outlived a killed parent; every pool
+    now comes from :func:`mrfq.executor.spawned_pool` (workers end with their parent)."""
+    package = Path(__file__).resolve().parent.parent / "mrfq"
+    elsewhere = [str(p.relative_to(package)) for p in package.rglob("*.py")
+                 if p.name != "executor.py" and "ProcessPoolExecutor(" in p.read_text()]
+    assert elsewhere == []

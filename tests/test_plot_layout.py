@@ -5,6 +5,8 @@ resources, and cluster points drawn beside the packet ones (or alone)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -293,3 +295,19 @@ def _rectangles_overlap(a: np.ndarray, b: np.ndarray) -> bool:
             if pa.max() <= pb.min() or pb.max() <= pa.min():
                 return False
     return True
+
+
+def test_an_output_name_with_an_inner_dot_keeps_every_figure(tmp_path):
+    """``mrfq plot DIR -o a.v2.png``: the stem's ``.v2`` was taken for a suffix and
+    replaced, so the main figure and ``_fluid`` were both written to ``a.png``."""
+    from matplotlib.figure import Figure
+
+    from mrfq.io import figure_stem
+
+    assert figure_stem("out/a.v2.png") == figure_stem("out/a.v2") == Path("out/a.v2")
+    assert figure_stem("results/fig3.PDF") == Path("results/fig3")
+    written = plots._save(Figure(), tmp_path / "a.v2", ["png", "pdf"])
+    written += plots._save(Figure(), tmp_path / "a.v2_fluid", ["png"])
+    written += plots._save(Figure(), tmp_path / "b.svg")
+    assert [p.name for p in written] == ["a.v2.png", "a.v2.pdf", "a.v2_fluid.png", "b.svg"]
+    assert all(p.is_file() for p in written)

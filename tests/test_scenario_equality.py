@@ -65,3 +65,15 @@ def test_a_packet_mix_survives_round_trips_bit_for_bit(entries):
     np.testing.assert_allclose(scenario.classes[0].packet_requirements,
                                np.array([[a, b] for a, b, _ in entries]) / mean.max(),
                                rtol=1e-12)
+
+
+def test_a_size_law_hashes_as_it_compares():
+    """``hash(class.size)`` raised (a dict among its fields)."""
+    from mrfq.sizes import parse_size
+
+    for name in ("quickstart", "websearch_mix", "random_network"):
+        first, again = load_scenario(name), load_scenario(name)
+        for a, b in zip(first.classes, again.classes, strict=True):
+            assert a.size == b.size and hash(a.size) == hash(b.size)
+    assert parse_size({"distribution": "pareto", "shape": 2.5}) != parse_size(
+        {"distribution": "pareto", "shape": 3.0})

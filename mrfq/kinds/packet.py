@@ -22,6 +22,7 @@ from threadpoolctl import threadpool_limits
 
 from mrfq import policies, seeds, stats
 from mrfq.errors import InputError
+from mrfq.executor import spawned_pool
 from mrfq.fluid.markov import (
     MAX_STATES,
     service_rates_and_variances,
@@ -407,12 +408,8 @@ def prepare(chosen_policies: set[str], jobs: int = 1) -> None:
     _compile(order[0])
     rest = order[1:]
     if jobs > 1 and len(rest) > 1 and time.perf_counter() - start > COLD_LOOP_SECONDS:
-        # imported here: only a cold start pays for the process pool's imports
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(min(jobs, len(rest)),
-                                 mp_context=multiprocessing.get_context("spawn")) as pool:
+        # (its workers end with this process, as a sweep's do: a killed parent left them)
+        with spawned_pool(min(jobs, len(rest))) as pool:
             list(pool.map(_compile, rest))
     for policy in rest:
         _compile(policy)
