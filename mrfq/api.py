@@ -231,7 +231,8 @@ def allocate(problem: Problem | str | Path, policies: Sequence[str] | None = Non
         raise InputError(f"must be a Problem, a problem file or a packaged name, got "
                          f"{type(problem).__name__}", "problem")
     chosen = arguments.names(policies, "policies")
-    return allocation_report(problem, chosen or (), properties=properties)
+    return allocation_report(problem, chosen or (),
+                             properties=arguments.flag(properties, "properties", True))
 
 
 def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,

@@ -11,6 +11,8 @@ from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mrfq.errors import InputError
 
 
@@ -83,6 +85,16 @@ def real(value: Any, field: str, default: float | None = None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
         raise InputError(f"must be a finite number, got {value!r}", field)
     return float(value)
+
+
+def flag(value: Any, field: str, default: bool | None = None) -> bool | None:
+    """True or False (numpy's too), or ``default`` for None: a string is refused, since
+    ``"no"`` and ``"false"`` are true in Python and would mean the opposite."""
+    if value is None:
+        return default
+    if not isinstance(value, bool | np.bool_):
+        raise InputError(f"must be True or False, got {value!r}", field)
+    return bool(value)
 
 
 def path(value: Any, field: str) -> Path | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from mrfq import policies
+from mrfq import arguments, policies
 from mrfq.errors import InputError
 from mrfq.executor import execute
 from mrfq.kinds import Point, packet
@@ -78,6 +78,7 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
+    debug = arguments.flag(debug, "debug")
     entry = policies.get(policies.PACKET, policy)
     policy = entry.name
     for name, value in ((policies.DELTA, delta), (policies.VIRTUAL_TIME, virtual_time)):

@@ -5,6 +5,7 @@ line, never split letter by letter (docs/guide/python.md)."""
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import mrfq
@@ -203,3 +204,18 @@ def test_run_flows_takes_the_other_policies_by_any_spelling():
                                                                    policies=["drfq"])
     run = run_flows(scenario, "drfq", running=["DRFQ-Dovetail"])
     assert run.policy == "drfq"
+
+
+@pytest.mark.parametrize("value", ["no", "false", 1, 0.0])
+def test_a_switch_takes_true_or_false_only(value):
+    """``allocate(properties="no")`` ran the property checks ("no" is true in Python) and
+    ``simulate(debug="yes")`` was taken as is: a switch is True or False (numpy's too)."""
+    with pytest.raises(InputError, match="must be True or False") as info:
+        mrfq.allocate("drf_slides", properties=value)
+    assert info.value.field == "properties"
+    with pytest.raises(InputError, match="must be True or False") as info:
+        mrfq.simulate("quickstart", "bmf", 0.3, flows=200, debug=value)
+    assert info.value.field == "debug"
+    assert arguments.flag(np.False_, "x") is False and arguments.flag(None, "x", True) is True
+    report = mrfq.allocate("drf_slides", properties=False)
+    assert report is not None
