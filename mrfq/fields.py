@@ -78,13 +78,13 @@ def vector(value: Any, length: int, field: str, source: str | None,
 
 def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str, ...] = (),
               what: str = "name", lower: bool = False) -> tuple[str, ...]:
-    """A non-empty list of distinct strings (a lone string is a one-element list), each
-    in ``allowed`` when that is given."""
+    """A non-empty list (or tuple: a section's default) of distinct strings (a lone
+    string is a one-element list), each in ``allowed`` when that is given."""
     if isinstance(value, str):
         value = [value]
     # "policy" → "policies" (a consonant before the y), "server" → "servers"
     whats = what[:-1] + "ies" if what.endswith("y") and what[-2:-1] not in "aeiou" else what + "s"
-    if not isinstance(value, list) or not value:
+    if not isinstance(value, list | tuple) or not value:
         raise InputError(f"must be a non-empty list of {whats}", field, source)
     out: list[str] = []
     for item in value:

@@ -216,8 +216,8 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
         return fields.integer(value(key), _field(where, key), source, minimum, maximum, why)
 
     packet = PacketConfig(
-        policies=_policies(list(chosen) if isinstance(chosen := value("policies"), tuple)
-                           else chosen, policies.PACKET, _field(where, "policies"), source),
+        policies=_policies(value("policies"), policies.PACKET, _field(where, "policies"),
+                           source),
         mean_size=fields.number(value("mean_size"), _field(where, "mean_size"), source),
         window=integer("window", 1),
         flows=integer("flows", 1, MAX_FLOWS, "2^43, the engine's limit per replication"),
@@ -259,7 +259,7 @@ def check_fq_names(packet: PacketConfig, resources: tuple[str, ...], field: str,
 
 
 #: max_replications without a precision target: the run would use `replications` as is
-_UNUSED_BUDGET = ("is the replication budget of a precision target, and no precision is "
+UNUSED_BUDGET = ("is the replication budget of a precision target, and no precision is "
                   "set (packet.precision, or --precision): nothing would read it")
 
 
@@ -273,7 +273,7 @@ def check_parameters_read(packet: PacketConfig, running: Iterable[str],
     file is read, so a file may carry Δ for a policy chosen on the command line."""
     defaults = PacketConfig()
     if packet.precision is None and packet.max_replications != defaults.max_replications:
-        raise fail(_UNUSED_BUDGET, "packet.max_replications", source)
+        raise fail(UNUSED_BUDGET, "packet.max_replications", source)
     run = list(dict.fromkeys([*running, *packet.policies]))
     for name in (policies.DELTA, policies.FQ_RESOURCE, policies.VIRTUAL_TIME):
         who = policies.readers(name)

@@ -57,8 +57,7 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
     names = [c.name for c in classes]
     chosen = raw.get("policies", list(policies.defaults(policies.CLUSTER)))
     config = ClusterConfig(
-        policies=_policies(list(chosen) if isinstance(chosen, list) else chosen,
-                           policies.CLUSTER, "cluster.policies", source),
+        policies=_policies(chosen, policies.CLUSTER, "cluster.policies", source),
         tasks_per_resource=number("tasks_per_resource", positive=True),
         mean_tasks=_per_class(value("mean_tasks"), "mean_tasks", names, source,
                               _mean_tasks),

@@ -23,8 +23,38 @@ PACKET_INITS = ("empty", "fluid")
 VIRTUAL_TIMES = ("in-service", "started")
 
 
-@dataclass(frozen=True)
-class TrafficClass:
+class ByValue:
+    """``==`` and ``hash`` of a frozen dataclass by its compared fields, arrays by their
+    elements (:func:`comparable`): the generated ones ask numpy for one truth value of a
+    whole array. Decorate the subclass with ``eq=False``, so these are kept."""
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return comparable(self) == comparable(other)
+
+    def __hash__(self) -> int:
+        return hash(comparable(self))
+
+
+def comparable(value: object) -> object:
+    """``value`` as nested tuples that ``==`` and ``hash`` take: a numpy array as (shape,
+    its elements), a dict as its sorted items, a dataclass (a size law, a section) as its
+    compared fields."""
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, tuple(value.ravel().tolist()))
+    if isinstance(value, (tuple, list)):
+        return tuple(comparable(v) for v in value)
+    if isinstance(value, dict):
+        return ("dict",) + tuple(sorted((k, comparable(v)) for k, v in value.items()))
+    if hasattr(value, "__dataclass_fields__"):
+        return (type(value).__name__,) + tuple(
+            comparable(getattr(value, f.name)) for f in fields(value) if f.compare)
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class TrafficClass(ByValue):
     """One class of transactions (flows).
 
     ``requirements`` is the fluid requirement vector a_k, normalised so max_j a_kj = 1
@@ -45,35 +75,6 @@ class TrafficClass:
     #: the resources its packets visit, in order (SPEC §3.2); None: the default, the
     #: resources with a nonzero requirement in the scenario's order
     route: tuple[int, ...] | None = None
-
-    def _value(self) -> tuple:
-        """Every compared field, arrays as (shape, values): what ``==`` and ``hash`` see
-        (the generated ones would ask numpy for one truth value of a whole array)."""
-        return comparable(self)
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return self._value() == other._value()
-
-    def __hash__(self) -> int:
-        return hash(self._value())
-
-
-def comparable(value: object) -> object:
-    """``value`` as nested tuples that ``==`` and ``hash`` take: a numpy array as (shape,
-    its elements), a dict as its sorted items, a dataclass (a size law, a section) as its
-    compared fields."""
-    if isinstance(value, np.ndarray):
-        return ("array", value.shape, tuple(value.ravel().tolist()))
-    if isinstance(value, (tuple, list)):
-        return tuple(comparable(v) for v in value)
-    if isinstance(value, dict):
-        return ("dict",) + tuple(sorted((k, comparable(v)) for k, v in value.items()))
-    if hasattr(value, "__dataclass_fields__"):
-        return (type(value).__name__,) + tuple(
-            comparable(getattr(value, f.name)) for f in fields(value) if f.compare)
-    return value
 
 
 @dataclass(frozen=True)

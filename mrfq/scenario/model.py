@@ -18,22 +18,22 @@ import numpy as np
 
 from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
-from mrfq.scenario.checks import _UNUSED_BUDGET, check_fq_names, check_init, parse_packet
+from mrfq.scenario.checks import UNUSED_BUDGET, check_fq_names, check_init, parse_packet
 from mrfq.scenario.cluster import cluster_dict
 from mrfq.scenario.config import (
+    ByValue,
     ClusterConfig,
     FluidConfig,
     PacketConfig,
     TrafficClass,
-    comparable,
 )
 from mrfq.scenario.limits import check_window
 from mrfq.scenario.network import default_route, router_of
 from mrfq.sizes import SizeLaw, parse_size
 
 
-@dataclass(frozen=True)
-class Scenario:
+@dataclass(frozen=True, eq=False)
+class Scenario(ByValue):
     """A validated scenario. Use :func:`load_scenario` or :func:`scenario_from_dict`."""
 
     name: str
@@ -55,14 +55,6 @@ class Scenario:
     routers: tuple[tuple[str, tuple[int, ...]], ...] = ()
     #: the name of a [routers] table's only router: drawn, stored, nothing else reads it
     router_name: str = ""
-
-    def __eq__(self, other: object) -> bool:
-        if type(other) is not type(self):
-            return NotImplemented
-        return comparable(self) == comparable(other)
-
-    def __hash__(self) -> int:
-        return hash(comparable(self))
 
     @property
     def drawn_routers(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
@@ -230,7 +222,7 @@ class Scenario:
         packet = parse_packet(merged, self.source, "keyword")
         check_fq_names(packet, self.resources, "fq_resource", None)
         if "max_replications" in raw and packet.precision is None:
-            raise InputError(_UNUSED_BUDGET, "max_replications")
+            raise InputError(UNUSED_BUDGET, "max_replications")
         check_window(packet.window, len(self.resources), len(self.classes), "window", None)
         if "init" in raw:  # the policy is checked where it runs (mrfq.kinds.packet.check)
             check_init(packet, self.classes, "init", None, check_policies=False)
