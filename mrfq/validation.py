@@ -45,6 +45,7 @@ from mrfq import policies
 from mrfq.cluster.model import configured_laws
 from mrfq.errors import InputError
 from mrfq.fluid.allocators import allocate
+from mrfq.io import SUMMARY_COLUMNS
 from mrfq.scenario import Scenario
 from mrfq.sizes import SizeLaw
 
@@ -229,8 +230,7 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
     :func:`known_limitations`): a point of such a policy that fails says so in its
     verdict and in ``known_limitation`` (it still fails)."""
     limitations = limitations or {}
-    missing = sorted({"kind", "policy", "load", "class", "gamma", "ci_low", "ci_high"}
-                     - set(summary.columns))
+    missing = sorted(set(SUMMARY_COLUMNS) - set(summary.columns))
     if missing:  # (a table that is not a sweep's summary)
         raise InputError(f"is not a sweep's summary: no column {', '.join(missing)}",
                          "summary")
