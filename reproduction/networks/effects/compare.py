@@ -27,13 +27,17 @@ VARIANTS = {
     "nfv_chain": [("nfv_chain_m1000", "m=1000"), ("nfv_chain_m4000", "m=4000"),
                   ("nfv_chain_m4000_w120", "m=4000 W=120"), ("nfv_chain_seed2", "seed 2"),
                   ("nfv_chain_seed3", "seed 3"), ("nfv_chain_pf_m16000", "pf m=16000"),
-                  ("nfv_chain_seed101", "seed 101"), ("nfv_chain_seed102", "seed 102")],
+                  ("nfv_chain_seed101", "seed 101"), ("nfv_chain_seed102", "seed 102"),
+                  ("nfv_chain_pf_m16000_seed201", "pf m=16000 seed 201"),
+                  ("nfv_chain_pf_m16000_seed202", "pf m=16000 seed 202")],
     "linear_network": [("linear_network_m1000", "m=1000"),
                        ("linear_network_m4000", "m=4000"), ("linear_network_w120", "W=120"),
                        ("linear_network_seed2", "seed 2"),
                        ("linear_network_pf_m16000", "pf m=16000"),
                        ("linear_network_seed101", "seed 101"),
-                       ("linear_network_seed102", "seed 102")],
+                       ("linear_network_seed102", "seed 102"),
+                       ("linear_network_pf_m16000_seed201", "pf m=16000 seed 201"),
+                       ("linear_network_pf_m16000_seed202", "pf m=16000 seed 202")],
 }
 
 
