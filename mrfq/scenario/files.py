@@ -23,6 +23,7 @@ from mrfq.io import read_toml
 from mrfq.scenario.checks import (
     check_fq_names,
     check_init,
+    check_load_shares,
     fail,
     parse_class,
     parse_fluid,
@@ -67,6 +68,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         raise fail("class names must be distinct", "classes", source)
     if not any(c.load_share > 0 for c in classes):
         raise fail("at least one class needs a positive load_share", "classes", source)
+    check_load_shares(classes, source)
 
     load = fields.check_keys(raw.get("load", {}), _LOAD_KEYS, "load", source)
     axis = str(load.get("axis", "max"))

@@ -68,8 +68,11 @@ SECTIONS = (
                 "requirements": "list of J numbers ≥ 0, not all 0, required. The fluid "
                                 "requirement vector a_k, normalised so max_j a_kj = 1 (time "
                                 "per packet at each resource, in dominant packet services).",
-                "load_share": "number > 0, required. Relative load ρ_k; the `[load]` values "
-                              "scale them (BR eq. 8).",
+                "load_share": "number ≥ 0, required (at least one class > 0). Relative "
+                              "load ρ_k; the `[load]` values scale them (BR eq. 8). At most "
+                              "1e300, and a positive one at least 1e-6 of the largest (the "
+                              "solvers cannot resolve a smaller class); 0 leaves the class "
+                              "out.",
                 "weight": "number > 0, default 1. The class's weight in weighted DRF, PF "
                           "and BMF and their schedulers.",
                 "rtt": "number ≥ 0, default 0. Round-trip time added to each packet's "
