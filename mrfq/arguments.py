@@ -40,8 +40,8 @@ def names(value: Any, field: str) -> tuple[str, ...] | None:
 def numbers(value: Any, field: str) -> tuple[float, ...] | None:
     """A list of numbers (``loads``): None stays None (the default); a number is a
     one-element list; a string is a list separated by commas or spaces, as on the
-    command line; else an iterable of numbers. InputError for anything else, or an
-    empty list."""
+    command line; else an iterable of numbers. InputError for anything else, an empty
+    list or a repeated value."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -61,7 +61,11 @@ def numbers(value: Any, field: str) -> tuple[float, ...] | None:
             raise InputError(f"must be a list of finite numbers, got {item!r}", field)
     if not items:
         raise InputError("names no value (leave it out for the scenario's)", field)
-    return tuple(float(item) for item in items)
+    values = tuple(float(item) for item in items)
+    if len(set(values)) != len(values):  # as the file's load.values
+        raise InputError("values must be distinct (a repeated load would count its points "
+                         "twice)", field)
+    return values
 
 
 def count(value: Any, field: str, minimum: int = 1) -> int | None:

@@ -16,6 +16,8 @@ from mrfq.errors import InputError
 @pytest.mark.parametrize("call,field,starts", [
     (lambda: mrfq.fluid("fig1_balanced", loads="0.5,x"), "loads", "must be numbers"),
     (lambda: mrfq.fluid("fig1_balanced", loads=[]), "loads", "names no value"),
+    (lambda: mrfq.fluid("fig1_balanced", loads="0.3,0.3"), "loads", "values must be distinct"),
+    (lambda: mrfq.plan("fig3_quick", loads=[0.5, 0.5]), "loads", "values must be distinct"),
     (lambda: mrfq.fluid("fig1_balanced", loads=["a"]), "loads", "must be a list of finite"),
     (lambda: mrfq.fluid("fig1_balanced", loads=[True]), "loads", "must be a list of finite"),
     (lambda: mrfq.fluid("fig1_balanced", loads=[0.5], jobs="2"), "jobs", "must be a whole"),
@@ -63,11 +65,14 @@ def test_a_string_of_one_policy_runs_that_policy(tmp_path):
     ("--policies", "error: --policies: names nothing"),
     ("--loads", "error: --loads: names no value"),
     ("--results", "error: --results: an empty path"),
+    ("--loads=0.3,0.3", "error: --loads: values must be distinct"),
 ])
 def test_an_empty_option_is_refused_not_taken_as_its_default(tmp_path, option, message):
-    """``--loads ''`` (often an unset shell variable) used to run every load."""
+    """``--loads ''`` (often an unset shell variable) used to run every load; a repeated
+    load was silently dropped (the scenario file's load.values refuses it)."""
+    given = [option] if "=" in option else [option, ""]
     result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", "fig1_balanced", "-o",
-                             str(tmp_path / "f.csv"), option, ""], capture_output=True,
+                             str(tmp_path / "f.csv"), *given], capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 2 and result.stderr.startswith(message), result.stderr
     assert result.stderr.count("\n") == 1 and not (tmp_path / "f.csv").exists()
