@@ -77,14 +77,15 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
           policies: Iterable[str] | None = None, loads: Iterable[float] | None = None,
           tolerance: float | None = None, method: str | None = None,
           jobs: int | None = None, scheduler: str | None = None,
-          progress: ProgressArg = False) -> pd.DataFrame:
+          progress: ProgressArg = False,
+          log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Fluid service rates γ_k (work per unit time, BR §4.1 eq. 5) of every (policy,
     load) of ``scenario``: one row per (policy, load, class) with the method that solved
     it and its interval (equal to γ for the exact Markov solution).
 
-    ``results_dir`` caches the points (a second call reuses them); without it they are
-    computed in a temporary directory that is removed, so nothing is left behind.
-    ``jobs``: worker processes (default: all cores)."""
+    ``results_dir`` caches the points (a second call reuses them, and ``log`` is told how
+    many); without it they are computed in a temporary directory that is removed, so
+    nothing is left behind. ``jobs``: worker processes (default: all cores)."""
     scenario = _modelled(scenario)
     results_dir = arguments.path(results_dir, "results_dir")
     policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
@@ -93,7 +94,7 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     if results_dir is not None:
         return pipeline.fluid(scenario, results_dir, policies=policies, loads=loads,
                               tolerance=tolerance, method=method, jobs=jobs,
-                              scheduler=scheduler, progress=callback)
+                              scheduler=scheduler, progress=callback, log=log)
     with tempfile.TemporaryDirectory(prefix="mrfq-fluid-") as scratch:
         return pipeline.fluid(scenario, scratch, policies=policies, loads=loads,
                               tolerance=tolerance, method=method, jobs=jobs,

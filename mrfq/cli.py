@@ -135,7 +135,8 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
     check_outputs([(output, "--output")], [(results, "--results")])
     table = api.fluid(load_scenario(scenario), results, policies=_split_names(policies),
                       loads=_split_floats(loads, "--loads"), tolerance=tolerance,
-                      method=method, jobs=jobs, progress=Progress("fluid"))
+                      method=method, jobs=jobs, progress=Progress("fluid"),
+                      log=_log if results else None)
     write_csv(table, output)
     _show(table, ["policy", "load", "class", "method", "gamma", "ci_low", "ci_high",
                   "error_estimate"], 6)

@@ -115,9 +115,8 @@ def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,
 
     ``source``: a summary table, or a results directory (its ``summary.csv`` is read and
     ``validation.csv`` written beside it). The scenario (default: the directory's) tells
-    which known limitations of the policies apply
-    (:func:`mrfq.validation.known_limitations`). Raises InputError when there is nothing
-    to validate."""
+    which known limitations apply (:func:`mrfq.validation.known_limitations`). Raises
+    InputError when there is nothing to validate."""
     rules.check_tolerance(tolerance)
     summary = source if isinstance(source, pd.DataFrame) else read_summary(source)
     if scenario is None and not isinstance(source, pd.DataFrame):
@@ -265,10 +264,12 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
 def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None, *,
           policies: Iterable[str] | None = None, loads: Iterable[float] | None = None,
           tolerance: float | None = None, method: str | None = None, jobs: int | None = 1,
-          scheduler: str | None = None, progress: Progress | None = None) -> pd.DataFrame:
+          scheduler: str | None = None, progress: Progress | None = None,
+          log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Fluid γ_k for every (policy, load) of a scenario through the cached sweep: the
     fluid points of ``results_dir`` (default ``results/<name>``) are reused and the
-    missing ones computed (the directory's scenario and summary are left as they are).
+    missing ones computed (the directory's scenario and summary are left as they are;
+    ``log`` is told how many points are reused).
     ``method`` (auto, markov, simulation) replaces the scenario's ``[fluid] method``
     (:func:`mrfq.fluid.method.fluid_method`). Returns the tidy table of
     :func:`mrfq.fluid.fluid_table` (with each point's method and interval) for the
@@ -292,7 +293,7 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     try:
         run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,
-                  kinds=(registry.FLUID,), progress=progress, record=False)
+                  kinds=(registry.FLUID,), progress=progress, record=False, log=log)
     except InputError as exc:  # a check failed on the method the argument chose
         raise InputError(exc.problem, "method") if method and exc.field == "fluid.method" \
             else exc from None

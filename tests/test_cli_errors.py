@@ -316,6 +316,19 @@ def test_fluid_without_results_leaves_no_directory(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.csv"]
 
 
+def test_fluid_with_results_says_what_it_reuses(tmp_path):
+    """A second ``fluid --results`` said nothing of the points it read back (``run``,
+    ``sweep`` and ``cluster`` say it); without ``--results`` nothing is stored or said."""
+    args = ("fluid", "fig1_balanced", "--loads", "0.3,0.5", "--policies", "drf", "-o",
+            "f.csv", "--jobs", "1")
+    first = _run(*args, "--results", "r", cwd=tmp_path)
+    assert "2 points, 0 already done, 2 to compute" in first.stderr, first.stderr
+    again = _run(*args, "--results", "r", cwd=tmp_path)
+    assert "2 points, 2 already done, 0 to compute" in again.stderr, again.stderr
+    bare = _run(*args, cwd=tmp_path)
+    assert bare.returncode == 0 and "already done" not in bare.stderr
+
+
 @pytest.mark.parametrize("verb, plan", [("run", "no SCENARIO: the main job"),
                                         ("plot", "no SOURCES: BR Figures 1-2")])
 def test_verbs_without_arguments_print_their_plan_first(verb, plan, monkeypatch):
