@@ -116,22 +116,6 @@ def stored_scenario(results_dir: str | Path) -> Scenario:
     raise InputError("not a results directory (no scenario.json)", None, str(results))
 
 
-def _check_same_study(scenario: Scenario, results: Path) -> None:
-    """InputError when ``results`` holds the sweep of a scenario of another name: its
-    summary, validation and figures would be replaced only where the new scenario makes
-    the same files, and the others (another policy's figures) would stay, looking current.
-    A scenario of the same name, edited, resumes: its finished points stay valid."""
-    path = results / SCENARIO_FILE
-    try:
-        held = json.loads(path.read_text(encoding="utf-8")).get("name")
-    except (OSError, ValueError, AttributeError):  # none, or damaged: replaced as before
-        return
-    if isinstance(held, str) and held != scenario.name:
-        raise InputError(f"holds the sweep of scenario '{held}' ({SCENARIO_FILE}): give "
-                         f"scenario '{scenario.name}' a directory of its own", None,
-                         str(results))
-
-
 def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
               jobs: int | None = None, scheduler: str | None = None,
               kinds: Iterable[str] = KINDS,
@@ -155,8 +139,6 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     scheduler = arguments.scheduler(scheduler)  # (an address that can be used, or none)
     results = Path(results_dir)
     check_writable_dir(results, run="sweep")
-    if record:
-        _check_same_study(scenario, results)
     points_dir = results / POINTS_DIR
     groups = sweep_groups(scenario, kinds)
     for group in groups:  # every point computable (e.g. init = "fluid"), before any work

@@ -15,7 +15,6 @@ from mrfq.packet import kernel
 from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.scenario.checks import MIN_LOAD_SHARE_RATIO
 from mrfq.scenario.limits import PACKET_SLOTS, window_bytes
-from mrfq.sweeps import stored_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 QUICK = (ROOT / "scenarios" / "quickstart.toml").read_text()
@@ -333,28 +332,3 @@ def test_the_smallest_load_share_accepted_is_still_resolved():
     assert gammas[1] == pytest.approx(gammas[0], rel=1e-5)
     assert 0.5 < gammas[1] < 0.7
     scenario_from_dict(_two_classes(0.0))
-
-
-# --- a sweep of another scenario into a sweep's directory replaced its summary but left
-# the figures only the first made, looking current ---------------------------------------
-
-def _small_sweep(name: str, mean_size: float = 5) -> dict:
-    raw = _two_classes(1.0)
-    raw.update(name=name, packet={"policies": ["bmf"], "flows": 200, "mean_size": mean_size,
-                                  "replications": 2})
-    return raw
-
-
-def test_a_sweep_of_another_scenario_is_refused_in_a_sweeps_directory(tmp_path):
-    out = tmp_path / "r"
-    mrfq.sweep(_small_sweep("first"), out, jobs=1)
-    before = {p.name: p.stat().st_mtime_ns for p in out.rglob("*")}
-    with pytest.raises(InputError, match="holds the sweep of scenario 'first'") as info:
-        mrfq.sweep(_small_sweep("second"), out, jobs=1)
-    assert info.value.source == str(out)
-    assert {p.name: p.stat().st_mtime_ns for p in out.rglob("*")} == before
-    # the same study edited resumes (its finished fluid point is reused), and a fluid
-    # table of another scenario may still cache its points there (it records nothing)
-    mrfq.sweep(_small_sweep("first", mean_size=6), out, jobs=1)
-    mrfq.fluid(_small_sweep("second"), out, jobs=1)
-    assert stored_scenario(out).packet.mean_size == 6
