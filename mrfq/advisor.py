@@ -31,7 +31,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from mrfq import fields, policies
+from mrfq import arguments, fields, policies
 from mrfq.errors import InputError
 from mrfq.kinds import packet
 from mrfq.kinds.packet import packet_point
@@ -147,7 +147,7 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     names = [policies.get(policies.PACKET, p, "policies").name for p in policy_names] \
         if policy_names else [policies.get(policies.PACKET, p, "packet.policies",
                                            scenario.source).name for p in cfg.policies]
-    chosen_loads = list(scenario.load_values if loads is None else loads)
+    chosen_loads = list(arguments.numbers(loads, "loads") or scenario.load_values)
     for load in chosen_loads:
         scenario.check_load(load, "load.values" if loads is None else "loads",
                             in_file=loads is None)

@@ -83,14 +83,15 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     load) of ``scenario``: one row per (policy, load, class) with the method that solved
     it and its interval (equal to γ for the exact Markov solution).
 
-    ``results_dir`` caches the points (a second call reuses them, and ``log`` is told how
-    many); without it they are computed in a temporary directory that is removed, so
-    nothing is left behind. ``jobs``: worker processes (default: all cores)."""
+    ``results_dir`` caches the points (a second call reuses them; ``log``, a function of
+    one string, is told how many); without it they are computed in a temporary directory
+    that is removed, so nothing is left behind. ``jobs``: worker processes (default: all
+    cores)."""
     scenario = _modelled(scenario)
     results_dir = arguments.path(results_dir, "results_dir")
     policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
     tolerance, jobs = arguments.real(tolerance, "tolerance"), arguments.count(jobs, "jobs")
-    callback = progress_callback(progress, "fluid")
+    callback, log = progress_callback(progress, "fluid"), arguments.function(log, "log")
     if results_dir is not None:
         return pipeline.fluid(scenario, results_dir, policies=policies, loads=loads,
                               tolerance=tolerance, method=method, jobs=jobs,
@@ -98,7 +99,7 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     with tempfile.TemporaryDirectory(prefix="mrfq-fluid-") as scratch:
         return pipeline.fluid(scenario, scratch, policies=policies, loads=loads,
                               tolerance=tolerance, method=method, jobs=jobs,
-                              scheduler=scheduler, progress=callback)
+                              scheduler=scheduler, progress=callback, log=log)
 
 
 def simulate(scenario: ScenarioArg, policy: str, load: float, seed: int | None = None, *,
@@ -250,6 +251,7 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     scenario = scenario_of(scenario)
     results_dir, jobs = arguments.path(results_dir, "results_dir"), arguments.count(jobs, "jobs")
     tolerance = arguments.real(tolerance, "tolerance", TOLERANCE)
+    log = arguments.function(log, "log")
     check_tolerance(tolerance)  # before any work (a trace has nothing to validate)
     if scenario.cluster.trace:
         return pipeline.cluster_trace(scenario, results_dir)

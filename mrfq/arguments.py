@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from numbers import Integral, Real
 from pathlib import Path
 from typing import Any
@@ -62,10 +62,19 @@ def numbers(value: Any, field: str) -> tuple[float, ...] | None:
     if not items:
         raise InputError("names no value (leave it out for the scenario's)", field)
     values = tuple(float(item) for item in items)
-    if len(set(values)) != len(values):  # as the file's load.values
-        raise InputError("values must be distinct (a repeated load would count its points "
-                         "twice)", field)
+    repeated = [value for i, value in enumerate(values) if value in values[:i]]
+    if repeated:  # as the file's load.values
+        raise InputError(f"values must be distinct: {repeated[0]:g} is given twice", field)
     return values
+
+
+
+def function(value: Any, field: str) -> Callable[[str], None] | None:
+    """A function of one string (``log``), or None (say nothing)."""
+    if value is None or callable(value):
+        return value
+    raise InputError(f"must be a function of one string, or None; got {type(value).__name__}",
+                     field)
 
 
 def count(value: Any, field: str, minimum: int = 1) -> int | None:

@@ -2,6 +2,7 @@
 (on the command line one line `error: <file>: <field>: <problem>`, exit code 2), before
 any work and with nothing written."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +10,10 @@ import pytest
 from conftest import assert_one_line_error, run_cli
 
 import mrfq
+from mrfq.advisor import advise
 from mrfq.errors import InputError
+from mrfq.fluid.laws import service_rates
+from mrfq.fluid.method import fluid_curves
 from mrfq.io import RESULTS_OF, check_figure_formats
 from mrfq.packet import kernel
 from mrfq.scenario import load_scenario, scenario_from_dict
@@ -300,9 +304,9 @@ def _two_classes(share_b: float, share_a: float = 1.0, load: float = 0.5) -> dic
 
 
 @pytest.mark.parametrize("share_a, share_b, index, match", [
-    (1.7e308, 1.7e308, 0, r"must be <= 1e\+300"),
+    (1.7e308, 1.7e308, 0, r"must be 0 or between 1e-300 and 1e\+300"),
+    (1e-320, 1e-320, 0, r"must be 0 or between 1e-300 and 1e\+300 .*got 9.99989e-321"),
     (1.0, 1e-7, 1, "1e-07 is less than 1e-06 of the largest load_share"),
-    (1.0, 1e-320, 1, "less than 1e-06 of the largest"),
     (1e6, 0.5, 1, r"0.5 is less than 1e-06 of the largest load_share \(1e\+06\)"),
 ])
 def test_load_shares_beyond_the_solvers_range_are_refused(share_a, share_b, index, match):
@@ -332,3 +336,56 @@ def test_the_smallest_load_share_accepted_is_still_resolved():
     assert gammas[1] == pytest.approx(gammas[0], rel=1e-5)
     assert 0.5 < gammas[1] < 0.7
     scenario_from_dict(_two_classes(0.0))
+    with pytest.raises(InputError, match="less than 1e-06 of the largest"):
+        scenario_from_dict(_two_classes(MIN_LOAD_SHARE_RATIO / 2))
+
+
+def test_the_fluid_solvers_refuse_what_the_file_refuses():
+    """The same bounds for every caller of the solvers (a Scenario made with
+    dataclasses.replace, ``service_rates``): a class at 5e-11 of the other got a γ 12.6%
+    off with an error estimate of 4e-9; a weight of 1e308 a ZeroDivisionError."""
+    requirements = [[1.0, 0.5], [0.5, 1.0]]
+    with pytest.raises(InputError, match="class 1's load 5e-11 is less than") as info:
+        service_rates("drf", requirements, [0.5, 5e-11])
+    assert info.value.field == "loads"
+    with pytest.raises(InputError, match="must be between 1e-06 and 1e\\+06") as info:
+        service_rates("drf", requirements, [0.3, 0.3], weights=[1e308, 1.0])
+    assert info.value.field == "weights"
+    scenario = scenario_from_dict(_two_classes(1.0))
+    tiny = replace(scenario, classes=(scenario.classes[0],
+                                      replace(scenario.classes[1], load_share=1e-10)))
+    with pytest.raises(InputError, match="less than 1e-06 of the largest"):
+        mrfq.fluid(tiny, jobs=1)
+    assert service_rates("drf", requirements, [0.3, 0.3], weights=[1e6, 1.0]).gamma[0] > 0.69
+
+
+@pytest.mark.parametrize("weight, accepted", [(1e6, True), (1e-6, True), (1.1e6, False),
+                                              (1e-7, False), (1e308, False)])
+def test_weights_beyond_the_solvers_range_are_refused(weight, accepted):
+    raw = _two_classes(1.0)
+    raw["classes"][0]["weight"] = weight
+    if accepted:
+        assert scenario_from_dict(raw).classes[0].weight == weight
+        return
+    with pytest.raises(InputError, match="must be between 1e-06 and 1e\\+06") as info:
+        scenario_from_dict(raw)
+    assert info.value.field == "classes[0].weight"
+
+
+def test_every_function_taking_loads_refuses_a_repeated_one():
+    scenario = scenario_from_dict(_two_classes(1.0))
+    with pytest.raises(InputError, match="values must be distinct: 0.5 is given twice"):
+        fluid_curves(scenario, loads=[0.5, 0.5])
+    with pytest.raises(InputError, match="values must be distinct: 0.3 is given twice"):
+        advise("fig3_quick", loads=[0.3, 0.5, 0.3])
+
+
+@pytest.mark.parametrize("call", [
+    lambda: mrfq.fluid("fig1_balanced", loads=0.5, log="yes"),
+    lambda: mrfq.cluster("quickstart", log=print.__name__),
+])
+def test_a_log_that_is_not_a_function_is_refused(call):
+    """``log="yes"`` was a TypeError from inside the sweep."""
+    with pytest.raises(InputError, match="must be a function of one string") as info:
+        call()
+    assert info.value.field == "log"

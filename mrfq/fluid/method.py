@@ -27,6 +27,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from mrfq import arguments
 from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid import balanced, markov_solver
@@ -229,7 +230,7 @@ def fluid_curves(scenario: Scenario, policies: list[str] | None = None,
     :func:`mrfq.sweep` (``mrfq fluid``); the numbers are the same.
     ``progress(done, total)`` is called after each point.
     """
-    loads = list(loads or scenario.load_values)
+    loads = list(arguments.numbers(loads, "loads") or scenario.load_values)
     for load in loads:
         scenario.check_load(load)
     chosen = [registry.get(registry.FLUID, p).name

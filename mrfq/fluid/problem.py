@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike
 
 from mrfq import policies
 from mrfq.errors import InputError
+from mrfq.scenario.checks import MAX_WEIGHT, MIN_LOAD_SHARE_RATIO, MIN_WEIGHT
 
 
 def policy_code(policy: str) -> int:
@@ -46,19 +47,29 @@ def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarra
     w = np.ones(K) if weights is None else np.array(weights, dtype=np.float64).reshape(-1)
     if w.shape != (K,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise InputError(f"must be {K} positive numbers", "weights")
+    if np.any((w < MIN_WEIGHT) | (w > MAX_WEIGHT)):  # (the scenario file's bound)
+        raise InputError(f"must be between {MIN_WEIGHT:g} and {MAX_WEIGHT:g} (weights are "
+                         "relative: scale them)", "weights")
     return np.ascontiguousarray(a), n, w
 
 
 def stable_loads(requirements: np.ndarray, loads: ArrayLike, field: str = "loads",
                  nonzero: bool = False) -> np.ndarray:
     """Per-class loads ρ_k (K non-negative numbers; not all zero with ``nonzero``) under
-    which every resource is stable: Σ_k ρ_k a_kj < 1 (BR eq. 8). InputError otherwise."""
+    which every resource is stable: Σ_k ρ_k a_kj < 1 (BR eq. 8), every positive ρ_k at
+    least MIN_LOAD_SHARE_RATIO of the largest. InputError otherwise."""
     K = requirements.shape[0]
     rho = np.array(loads, dtype=np.float64).reshape(-1)
     if (rho.shape != (K,) or np.any(~np.isfinite(rho)) or np.any(rho < 0)
             or (nonzero and rho.sum() <= 0)):
         raise InputError(f"must be {K} non-negative numbers"
                          + (", not all zero" if nonzero else ""), field)
+    small = (rho > 0) & (rho < MIN_LOAD_SHARE_RATIO * rho.max(initial=0.0))
+    if np.any(small):  # (the scenario file's bound on load_share, for every caller)
+        k = int(np.argmax(small))
+        raise InputError(f"class {k}'s load {rho[k]:.3g} is less than {MIN_LOAD_SHARE_RATIO:g} "
+                         f"of the largest ({rho.max():.3g}): too small for the solvers to "
+                         "resolve (0 leaves the class out)", field)
     resource_load = rho @ requirements
     if np.any(resource_load >= 1):
         j = int(np.argmax(resource_load))

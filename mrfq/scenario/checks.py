@@ -109,28 +109,33 @@ def _choice(value: Any, choices: tuple[str, ...], field_name: str, source: str |
 
 
 
-#: the smallest positive load_share, relative to the largest: below it the Markov
+#: the smallest positive load_share (and class load ρ_k in the fluid solvers,
+#: :func:`mrfq.fluid.problem.stable_loads`), relative to the largest: below it the Markov
 #: solver's γ for that class drifts without its error estimate showing it (measured on
-#: two classes at load 0.5: −0.4% at a ratio of 1e-8, −18% at 1e-10, exact to 1e-5 at
-#: 1e-6), and a packet or flow-level run never sees the class's flows
+#: two classes at load 0.5: −0.4% at a ratio of 1e-8, −18% at 1e-10, within 2e-7 at
+#: 1e-6). (A packet run of usual length sees no flow of such a class anyway: γ NaN.)
 MIN_LOAD_SHARE_RATIO = 1e-6
-#: the largest load_share: ρ_k = load_share_k · load / Σ_k load_share_k a_kj must not
-#: overflow (a_kj ≤ 1), for any number of classes a file can hold
+#: the range of a load_share: ρ_k = load_share_k · load / Σ_k load_share_k a_kj must
+#: neither overflow (a_kj ≤ 1) nor lose its digits in subnormal numbers
 MAX_LOAD_SHARE = 1e300
+MIN_LOAD_SHARE = 1e-300
+#: the range of a weight (relative, as load shares): the solvers hold to 1e12 between
+#: two weights; 1e308 overflowed, 1e-320 lost its digits (measured)
+MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
 
 
 def check_load_shares(classes: tuple[TrafficClass, ...], source: str | None) -> None:
-    """Every load_share at most MAX_LOAD_SHARE, and every positive one at least
-    MIN_LOAD_SHARE_RATIO of the largest (a smaller class is left out with 0)."""
+    """Every load_share 0 or in [MIN_LOAD_SHARE, MAX_LOAD_SHARE], and every positive one
+    at least MIN_LOAD_SHARE_RATIO of the largest (a smaller class is left out with 0)."""
     largest = max(c.load_share for c in classes)
     for i, c in enumerate(classes):
-        if c.load_share > MAX_LOAD_SHARE:
-            raise fail(f"must be <= {MAX_LOAD_SHARE:g} (load shares are relative; the "
-                       f"class loads would overflow), got {c.load_share:g}",
+        if c.load_share > MAX_LOAD_SHARE or 0 < c.load_share < MIN_LOAD_SHARE:
+            raise fail(f"must be 0 or between {MIN_LOAD_SHARE:g} and {MAX_LOAD_SHARE:g} "
+                       f"(load shares are relative: scale them), got {c.load_share:g}",
                        f"classes[{i}].load_share", source)
         if 0 < c.load_share < MIN_LOAD_SHARE_RATIO * largest:
             raise fail(f"{c.load_share:g} is less than {MIN_LOAD_SHARE_RATIO:g} of the largest "
-                       f"load_share ({largest:g}): too small a class for any solver to "
+                       f"load_share ({largest:g}): too small a class for the fluid solvers to "
                        "resolve (use 0 to leave it out)", f"classes[{i}].load_share", source)
 
 
@@ -146,6 +151,9 @@ def parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traffi
         raise fail("missing (relative load of the class)", f"{where}.load_share", source)
     load_share = fields.number(raw["load_share"], f"{where}.load_share", source, nonnegative=True)
     weight = fields.number(raw.get("weight", 1.0), f"{where}.weight", source, positive=True)
+    if not MIN_WEIGHT <= weight <= MAX_WEIGHT:
+        raise fail(f"must be between {MIN_WEIGHT:g} and {MAX_WEIGHT:g} (weights are relative: "
+                   f"scale them), got {weight:g}", f"{where}.weight", source)
     rtt = fields.number(raw.get("rtt", 0.0), f"{where}.rtt", source, nonnegative=True)
     order = raw.get("packet_order", "random")
     if order not in ("random", "cycle"):

@@ -69,12 +69,13 @@ SECTIONS = (
                                 "requirement vector a_k, normalised so max_j a_kj = 1 (time "
                                 "per packet at each resource, in dominant packet services).",
                 "load_share": "number ≥ 0, required (at least one class > 0). Relative "
-                              "load ρ_k; the `[load]` values scale them (BR eq. 8). At most "
-                              "1e300, and a positive one at least 1e-6 of the largest (the "
-                              "solvers cannot resolve a smaller class); 0 leaves the class "
-                              "out.",
-                "weight": "number > 0, default 1. The class's weight in weighted DRF, PF "
-                          "and BMF and their schedulers.",
+                              "load ρ_k; the `[load]` values scale them (BR eq. 8). 0 or in "
+                              "[1e-300, 1e300], and a positive one at least 1e-6 of the "
+                              "largest (the solvers cannot resolve a smaller class); 0 "
+                              "leaves the class out.",
+                "weight": "number in [1e-6, 1e6], default 1. The class's weight in "
+                          "weighted DRF, PF and BMF and their schedulers (relative: scale "
+                          "them).",
                 "rtt": "number ≥ 0, default 0. Round-trip time added to each packet's "
                        "acknowledgement (time units).",
                 "packets": "array of tables `{requirements, probability}`. A per-packet "
