@@ -11,6 +11,7 @@ from conftest import assert_one_line_error, run_cli
 
 import mrfq
 from mrfq.advisor import advise
+from mrfq.allocation import load_problem
 from mrfq.errors import InputError
 from mrfq.fluid.laws import service_rates
 from mrfq.fluid.method import fluid_curves
@@ -389,3 +390,14 @@ def test_a_log_that_is_not_a_function_is_refused(call):
     with pytest.raises(InputError, match="must be a function of one string") as info:
         call()
     assert info.value.field == "log"
+
+
+def test_problem_weights_beyond_the_solvers_range_are_refused(tmp_path):
+    """A user's weight of 1e308 ended in HiGHS's "model error" traceback."""
+    text = PROBLEM.replace("demand = [1, 4]\n", "demand = [1, 4]\nweight = 1e308\n", 1)
+    assert text != PROBLEM
+    _raises(text, "users[0].weight", "must be between 1e-06 and 1e\\+06", tmp_path=tmp_path)
+    problem = load_problem(_file(tmp_path, PROBLEM, "p.toml"))
+    with pytest.raises(InputError, match="weights must be between") as info:
+        replace(problem, weights=[1e-7, 1.0])  # (checked on construction)
+    assert info.value.field == "weights"
