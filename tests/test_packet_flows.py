@@ -58,6 +58,17 @@ def test_explicit_flows_match_reference(policy):
     assert run.timeline.sum() > 0
 
 
+def test_a_timeline_far_shorter_than_the_run_stays_in_its_array():
+    """Intervals of 1e-20 (a 1e-19 timeline) and services at times ~1: t / interval is
+    ~1e20, beyond an int64, and its conversion wrapped the bin index outside the
+    timeline array (memory corruption); no service falls in the timeline, as the
+    reference says."""
+    run, record = _explicit("bmf", FIG3_CLASSES[:2], starts=[0.0, 0.0], sizes=[30, 30],
+                            windows=[3, 3], periods=[0.0, 0.0], stops=[np.inf, np.inf],
+                            interval=1e-20, bins=10)
+    assert not run.timeline.any() and np.all(np.isfinite(run.completion))
+
+
 @pytest.mark.parametrize("policy", ["mr3", "bmf", "fifo"])
 def test_open_loop_packet_mix_matches_reference(policy):
     classes = [{"name": "mix", "load_share": 1, "packets": [

@@ -1559,8 +1559,11 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                 b = _U(slot * ni)
                 bf = _U(slot * nf)
                 if explicit and has_timeline:  # counted in the interval where it ends
-                    at_bin = int(t / model.interval)
-                    if at_bin < bins:
+                    # compared as a float: long after the timeline, t / interval can exceed
+                    # an int64, whose conversion wrapped the index outside the array
+                    in_bins = t / model.interval
+                    if in_bins < bins:
+                        at_bin = int(in_bins)
                         ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
                         timeline[_U((flow_i[b + _U(FI_CLASS)] * J + done) * bins + at_bin)] += (
                             service[_U(ptype * J + done)])
