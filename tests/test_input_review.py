@@ -401,3 +401,19 @@ def test_problem_weights_beyond_the_solvers_range_are_refused(tmp_path):
     with pytest.raises(InputError, match="weights must be between") as info:
         replace(problem, weights=[1e-7, 1.0])  # (checked on construction)
     assert info.value.field == "weights"
+
+
+@pytest.mark.parametrize("capacity, accepted", [(1e-9, False), (1e10, False), (1e-6, True),
+                                                (1e9, True), (0.0, True)])
+def test_listed_server_capacities_beyond_the_kernels_tolerance_are_refused(capacity,
+                                                                           accepted):
+    """Capacities of 1e-9 (the cluster kernel's absolute fit tolerance) crashed the run
+    (more tasks running than its heap holds: a segfault or heap corruption)."""
+    raw = _two_classes(1.0)
+    raw["cluster"] = {"policies": ["drf"], "jobs": 400, "mean_tasks": 5,
+                      "servers": [[capacity, 1.0], [1.0, 1.0]]}
+    if accepted:
+        assert scenario_from_dict(raw).cluster.servers[0][0][0] == capacity
+        return
+    with pytest.raises(InputError, match="entries must be 0 or between 1e-06 and 1e\\+09"):
+        scenario_from_dict(raw)

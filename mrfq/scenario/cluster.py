@@ -218,6 +218,7 @@ def _servers(raw: Any, n_resources: int | None, source: str | None,
             raise fail("needs a capacity vector", where, source)
         cap = fields.vector(item["capacity"], n_resources or len(item["capacity"]),
                             f"{where}.capacity", source)
+        limits.check_capacity(cap, f"{where}.capacity", source)
         count = fields.integer(item.get("count", 1), f"{where}.count", source, 1,
                                limits.MAX_SERVERS, limits.SERVERS_WHY)
         kind = fields.text(item.get("type", ""), f"{where}.type", source)

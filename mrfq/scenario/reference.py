@@ -184,7 +184,8 @@ SECTIONS = (
                 "batches": "integer ≥ 2. Batches for the intervals.",
                 "seed": "integer. The seed of the run.",
                 "slots_per_server": "integer ≥ 1. The slot scheduler's k.",
-                "servers": "list of capacity vectors (one number per resource) or tables "
+                "servers": "list of capacity vectors (one number per resource, each 0 "
+                           "or in [1e-6, 1e9]) or tables "
                            "`{capacity, count = 1, type = \"name\"}`; or one table "
                            "`{table, count, seed = 1}` drawing `count` servers "
                            "independently from a table of configurations weighted by "
