@@ -417,3 +417,14 @@ def test_listed_server_capacities_beyond_the_kernels_tolerance_are_refused(capac
         return
     with pytest.raises(InputError, match="entries must be 0 or between 1e-06 and 1e\\+09"):
         scenario_from_dict(raw)
+
+
+def test_flow_level_flows_beyond_memory_are_refused():
+    """``[fluid] flows = 1e12`` asked for 7 TiB (a MemoryError traceback)."""
+    raw = _two_classes(1.0)
+    raw["fluid"]["flows"] = 10**12
+    with pytest.raises(InputError, match="must be <= 300,000,000 .*40 bytes") as info:
+        scenario_from_dict(raw)
+    assert info.value.field == "fluid.flows"
+    raw["fluid"]["flows"] = 3 * 10**8
+    assert scenario_from_dict(raw).fluid.flows == 3 * 10**8

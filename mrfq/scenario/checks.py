@@ -34,6 +34,10 @@ _MIX_KEYS = {"requirements", "probability"}
 #: flows per replication: the packet engine numbers at most 2^43 packet arrivals at
 #: resources in one replication (mrfq.packet.kernel.MAX_SEQ), and every flow makes one
 MAX_FLOWS = 2**43
+#: flows of one flow-level replication: its arrival and completion records take ~40 bytes
+#: each (four 8-byte arrays, grown by a quarter), ~12 GB at this bound (10^12 asked for
+#: 7 TiB: a MemoryError traceback)
+MAX_FLUID_FLOWS = 3 * 10**8
 _FLUID_KEYS = {"policies", "tolerance", "method", "flows", "replications", "seed"}
 _PACKET_KEYS = {
     "policies", "mean_size", "window", "flows", "warmup", "replications", "seed", "delta",
@@ -334,7 +338,9 @@ def parse_fluid(raw: Any, source: str, classes: tuple[TrafficClass, ...]) -> Flu
         tolerance=fields.number(raw.get("tolerance", defaults.tolerance), "fluid.tolerance",
                                 source, positive=True),
         method=method.lower(),
-        flows=fields.integer(raw.get("flows", defaults.flows), "fluid.flows", source, 1),
+        flows=fields.integer(raw.get("flows", defaults.flows), "fluid.flows", source, 1,
+                             MAX_FLUID_FLOWS, "the flow-level simulator keeps ~40 bytes of "
+                             "memory per flow"),
         replications=fields.integer(raw.get("replications", defaults.replications),
                                     "fluid.replications", source, 1),
         seed=fields.integer(raw.get("seed", defaults.seed), "fluid.seed", source, 0),

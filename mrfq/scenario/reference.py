@@ -132,7 +132,8 @@ SECTIONS = (
                 "tolerance": "number > 0. Relative truncation error of the Markov solver.",
                 "method": "one of " + ", ".join(f"\"{m}\"" for m in FLUID_METHODS)
                           + ". How a point is computed (auto: Markov where it applies).",
-                "flows": "integer. Flows per replication of the flow-level simulator.",
+                "flows": "integer ≤ 3·10^8. Flows per replication of the flow-level "
+                         "simulator.",
                 "replications": "integer. Replications of the flow-level simulator.",
                 "seed": "integer. Seed of the flow-level simulator.",
             }, FluidConfig),
