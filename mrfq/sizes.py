@@ -8,9 +8,9 @@ exponential, the Markov model's assumption, BR §4.1):
 =================  =====================================  ==================================
 exponential        —                                       Exp(1); SCV 1
 deterministic      —                                       1; SCV 0
-hyperexponential   ``scv`` ≥ 1                             two-phase H2, balanced means
-lognormal          ``sigma`` ≥ 0                           exp(N(−σ²/2, σ²)); SCV e^{σ²} − 1
-pareto             ``shape`` α > 1, optional ``max``       x_m U^{−1/α}, x_m = (α − 1)/α
+hyperexponential   ``scv`` in [1, 1e12]                    two-phase H2, balanced means
+lognormal          ``sigma`` in [0, 8]                     exp(N(−σ²/2, σ²)); SCV e^{σ²} − 1
+pareto             ``shape`` α > 1, optional ``max`` ≤1e100  x_m U^{−1/α}, x_m = (α − 1)/α
 empirical          ``file``, optional ``rescale`` = true   uniform over the file's sizes
 cdf                ``points``, ``file`` or ``workload``;   a CDF table, linear between its
                    optional ``rescale`` = true             points (:mod:`mrfq.workloads`)
@@ -19,11 +19,10 @@ cdf                ``points``, ``file`` or ``workload``;   a CDF table, linear b
 * **Hyperexponential, balanced means** (Whitt): with probability p_i the size is
   Exp(rate μ_i), p_1 = (1 + √((c² − 1)/(c² + 1)))/2, p_2 = 1 − p_1, μ_i = 2 p_i, so each phase
   carries half the mean; the SCV is exactly c² (c² = 1 is the exponential law).
-* **Bounded Pareto**: ``max`` = H is an upper bound in the units of the *unbounded* law
-  (mean 1, so H > x_m is required). The law is the Pareto truncated to [x_m, H] (density ∝
-  x^{−α−1} there) and then divided by its own mean, so that its mean is 1 again; its
-  support is therefore [x_m, H] / E[truncated] (a slightly larger scale than the unbounded
-  law's). The shape must still exceed 1 (the rule of the unbounded law, kept for both).
+* **Bounded Pareto**: ``max`` = H bounds the *unbounded* law (mean 1, so H > x_m): the
+  Pareto truncated to [x_m, H] (density ∝ x^{−α−1} there), divided by its own mean so that
+  its mean is 1 again (support [x_m, H] / E[truncated], a slightly larger scale than the
+  unbounded law's). The shape must still exceed 1 (the unbounded law's rule, kept).
 * **Empirical**: ``file`` is a CSV file of positive sizes, one flow per row, the size in
   the first column; a first row that is not a number is a header; blank rows and rows
   starting with ``#`` are skipped. Relative paths are taken from ``base_dir`` (the
@@ -42,9 +41,8 @@ cdf                ``points``, ``file`` or ``workload``;   a CDF table, linear b
 −ln(1 − 1/m) (m > 1; N = 1 when m = 1). For x ~ Exp(1) this is exactly geometric on
 {1, 2, …} with mean m (P(N > n) = P(x ≥ nθ) = (1 − 1/m)^n), the law the packet engine draws
 today; for x ≡ 1 it gives N = m exactly for integer m (m − 1 < 1/θ < m); for any law with a
-smooth density E[N] = m − O(1/m) (θ = 1/m + 1/(2m²) + …, and the floor removes ½ on
-average), and N ≥ 1 always. Plain rounding, max(1, round(m x)), would be neither geometric
-for the exponential law nor mean-preserving near zero.
+smooth density E[N] = m − O(1/m) (θ = 1/m + 1/(2m²) + …, the floor removes ½ on average);
+N ≥ 1. Rounding, max(1, round(m x)), would be neither geometric nor mean-preserving.
 """
 
 from __future__ import annotations
@@ -313,13 +311,15 @@ def parse_size(spec: Any = None, field: str = "size", source: str | None = None,
     digest = ""
     if name == "hyperexponential":
         scv = fields.number(spec["scv"], f"{field}.scv", source)
-        if scv < 1:
-            raise InputError(f"must be >= 1 for a hyperexponential law, got {scv:g}",
-                             f"{field}.scv", source)
+        if not 1 <= scv <= 1e12:  # (beyond, H2's phases lose their digits: 1e16 divided by 0)
+            raise InputError(f"must be >= 1 and <= 1e12 for a hyperexponential law, got "
+                             f"{scv:g}", f"{field}.scv", source)
         params["scv"] = scv
     elif name == "lognormal":
-        params["sigma"] = fields.number(spec["sigma"], f"{field}.sigma", source,
-                                        nonnegative=True)
+        params["sigma"] = fields.number(spec["sigma"], f"{field}.sigma", source, nonnegative=True)
+        if params["sigma"] > 8:  # (σ = 12: the flow-level γ was inf; 26.7: OverflowError)
+            raise InputError(f"must be <= 8 (an SCV of e^64 − 1 already), got "
+                             f"{params['sigma']:g}", f"{field}.sigma", source)
     elif name == "pareto":
         alpha = fields.number(spec["shape"], f"{field}.shape", source)
         if alpha <= 1:
@@ -330,9 +330,9 @@ def parse_size(spec: Any = None, field: str = "size", source: str | None = None,
         if spec.get("max") is not None:
             high = fields.number(spec["max"], f"{field}.max", source, positive=True)
             low = (alpha - 1) / alpha
-            if high <= low:
+            if not low < high <= 1e100:  # (its third moment, ~H², must stay finite)
                 raise InputError(f"must exceed the Pareto minimum (shape - 1)/shape = "
-                                 f"{low:g}, got {high:g}", f"{field}.max", source)
+                                 f"{low:g} and be <= 1e100, got {high:g}", f"{field}.max", source)
             params["max"] = high
     elif name == "empirical":
         path_value = fields.text(spec["file"], f"{field}.file", source)

@@ -2,6 +2,7 @@
 (on the command line one line `error: <file>: <field>: <problem>`, exit code 2), before
 any work and with nothing written."""
 
+import math
 from dataclasses import replace
 from pathlib import Path
 
@@ -428,3 +429,23 @@ def test_flow_level_flows_beyond_memory_are_refused():
     assert info.value.field == "fluid.flows"
     raw["fluid"]["flows"] = 3 * 10**8
     assert scenario_from_dict(raw).fluid.flows == 3 * 10**8
+
+
+@pytest.mark.parametrize("size, field, accepted", [
+    ({"distribution": "hyperexponential", "scv": 1e16}, "scv", False),  # ZeroDivisionError
+    ({"distribution": "hyperexponential", "scv": 1e12}, "scv", True),
+    ({"distribution": "lognormal", "sigma": 12.0}, "sigma", False),  # γ inf, then overflow
+    ({"distribution": "lognormal", "sigma": 8.0}, "sigma", True),
+    ({"distribution": "pareto", "shape": 1.5, "max": 1e308}, "max", False),  # OverflowError
+    ({"distribution": "pareto", "shape": 1.5, "max": 1e100}, "max", True),
+])
+def test_size_law_parameters_beyond_the_moments_range_are_refused(size, field, accepted):
+    raw = _two_classes(1.0)
+    raw["classes"][0]["size"] = size
+    if accepted:
+        scenario = scenario_from_dict(raw)
+        assert math.isfinite(scenario.classes[0].size.raw_moment(3))
+        return
+    with pytest.raises(InputError, match="must") as info:
+        scenario_from_dict(raw)
+    assert info.value.field == f"classes[0].size.{field}"

@@ -97,13 +97,13 @@ SECTIONS = (
                 "distribution": "one of " + ", ".join(f"\"{d}\"" for d in DISTRIBUTIONS)
                                 + ". Required in a size table (a class without `size` is "
                                 "exponential).",
-                "scv": "number ≥ 1, required. Squared coefficient of variation of the "
+                "scv": "number in [1, 1e12], required. Squared coefficient of variation of the "
                        "two-phase hyperexponential (balanced means).",
-                "sigma": "number ≥ 0, required. σ of the underlying normal (mean 1).",
+                "sigma": "number in [0, 8], required. σ of the underlying normal (mean 1).",
                 "shape": "number > 1, required. The Pareto tail index α (mean 1: "
                          "minimum (α − 1)/α); α ≤ 2 has infinite variance, and the "
                          "intervals say so.",
-                "max": "number > (α − 1)/α. Truncate the Pareto law there (then "
+                "max": "number > (α − 1)/α, ≤ 1e100. Truncate the Pareto law there (then "
                        "rescaled to mean 1); default none.",
                 "file": "path, relative to the scenario file. `empirical` (required): a "
                         "CSV file of positive sizes, one flow per row in the first column (an "
