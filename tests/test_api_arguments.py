@@ -152,7 +152,10 @@ def test_a_file_asking_more_flows_than_the_engine_can_number_is_refused_by_its_f
     with pytest.raises(InputError) as info:
         scenario_from_dict(raw, "big.toml")
     assert str(info.value).startswith("big.toml: packet.flows: must be <= 8,796,093,022,208")
-    scenario_from_dict({**raw, "packet": {"flows": 2**43}}, "ok.toml")
+    # the packets they bring count too: flows × mean_size × resources < 2^43
+    scenario_from_dict({**raw, "packet": {"flows": 2**41, "mean_size": 1}}, "ok.toml")
+    with pytest.raises(InputError, match="packet arrivals per replication"):
+        scenario_from_dict({**raw, "packet": {"flows": 2**42, "mean_size": 1}}, "no.toml")
 
 
 def test_tolerance_none_is_the_default_and_a_path_like_is_a_path(tmp_path):

@@ -449,3 +449,20 @@ def test_size_law_parameters_beyond_the_moments_range_are_refused(size, field, a
     with pytest.raises(InputError, match="must") as info:
         scenario_from_dict(raw)
     assert info.value.field == f"classes[0].size.{field}"
+
+
+def test_packets_beyond_the_engines_count_are_refused_before_the_run(tmp_path):
+    """``mean_size = 1e308`` overflowed and hung; ~1e9 ran until the engine's 2^43
+    packet arrivals, hours in, before failing."""
+    raw = _two_classes(1.0)
+    raw["packet"] = {"policies": ["bmf"], "flows": 10**4, "mean_size": 1e9}
+    with pytest.raises(InputError, match="2e\\+13 packet arrivals per replication") as info:
+        scenario_from_dict(raw)
+    assert info.value.field == "packet.mean_size"
+    raw["packet"]["mean_size"] = 1e8
+    scenario = scenario_from_dict(raw)
+    with pytest.raises(InputError, match="inf packet arrivals") as info:
+        scenario.with_overrides(mean_size=1e308)
+    assert info.value.field == "mean_size"
+    _refused(_cli("simulate", "quickstart", "--policy", "bmf", "--load", "0.3", "--mean-size",
+                  "1e308", cwd=tmp_path), "error: --mean-size: ")

@@ -285,6 +285,19 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
     return packet
 
 
+
+def check_packet_budget(packet: PacketConfig, n_resources: int, field: str,
+                        source: str | None) -> None:
+    """InputError when a replication's expected packet arrivals at resources, flows ×
+    mean_size × resources, reach the engine's limit (MAX_FLOWS = 2^43): the run would stop
+    there after hours (mean_size = 1e308 overflowed and hung)."""
+    expected = packet.flows * packet.mean_size * n_resources
+    if expected >= MAX_FLOWS:
+        raise fail(f"{packet.flows:,} flows × {packet.mean_size:g} packets × {n_resources} "
+                   f"resources = {expected:.3g} packet arrivals per replication, more than "
+                   "2^43 (the engine's limit): fewer or shorter flows", field, source)
+
+
 def check_fq_names(packet: PacketConfig, resources: tuple[str, ...], field: str,
                    source: str | None) -> None:
     """InputError unless every resource ``fq_resource`` names is one of ``resources``."""

@@ -18,7 +18,13 @@ import numpy as np
 
 from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
-from mrfq.scenario.checks import UNUSED_BUDGET, check_fq_names, check_init, parse_packet
+from mrfq.scenario.checks import (
+    UNUSED_BUDGET,
+    check_fq_names,
+    check_init,
+    check_packet_budget,
+    parse_packet,
+)
 from mrfq.scenario.cluster import cluster_dict
 from mrfq.scenario.config import (
     ByValue,
@@ -221,6 +227,7 @@ class Scenario(ByValue):
         merged["policies"] = list(merged["policies"])
         packet = parse_packet(merged, self.source, "keyword")
         check_fq_names(packet, self.resources, "fq_resource", None)
+        check_packet_budget(packet, len(self.resources), "mean_size", None)
         if "max_replications" in raw and packet.precision is None:
             raise InputError(UNUSED_BUDGET, "max_replications")
         check_window(packet.window, len(self.resources), len(self.classes), "window", None)
