@@ -466,3 +466,16 @@ def test_packets_beyond_the_engines_count_are_refused_before_the_run(tmp_path):
     assert info.value.field == "mean_size"
     _refused(_cli("simulate", "quickstart", "--policy", "bmf", "--load", "0.3", "--mean-size",
                   "1e308", cwd=tmp_path), "error: --mean-size: ")
+
+
+def test_loads_too_small_to_see_a_flow_are_refused(tmp_path):
+    """A load of 1e-200 ended in the Markov solver's "Poisson equation did not converge"
+    traceback (1e-160 gave γ 0.999987 with an error estimate of 0)."""
+    raw = _two_classes(1.0, load=1e-10)
+    with pytest.raises(InputError, match="load must be >= 1e-09") as info:
+        scenario_from_dict(raw)
+    assert info.value.field == "load.values[0]"
+    _refused(_cli("fluid", "fig1_balanced", "--loads", "1e-200", "-o", "f.csv", cwd=tmp_path),
+             "error: --loads: load must be >= 1e-09")
+    table = mrfq.fluid(scenario_from_dict(_two_classes(1.0, load=1e-9)), jobs=1)
+    assert table["gamma"].to_numpy() == pytest.approx(1.0, abs=1e-8)

@@ -37,6 +37,10 @@ from mrfq.scenario.limits import check_window
 from mrfq.scenario.network import default_route, router_of
 from mrfq.sizes import SizeLaw, parse_size
 
+#: the smallest load on the load axis: below it no run sees a flow, and at ~1e-170 the
+#: Markov solver failed (a traceback); γ is 1 to six digits from 1e-6 down (measured)
+MIN_LOAD = 1e-9
+
 
 @dataclass(frozen=True, eq=False)
 class Scenario(ByValue):
@@ -164,6 +168,9 @@ class Scenario(ByValue):
         if not (isinstance(load, int | float) and math.isfinite(load) and load > 0):
             raise InputError(f"load must be a positive number, got {load!r}", field_name,
                              source)
+        if load < MIN_LOAD:  # (1e-200: the Markov solver's Poisson equation failed)
+            raise InputError(f"load must be >= {MIN_LOAD:g} (no flow would arrive in any "
+                             f"run), got {load:g}", field_name, source)
         per_resource = self.resource_loads(load)
         for name, value in zip(self.resources, per_resource, strict=True):
             if value >= 1.0:
