@@ -479,3 +479,14 @@ def test_loads_too_small_to_see_a_flow_are_refused(tmp_path):
              "error: --loads: load must be >= 1e-09")
     table = mrfq.fluid(scenario_from_dict(_two_classes(1.0, load=1e-9)), jobs=1)
     assert table["gamma"].to_numpy() == pytest.approx(1.0, abs=1e-8)
+
+
+def test_requirements_all_in_subnormal_numbers_are_refused():
+    """[1.4e-323, 1e-323] was normalised to [1, 0.667] (the digits lost), not 0.714."""
+    raw = _two_classes(1.0)
+    raw["classes"][0]["requirements"] = [1.4e-323, 1e-323]
+    with pytest.raises(InputError, match="requirements are relative, scale them") as info:
+        scenario_from_dict(raw)
+    assert info.value.field == "classes[0]"
+    raw["classes"][0]["requirements"] = [1.4e-300, 1e-300]
+    assert scenario_from_dict(raw).classes[0].requirements[1] == pytest.approx(1 / 1.4)

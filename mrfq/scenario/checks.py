@@ -194,6 +194,9 @@ def parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traffi
         if order == "cycle":
             probabilities = np.full(len(rows), 1.0 / len(rows))
     scale = (probabilities @ vectors).max()
+    if scale < MIN_LOAD_SHARE:  # (all subnormal: [1.4e-323, 1e-323] became [1, 0.667])
+        raise fail(f"the largest mean requirement is {scale:g}: requirements are relative, "
+                   f"scale them to at least {MIN_LOAD_SHARE:g}", where, source)
     # Normalised so that the mean packet's largest requirement is 1. A mix already
     # normalised (a stored scenario read back) is kept as it is: dividing again by a
     # scale one rounding away from 1 would move its last bits at every round trip.
