@@ -62,6 +62,10 @@ def parse_flows(raw_flows: Any, raw_timeline: Any, class_names: list[str], windo
                                positive=True),
         interval=fields.number(timeline_raw["interval"], "timeline.interval", source,
                                positive=True))
+    if timeline.duration > 1e9:  # (1e308 ran without end: windowed flows send until then)
+        raise InputError("must be <= 1e9 time units (a windowed flow keeps a resource busy "
+                         f"until it stops: ~10^9 packet services each), got "
+                         f"{timeline.duration:g}", "timeline.duration", source)
     if timeline.duration / timeline.interval > 1e6:
         raise InputError("more than 10^6 intervals in the duration", "timeline.interval",
                          source)

@@ -490,3 +490,13 @@ def test_requirements_all_in_subnormal_numbers_are_refused():
     assert info.value.field == "classes[0]"
     raw["classes"][0]["requirements"] = [1.4e-300, 1e-300]
     assert scenario_from_dict(raw).classes[0].requirements[1] == pytest.approx(1 / 1.4)
+
+
+def test_a_timeline_beyond_any_run_is_refused(tmp_path):
+    """``duration = 1e308`` ran without end (windowed flows send until their stop)."""
+    text = ROGUE.replace("duration = 400", "duration = 1e308", 1).replace(
+        "interval = 10", "interval = 1e303", 1)
+    _raises(text, "timeline.duration", "must be <= 1e9 time units", tmp_path=tmp_path)
+    # (1e9 itself: the rogue's open-loop rate would offer more than its 10^9 packets)
+    load_scenario(_file(tmp_path, ROGUE.replace("duration = 400", "duration = 1e6", 1)
+                        , "ok.toml"))

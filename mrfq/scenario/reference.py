@@ -226,7 +226,7 @@ SECTIONS = (
                 "a windowed, backlogged flow.",
     }),
     Section("[timeline]", "Explicit flows' clock.", frozenset(explicit._TIMELINE_KEYS), {
-        "duration": "number > 0, required. The run's length (time units).",
+        "duration": "number in (0, 1e9], required. The run's length (time units).",
         "interval": "number > 0, required. Width of the timeline's bins.",
     }),
 )
