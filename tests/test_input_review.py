@@ -498,5 +498,5 @@ def test_a_timeline_beyond_any_run_is_refused(tmp_path):
         "interval = 10", "interval = 1e303", 1)
     _raises(text, "timeline.duration", "must be <= 1e9 time units", tmp_path=tmp_path)
     # (1e9 itself: the rogue's open-loop rate would offer more than its 10^9 packets)
-    load_scenario(_file(tmp_path, ROGUE.replace("duration = 400", "duration = 1e6", 1)
-                        , "ok.toml"))
+    longest = ROGUE.replace("duration = 400", "duration = 1e6", 1)
+    assert load_scenario(_file(tmp_path, longest, "ok.toml")).timeline.duration == 1e6
