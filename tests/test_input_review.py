@@ -500,3 +500,14 @@ def test_a_timeline_beyond_any_run_is_refused(tmp_path):
     # (1e9 itself: the rogue's open-loop rate would offer more than its 10^9 packets)
     longest = ROGUE.replace("duration = 400", "duration = 1e6", 1)
     assert load_scenario(_file(tmp_path, longest, "ok.toml")).timeline.duration == 1e6
+
+
+def test_cluster_runs_beyond_any_task_count_are_refused():
+    """``mean_tasks = 2^53`` (one job's bound) hung the cluster run."""
+    raw = _two_classes(1.0)
+    raw["cluster"] = {"policies": ["drf"], "jobs": 400, "mean_tasks": 2**53}
+    with pytest.raises(InputError, match="tasks, more than 2\\^43 in one run") as info:
+        scenario_from_dict(raw)
+    assert info.value.field == "cluster.mean_tasks"
+    raw["cluster"]["mean_tasks"] = 2**30
+    assert scenario_from_dict(raw).cluster.jobs == 400

@@ -121,6 +121,7 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
                    "cluster.warmup", source)
     if classes:
         means = per_class_values(config, "mean_tasks", names)
+        limits.check_task_budget(config.jobs, means, source)
         for name, law, mean in zip(names, per_class_laws(config, "tasks", names), means,
                                    strict=True):
             if law == "fixed" and not float(mean).is_integer():

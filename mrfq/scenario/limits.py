@@ -93,3 +93,20 @@ def check_capacity(capacity: tuple[float, ...], field: str, source: str | None) 
         raise InputError(f"entries must be 0 or between {MIN_CAPACITY:g} and "
                          f"{MAX_CAPACITY:g} (capacities are relative: scale them), got "
                          f"{bad[0]:g}", field, source)
+
+
+#: tasks of a cluster run, jobs × the largest mean tasks per job: as many events as the
+#: packet engine's 2^43 packet arrivals, days at ~10^6 task events per CPU-second
+#: (mean_tasks = 2^53, the bound of one job's count, hung)
+MAX_RUN_TASKS = 2**43
+
+
+def check_task_budget(jobs: int, means: list[float], source: str | None) -> None:
+    """InputError when ``jobs`` jobs of up to max(``means``) tasks each reach
+    MAX_RUN_TASKS."""
+    expected = jobs * max(means)
+    if expected >= MAX_RUN_TASKS:
+        raise InputError(f"{jobs:,} jobs × up to {max(means):g} tasks = {expected:.3g} tasks, "
+                         "more than 2^43 in one run: fewer jobs or tasks", "cluster.mean_tasks",
+                         source)
+
