@@ -68,7 +68,6 @@ def numbers(value: Any, field: str) -> tuple[float, ...] | None:
     return values
 
 
-
 def function(value: Any, field: str) -> Callable[[str], None] | None:
     """A function of one string (``log``), or None (say nothing)."""
     if value is None or callable(value):

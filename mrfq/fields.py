@@ -14,6 +14,23 @@ import numpy as np
 
 from mrfq.errors import InputError
 
+#: the range of a weight (scenario classes, problem users, the fluid solvers' ``weights``;
+#: relative, as load shares): the solvers hold to 1e12 between two weights; 1e308
+#: overflowed (ZeroDivisionError, HiGHS "model error"), 1e-320 lost its digits (measured)
+MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
+
+
+def check_weights(weights: Any, field: str, source: str | None = None,
+                  subject: str = "") -> None:
+    """InputError unless every weight (a number or an array) is in [MIN_WEIGHT,
+    MAX_WEIGHT]; ``subject`` starts the message (``"weights "`` where the field is a
+    keyword)."""
+    w = np.asarray(weights, dtype=np.float64).reshape(-1)
+    outside = w[(w < MIN_WEIGHT) | (w > MAX_WEIGHT)]
+    if outside.size:
+        raise InputError(f"{subject}must be between {MIN_WEIGHT:g} and {MAX_WEIGHT:g} "
+                         f"(weights are relative: scale them), got {outside[0]:g}", field,
+                         source)
 
 def check_keys(table: Any, allowed: set[str], where: str, source: str | None) -> dict:
     """``table`` must be a TOML table whose keys are all in ``allowed``."""

@@ -19,7 +19,6 @@ from mrfq.allocation.policies import POLICIES, not_applicable
 from mrfq.allocation.problem import Problem
 from mrfq.errors import InputError
 from mrfq.io import read_toml
-from mrfq.scenario.checks import MAX_WEIGHT, MIN_WEIGHT
 
 _TOP_KEYS = {"name", "description", "resources", "servers", "users", "policies"}
 _SERVER_KEYS = {"name", "capacity"}
@@ -113,10 +112,7 @@ def _parse(raw: Any, source: str | None) -> Problem:
         demand.append(fields.vector(user["demand"], m, f"{where}.demand", source))
         weights.append(fields.number(user.get("weight", 1.0), f"{where}.weight", source,
                                      positive=True))
-        if not MIN_WEIGHT <= weights[-1] <= MAX_WEIGHT:  # (1e308: HiGHS "model error")
-            raise InputError(f"must be between {MIN_WEIGHT:g} and {MAX_WEIGHT:g} (weights are "
-                             f"relative: scale them), got {weights[-1]:g}", f"{where}.weight",
-                             source)
+        fields.check_weights(weights[-1], f"{where}.weight", source)
         max_tasks.append(fields.number(user.get("max_tasks", np.inf), f"{where}.max_tasks",
                                        source, nonnegative=True, allow_inf=True))
         if "servers" in user:

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from mrfq import fields
 from mrfq.errors import InputError
-from mrfq.scenario.checks import MAX_WEIGHT, MIN_WEIGHT
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,7 @@ class Problem:
               else np.asarray(self.allowed, dtype=bool))
         if w.shape != (n,) or np.any(~(w > 0)):
             raise InputError("weights must be positive", "weights")
-        if np.any((w < MIN_WEIGHT) | (w > MAX_WEIGHT)):
-            raise InputError(f"weights must be between {MIN_WEIGHT:g} and {MAX_WEIGHT:g} "
-                             "(relative: scale them)", "weights")
+        fields.check_weights(w, "weights", subject="weights ")
         if caps.shape != (n,) or np.any(caps < 0):
             raise InputError("max_tasks must be non-negative", "max_tasks")
         if ok.shape != (n, L):

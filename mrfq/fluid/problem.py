@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from mrfq import policies
+from mrfq import fields, policies
 from mrfq.errors import InputError
-from mrfq.scenario.checks import MAX_WEIGHT, MIN_LOAD_SHARE_RATIO, MIN_WEIGHT
+from mrfq.scenario.checks import MIN_LOAD_SHARE_RATIO
 
 
 def policy_code(policy: str) -> int:
@@ -47,9 +47,7 @@ def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarra
     w = np.ones(K) if weights is None else np.array(weights, dtype=np.float64).reshape(-1)
     if w.shape != (K,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise InputError(f"must be {K} positive numbers", "weights")
-    if np.any((w < MIN_WEIGHT) | (w > MAX_WEIGHT)):  # (the scenario file's bound)
-        raise InputError(f"must be between {MIN_WEIGHT:g} and {MAX_WEIGHT:g} (weights are "
-                         "relative: scale them)", "weights")
+    fields.check_weights(w, "weights")
     return np.ascontiguousarray(a), n, w
 
 

@@ -112,7 +112,6 @@ def _choice(value: Any, choices: tuple[str, ...], field_name: str, source: str |
     return value.strip().lower()
 
 
-
 #: the smallest positive load_share (and class load ρ_k in the fluid solvers,
 #: :func:`mrfq.fluid.problem.stable_loads`), relative to the largest: below it the Markov
 #: solver's γ for that class drifts without its error estimate showing it (measured on
@@ -123,9 +122,6 @@ MIN_LOAD_SHARE_RATIO = 1e-6
 #: neither overflow (a_kj ≤ 1) nor lose its digits in subnormal numbers
 MAX_LOAD_SHARE = 1e300
 MIN_LOAD_SHARE = 1e-300
-#: the range of a weight (relative, as load shares): the solvers hold to 1e12 between
-#: two weights; 1e308 overflowed, 1e-320 lost its digits (measured)
-MIN_WEIGHT, MAX_WEIGHT = 1e-6, 1e6
 
 
 def check_load_shares(classes: tuple[TrafficClass, ...], source: str | None) -> None:
@@ -155,9 +151,7 @@ def parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traffi
         raise fail("missing (relative load of the class)", f"{where}.load_share", source)
     load_share = fields.number(raw["load_share"], f"{where}.load_share", source, nonnegative=True)
     weight = fields.number(raw.get("weight", 1.0), f"{where}.weight", source, positive=True)
-    if not MIN_WEIGHT <= weight <= MAX_WEIGHT:
-        raise fail(f"must be between {MIN_WEIGHT:g} and {MAX_WEIGHT:g} (weights are relative: "
-                   f"scale them), got {weight:g}", f"{where}.weight", source)
+    fields.check_weights(weight, f"{where}.weight", source)
     rtt = fields.number(raw.get("rtt", 0.0), f"{where}.rtt", source, nonnegative=True)
     order = raw.get("packet_order", "random")
     if order not in ("random", "cycle"):
