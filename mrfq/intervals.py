@@ -5,7 +5,8 @@ The bottom of the statistics: :func:`t_interval` (Student-t interval of a mean) 
 the flow-level simulator (:mod:`mrfq.fluid.flowsim`) and by the packet output analysis
 (:mod:`mrfq.stats`, which builds batches, warm-up and per-class tables on top of them);
 and :func:`histogram_quantile`, the quantile of the packet engine's delay histograms
-(used by the statistics and by the explicit-flow runs of :mod:`mrfq.packet.flows`).
+(used by the statistics and by the explicit-flow runs of :mod:`mrfq.packet.flows`); and
+:func:`relaxation_flows`, how many flows a run must span before its intervals hold.
 An interval that cannot be trusted is returned flagged (NaN bounds, ``problem`` set).
 """
 
@@ -172,3 +173,27 @@ def histogram_quantile(counts: np.ndarray, edges: np.ndarray, q: float) -> float
     below = cum[i] - counts[i]
     fraction = (target - below) / counts[i] if counts[i] > 0 else 0.0
     return float(edges[i] + min(max(fraction, 0.0), 1.0) * (edges[i + 1] - edges[i]))
+
+
+def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray) -> float:
+    """Flow arrivals (all classes) in one relaxation time of the most loaded resource.
+
+    With ρ* the load of the most loaded resource j*, the relaxation time of a queue at
+    load ρ* is E[S*] / (1 − √ρ*)² (M/M/1: Morse 1955; the heavy-traffic scale of every
+    work-conserving single-server queue, Abate & Whitt 1987), E[S*] the mean work a flow
+    through j* brings to it. In flows of all classes that is (Λ / Λ*) · ρ* / (1 − √ρ*)²,
+    Λ the flow arrival rate and Λ* that of the classes using j* — 342 at load 0.9 on the
+    Figure 3 scenario, 6 at load 0.5. ``class_loads`` ρ_k (packets per time unit = flow
+    rate × mean size, so the mean size cancels), ``requirements`` a_kj (K × J). A run
+    started empty is still biased after a relaxation time or two: the start-up cut of
+    ``warmup = "auto"`` is :data:`mrfq.stats.RELAXATIONS` of them."""
+    rho = np.asarray(class_loads, dtype=np.float64)
+    a = np.asarray(requirements, dtype=np.float64)
+    per_resource = rho @ a
+    j = int(np.argmax(per_resource))
+    busiest = float(per_resource[j])
+    if not 0.0 < busiest < 1.0:
+        return 0.0 if busiest <= 0.0 else np.inf
+    through = a[:, j] > 0
+    share = rho.sum() / rho[through].sum()  # Λ / Λ* (flow rates ∝ ρ_k: one mean size)
+    return float(share * busiest / (1.0 - np.sqrt(busiest)) ** 2)

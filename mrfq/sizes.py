@@ -34,8 +34,8 @@ cdf                ``points``, ``file`` or ``workload``;   a CDF table, linear b
   ``[[size, cdf], …]``), ``file`` (a two-column CSV: size, cdf) or ``workload`` (a
   bundled published distribution: ``websearch``, ``datamining``, ``fb_hadoop``). The law
   is the table's, linear between points; ``rescale = true`` (default) divides the sizes by
-  the law's exact mean (so bytes become work units, mean 1 = m packets); ``rescale =
-  false`` takes the sizes as work units.
+  the law's exact mean (bytes become work units, mean 1 = m packets); ``rescale = false``
+  takes them as work units. Either table's sizes, as used, lie in [1e-100, 1e100].
 
 **Packets.** :func:`packet_counts` turns a work x into N = 1 + ⌊x / θ⌋ packets, θ =
 −ln(1 − 1/m) (m > 1; N = 1 when m = 1). For x ~ Exp(1) this is exactly geometric on
@@ -63,8 +63,7 @@ from mrfq.errors import InputError
 DEFAULT = {"distribution": "exponential"}
 
 _PARAMETERS = {
-    "exponential": set(),
-    "deterministic": set(),
+    "exponential": set(), "deterministic": set(),
     "hyperexponential": {"scv"},
     "lognormal": {"sigma"},
     "pareto": {"shape", "max"},
@@ -345,7 +344,8 @@ def parse_size(spec: Any = None, field: str = "size", source: str | None = None,
             path = Path(base_dir) / path
         raw = _read_sizes(path, f"{field}.file", source)
         digest = hashlib.sha256(raw.tobytes()).hexdigest()
-        values = raw / raw.mean() if rescale else raw
+        values = workloads.check_span(raw / workloads.sample_mean(raw) if rescale else raw,
+                                      rescale, f"{field}.file", source)
         params["file"] = str(path.resolve())  # (a stored scenario reads it from anywhere)
         params["rescale"] = rescale
     elif name == "cdf":
@@ -383,8 +383,8 @@ def _cdf_table(spec: dict, field: str, source: str | None, base_dir: str | Path 
                          source)
     params["rescale"] = rescale
     digest = hashlib.sha256(np.vstack([x, f]).tobytes()).hexdigest()
-    if rescale:
-        x = x / workloads.raw_moment(x, f, 1)
+    x = workloads.check_span(x / workloads.raw_moment(x, f, 1) if rescale else x, rescale,
+                             where, source)
     return np.vstack([x, f]), digest
 
 

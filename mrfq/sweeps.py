@@ -155,7 +155,7 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     if log:
         log(f"{total} points, {done} already done, {len(todo)} to compute"
             + (f" (packet replications added until the 95% half-width is "
-               f"{scenario.packet.precision:g} of gamma)"
+               f"{scenario.packet.precision:.12g} of gamma)"
                if scenario.packet.precision is not None and policies.PACKET in kinds
                else ""))
     if progress:  # the points stored before this run: a progress line's ETA leaves them out

@@ -13,15 +13,33 @@ def interval_warnings(table: pd.DataFrame) -> list[str]:
     …; loads …): <the warning>`` — what the console prints after the table, so that an
     unreliable interval (heavy tails, :func:`mrfq.sizes.interval_warning`) is never read
     at face value; first, the :func:`precision_warnings`. Empty when no row has one."""
+    lines = precision_warnings(table) + missing_intervals(table)
     if "ci_warning" not in table:
-        return precision_warnings(table)
+        return lines
     texts = table["ci_warning"].fillna("").astype(str)
-    lines = precision_warnings(table)
     for text in dict.fromkeys(t for t in texts if t):
         rows = table[texts == text]
         classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
-        loads = ", ".join(f"{v:g}" for v in sorted(set(rows["load"])))
+        loads = ", ".join(f"{v:.12g}" for v in sorted(set(rows["load"])))
         lines.append(f"warning: {len(rows)} points (class {classes}; load {loads}): {text}")
+    return lines
+
+
+def missing_intervals(table: pd.DataFrame) -> list[str]:
+    """One line per distinct reason (``ci_problem``) why simulated rows of a table have no
+    95% interval of γ (NaN bounds: e.g. a class with fewer measured flows than batches),
+    so that a NaN interval is never printed without its reason."""
+    if "ci_problem" not in table or "ci_low" not in table:
+        return []
+    problems = table["ci_problem"].astype(object).fillna("").astype(str)
+    missing = table["ci_low"].isna() & (problems != "")
+    lines = []
+    for text in dict.fromkeys(problems[missing]):
+        rows = table[missing & (problems == text)]
+        classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
+        loads = ", ".join(f"{v:.12g}" for v in sorted(set(rows["load"])))
+        lines.append(f"warning: {len(rows)} points (class {classes}; load {loads}) have no "
+                     f"95% interval: {text}")
     return lines
 
 
@@ -38,6 +56,6 @@ def precision_warnings(table: pd.DataFrame) -> list[str]:
     where = ", ".join(f"{p} {v:g}" for p, v in zip(points["policy"], points["load"],
                                                    strict=True))
     return [f"warning: {len(points)} packet points ({where}) did not reach the target "
-            f"precision ±{missed['target_precision'].iloc[0]:.3g} within their replication "
+            f"precision ±{missed['target_precision'].iloc[0]:.12g} within their replication "
             f"budget (widest ±{missed['achieved_precision'].max():.3g} of gamma, the runs' "
             "own intervals): raise max_replications (--max-replications)"]

@@ -14,7 +14,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from mrfq import policies
-from mrfq.fluid.method import class_interval, class_warnings, record_method
+from mrfq.fluid.method import class_interval, class_warnings, record_method, transient_warning
 from mrfq.kinds.replications import Stopping
 from mrfq.scenario import Scenario
 
@@ -61,7 +61,8 @@ def summary_rows(scenario: Scenario, records: list[dict],
     rows = []
     for record in records:
         simulated = record_method(record) == "simulation"
-        warnings = class_warnings(scenario, record["load"])
+        transient = transient_warning(scenario, record["load"])
+        warnings = [w or transient for w in class_warnings(scenario, record["load"])]
         for k, (name, c) in enumerate(zip(scenario.class_names, record["classes"],
                                           strict=True)):
             low, high = class_interval(record, k)

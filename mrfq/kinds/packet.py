@@ -47,6 +47,7 @@ from mrfq.packet.model import PacketModel
 from mrfq.scenario import Scenario, scenario_from_dict
 from mrfq.scenario import check_init as check_scenario_init
 from mrfq.scenario.checks import check_parameters_read
+from mrfq.scenario.limits import check_round_trips
 from mrfq.stats import (
     combine_replications,
     first_full_bucket,
@@ -123,6 +124,9 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
     except InputError as exc:  # a file's value: named by the file and its field
         raise InputError(exc.problem, "packet.flows", scenario.source) from None
     check_parameters_read(scenario.packet, [policy], scenario.source)
+    check_round_trips([c.rtt for c in scenario.classes], scenario.class_loads(load),
+                      [scenario.packet.mean_size * law.mean for law in scenario.size_laws],
+                      scenario.packet.window, kernel.MAX_SLOTS, scenario.source)
     if scenario.packet.init != "fluid":
         return
     check_scenario_init(scenario.packet, scenario.classes, "packet.init", scenario.source,

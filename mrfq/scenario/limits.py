@@ -110,3 +110,23 @@ def check_task_budget(jobs: int, means: list[float], source: str | None) -> None
                          "more than 2^43 in one run: fewer jobs or tasks", "cluster.mean_tasks",
                          source)
 
+
+
+def check_round_trips(rtts: list[float], class_loads: list[float], mean_packets: list[float],
+                      window: int, limit: int, source: str | None) -> None:
+    """InputError (field ``classes[k].rtt``) when the round trips alone keep more than
+    ``limit`` flows in progress on average (the packet engine's bound on flows at once,
+    where a run stops). A flow of N packets under a window of W packets waits at least
+    ⌈N/W⌉ − 1 ≥ N/W − 1 round trips, so by Little's law class k keeps at least
+    λ_k · max(E[N_k]/W − 1, 0) · rtt_k flows in progress, λ_k = ρ_k / E[N_k] flows per
+    time unit (ρ_k its load, E[N_k] = ``mean_packets[k]`` its mean packets per flow; time
+    in packet-service units). An rtt of 1e10 stopped a run after seconds, blaming the
+    load."""
+    per_class = [rho * max(1 / window - 1 / n, 0.0) * rtt
+                 for rtt, rho, n in zip(rtts, class_loads, mean_packets, strict=True)]
+    if sum(per_class) > limit:
+        k = max(range(len(per_class)), key=per_class.__getitem__)
+        raise InputError(f"{rtts[k]:g} keeps at least {sum(per_class):.3g} flows in progress "
+                         "on average (Little's law: a flow waits ceil(packets / window) − 1 "
+                         f"round trips), more than the packet engine's {limit} at once: a "
+                         "shorter rtt or a larger window", f"classes[{k}].rtt", source)

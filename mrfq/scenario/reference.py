@@ -77,7 +77,9 @@ SECTIONS = (
                           "weighted DRF, PF and BMF and their schedulers (relative: scale "
                           "them).",
                 "rtt": "number ≥ 0, default 0. Round-trip time added to each packet's "
-                       "acknowledgement (time units).",
+                       "acknowledgement (time units). Refused at a load where the round "
+                       "trips alone would keep more flows in progress than the packet "
+                       "engine holds (2^20; Little's law).",
                 "packets": "array of tables `{requirements, probability}`. A per-packet "
                            "mix instead of one requirement vector.",
                 "packet_order": "\"random\" (default) or \"cycle\". How packets of the mix "
@@ -119,7 +121,8 @@ SECTIONS = (
                               "them; their sources: the Python guide).",
                 "rescale": "true or false, default true. Divide the sizes by the law's "
                            "mean (mean 1 = m packets); false takes them as work units as "
-                           "given, and the law's mean is the table's.",
+                           "given, and the law's mean is the table's. Either way the "
+                           "sizes as used lie in [1e-100, 1e100].",
             }, laws={key: [d for d, keys in sizes._PARAMETERS.items() if key in keys]
                      for key in set().union(*sizes._PARAMETERS.values())}),
     Section("[load]", "The x-axis of every figure.", frozenset(scenario_files._LOAD_KEYS), {

@@ -27,7 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mrfq.intervals import RatioInterval, _flagged, ratio_interval
+from mrfq.intervals import (  # noqa: F401 - relaxation_flows: re-exported
+    RatioInterval,
+    _flagged,
+    ratio_interval,
+    relaxation_flows,
+)
 
 #: below this many replications the CI uses pooled batch means instead (a t interval
 #: from 2–3 replications is uselessly wide and its spread estimate unreliable)
@@ -313,30 +318,6 @@ def batch_means_interval(series: np.ndarray, batches: int = 20, confidence: floa
 #: 0.6 of a relaxation time (200 flows) still left +1% of start-up bias in 2 000-flow
 #: replications, 1.5 (500 flows) none measurable
 RELAXATIONS = 2.0
-
-
-def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray) -> float:
-    """Flow arrivals (all classes) in one relaxation time of the most loaded resource.
-
-    With ρ* the load of the most loaded resource j*, the relaxation time of a queue at
-    load ρ* is E[S*] / (1 − √ρ*)² (M/M/1: Morse 1955; the heavy-traffic scale of every
-    work-conserving single-server queue, Abate & Whitt 1987), E[S*] the mean work a flow
-    through j* brings to it. In flows of all classes that is (Λ / Λ*) · ρ* / (1 − √ρ*)²,
-    Λ the flow arrival rate and Λ* that of the classes using j* — 342 at load 0.9 on the
-    Figure 3 scenario, 6 at load 0.5. ``class_loads`` ρ_k (packets per time unit = flow
-    rate × mean size, so the mean size cancels), ``requirements`` a_kj (K × J). A run
-    started empty is still biased after a relaxation time or two: the start-up cut of
-    ``warmup = "auto"`` is :data:`RELAXATIONS` of them."""
-    rho = np.asarray(class_loads, dtype=np.float64)
-    a = np.asarray(requirements, dtype=np.float64)
-    per_resource = rho @ a
-    j = int(np.argmax(per_resource))
-    busiest = float(per_resource[j])
-    if not 0.0 < busiest < 1.0:
-        return 0.0 if busiest <= 0.0 else np.inf
-    through = a[:, j] > 0
-    share = rho.sum() / rho[through].sum()  # Λ / Λ* (flow rates ∝ ρ_k: one mean size)
-    return float(share * busiest / (1.0 - np.sqrt(busiest)) ** 2)
 
 
 # ----------------------------------------------------------------- precision targets

@@ -115,11 +115,44 @@ def bundled(name: str, where: str, source: str | None) -> tuple[np.ndarray, np.n
 
 
 def raw_moment(x: np.ndarray, f: np.ndarray, r: int) -> float:
-    """E[X^r] of the table's law (module doc), in the table's units."""
+    """E[X^r] of the table's law (module doc), in the table's units (∞ if it overflows).
+
+    Computed on the sizes divided by 2^k, the power of two just above the largest, then
+    multiplied back by 2^(k r): scaling by a power of two is exact, so a table of ordinary
+    sizes gives the same bits as the formula on the sizes themselves, while one with sizes
+    near 1e308 (x^(r+1) overflowed: NaN) or in the subnormals gets a finite moment."""
+    exponent = int(np.frexp(x[-1])[1])
+    y = np.ldexp(x, -exponent)
     mass = np.diff(f)
-    width = np.diff(x)
-    segment = mass * (x[1:] ** (r + 1) - x[:-1] ** (r + 1)) / ((r + 1) * width)
-    return float(f[0] * x[0] ** r + segment.sum())
+    width = np.diff(y)
+    segment = mass * (y[1:] ** (r + 1) - y[:-1] ** (r + 1)) / ((r + 1) * width)
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(f[0] * y[0] ** r + segment.sum(), exponent * r))
+
+
+#: the sizes a table law may use, in work units after its rescaling (1 = m packets): as the
+#: Pareto law's ``max``, so that E[X^3] stays finite (and no size underflows to 0)
+SIZE_SPAN = (1e-100, 1e100)
+
+
+def sample_mean(sizes: np.ndarray) -> float:
+    """The mean of positive sizes, computed on the sizes divided by the power of two above
+    the largest (exact), so that sizes near 1e308 do not overflow the sum; the same bits
+    as ``sizes.mean()`` otherwise."""
+    exponent = int(np.frexp(sizes.max())[1])
+    return float(np.ldexp(np.ldexp(sizes, -exponent).mean(), exponent))
+
+
+def check_span(sizes: np.ndarray, rescaled: bool, where: str,
+               source: str | None) -> np.ndarray:
+    """``sizes`` (as a table law uses them: divided by the mean when ``rescaled``), or
+    InputError if they leave :data:`SIZE_SPAN`: moments overflow, small sizes vanish."""
+    low, high = SIZE_SPAN
+    if sizes.min() >= low and sizes.max() <= high:
+        return sizes
+    what = "sizes divided by their mean" if rescaled else "sizes (rescale = false: work units)"
+    raise InputError(f"{what} must lie in [1e-100, 1e100], got {sizes.min():.3g}.."
+                     f"{sizes.max():.3g}", where, source)
 
 
 def cdf(x: np.ndarray, f: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -142,5 +175,6 @@ def quantile(x: np.ndarray, f: np.ndarray, u: np.ndarray) -> np.ndarray:
 def describe(x: np.ndarray, f: np.ndarray) -> str:
     """One line: points, range and mean, for error messages and listings."""
     mean = raw_moment(x, f, 1)
-    scv = raw_moment(x, f, 2) / mean ** 2 - 1
+    y = x / x[-1]  # (the SCV from sizes of order 1: the moments of the raw sizes may be inf)
+    scv = raw_moment(y, f, 2) / raw_moment(y, f, 1) ** 2 - 1
     return f"{x.size} points, sizes {x[0]:g}..{x[-1]:g}, mean {mean:.6g}, SCV {scv:.3g}"

@@ -1,0 +1,199 @@
+"""Numeric extremes found by a review (seventeenth session): each case either computed
+right or refused with one line naming its field, before any work; never NaN, a hang or a
+late error that blames another field."""
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import assert_one_line_error, run_cli
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mrfq import workloads
+from mrfq.errors import InputError
+from mrfq.fluid.method import WARMUP, transient_warning
+from mrfq.intervals import relaxation_flows
+from mrfq.scenario import load_scenario, scenario_from_dict
+from mrfq.sizes import parse_size
+from mrfq.table_warnings import interval_warnings
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = (ROOT / "scenarios" / "quickstart.toml").read_text()
+
+
+def _cdf(points, **more):
+    return parse_size({"distribution": "cdf", "points": points, **more},
+                      "classes[0].size")
+
+
+# --- table laws: sizes near 1e308 or in the subnormals (NaN mean; the flow level hung) --
+
+def test_a_table_moment_does_not_overflow_near_the_largest_float():
+    x, f = np.array([1.0, 1.7e308]), np.array([0.5, 1.0])
+    mean = workloads.raw_moment(x, f, 1)  # 0.5 · 1 + 0.5 · (1.7e308 + 1) / 2
+    assert mean == pytest.approx(0.25 * 1.7e308, rel=1e-12)
+    assert math.isinf(workloads.raw_moment(x, f, 2))  # (its true value: beyond a float)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(1e-6, 1e6), min_size=2, max_size=12, unique=True),
+       st.integers(-900, 900), st.sampled_from([1, 2, 3]))
+def test_a_table_moment_scales_exactly_by_powers_of_two(sizes, exponent, r):
+    """E[(2^e X)^r] = 2^(e r) E[X^r] to the bit: the scaled computation changes no bit of
+    an ordinary table's moments (the sizes rescaled to mean 1 stay what they were)."""
+    x = np.sort(np.array(sizes))
+    f = np.linspace(0.1, 1.0, x.size)
+    moment = workloads.raw_moment(x, f, r)
+    scaled = np.ldexp(x, exponent)
+    with np.errstate(over="ignore"):
+        expected = float(np.ldexp(moment, exponent * r))
+    if not (1e-290 < x[0] * 2.0**exponent and expected < 1e290 and expected > 1e-290):
+        return  # (out of the normal floats: the scaling is not exact there)
+    assert workloads.raw_moment(scaled, f, r) == expected
+
+
+def test_a_subnormal_table_is_the_same_law_as_its_scaled_copy():
+    law = _cdf([[1e-320, 0.5], [1e-310, 1.0]])
+    twin = _cdf([[math.ldexp(1e-320, 1070), 0.5], [math.ldexp(1e-310, 1070), 1.0]])
+    assert law.mean == pytest.approx(1.0, rel=1e-12)
+    assert np.allclose(law.values, twin.values, rtol=1e-3)  # (1e-320 has ~3 digits)
+
+
+@pytest.mark.parametrize("points, shown", [
+    ([[1.0, 0.5], [1.7e308, 1.0]], "2.35e-308..4"),
+    ([[1.0, 0.5], [1e120, 1.0]], "4e-120..4"),
+])
+def test_a_table_spanning_beyond_1e100_around_its_mean_is_refused(points, shown):
+    with pytest.raises(InputError, match=f"must lie in \\[1e-100, 1e100\\], got {shown}") as info:
+        _cdf(points)
+    assert info.value.field == "classes[0].size.points"
+
+
+def test_an_unscaled_table_beyond_1e100_work_units_is_refused():
+    with pytest.raises(InputError, match="rescale = false: work units"):
+        _cdf([[1.0, 0.5], [1e101, 1.0]], rescale=False)
+    assert _cdf([[1.0, 0.5], [1e99, 1.0]], rescale=False).mean == pytest.approx(2.5e98)
+
+
+def test_an_empirical_file_of_huge_sizes_rescales_to_mean_one(tmp_path):
+    (tmp_path / "s.csv").write_text("size\n1e308\n1e308\n1.5e308\n")
+    law = parse_size({"distribution": "empirical", "file": "s.csv"}, "classes[0].size",
+                     base_dir=tmp_path)
+    assert np.isfinite(law.values).all() and law.mean == pytest.approx(1.0)
+    with pytest.raises(InputError, match="rescale = false") as info:
+        parse_size({"distribution": "empirical", "file": "s.csv", "rescale": False},
+                   "classes[0].size", base_dir=tmp_path)
+    assert info.value.field == "classes[0].size.file"
+
+
+def test_an_empirical_mean_keeps_its_bits():
+    sizes = np.random.default_rng(1).lognormal(0.0, 2.0, 1001)
+    assert workloads.sample_mean(sizes) == sizes.mean()
+
+
+def test_the_cli_refuses_a_table_near_the_largest_float(tmp_path):
+    text = QUICK.replace('load_share = 1\n', 'load_share = 1\nsize = {distribution = '
+                         '"cdf", points = [[1.0, 0.5], [1.7e308, 1.0]]}\n', 1)
+    (tmp_path / "s.toml").write_text(text)
+    result = run_cli("fluid", "s.toml", "-o", "out.csv", cwd=tmp_path)
+    assert_one_line_error(result, "error: s.toml: classes[0].size.points: sizes divided")
+    assert not (tmp_path / "out.csv").exists()
+
+
+# --- round trips: rtt = 1e10 failed after seconds, blaming --load -----------------------
+
+def test_a_round_trip_that_fills_the_engine_is_refused_before_the_run(tmp_path):
+    text = QUICK.replace('load_share = 1\n', 'load_share = 1\nrtt = 1e10\n', 1)
+    (tmp_path / "s.toml").write_text(text)
+    result = run_cli("simulate", "s.toml", "--policy", "bmf", "--load", "0.3", "-o",
+                     "out.csv", cwd=tmp_path)
+    assert_one_line_error(result, "error: s.toml: classes[0].rtt: 1e+10 keeps at least 3e+08")
+    assert not (tmp_path / "out.csv").exists()
+
+
+def test_the_round_trip_bound_is_littles_law_of_the_window():
+    """Class k keeps ≥ ρ_k (1/W − 1/E[N_k]) rtt_k flows in progress: 0.2 · (1/5 − 1/20) ·
+    rtt; refused above the engine's limit, accepted below."""
+    from mrfq.scenario.limits import check_round_trips
+
+    limit = 1000
+    rtt = limit / (0.2 * (1 / 5 - 1 / 20))
+    check_round_trips([rtt * 0.99, 0.0], [0.2, 0.2], [20.0, 20.0], 5, limit, None)
+    with pytest.raises(InputError, match="keeps at least 1.01e\\+03") as info:
+        check_round_trips([0.0, rtt * 1.01], [0.2, 0.2], [20.0, 20.0], 5, limit, None)
+    assert info.value.field == "classes[1].rtt"
+    # flows shorter than a window wait no round trip
+    check_round_trips([1e300], [0.2], [4.0], 5, limit, None)
+
+
+# --- loads near 1: the flow level measured its start-up transient, with no warning -------
+
+def _quick(load: float):
+    raw = {"name": "q", "resources": ["cpu", "link"],
+           "classes": [{"name": "web", "requirements": [0.5, 1.0], "load_share": 1},
+                       {"name": "crypto", "requirements": [1.0, 0.5], "load_share": 1}],
+           "load": {"axis": "max", "values": [load]}, "fluid": {"flows": 10**6}}
+    return scenario_from_dict(raw)
+
+
+def test_a_flow_level_point_inside_its_start_up_transient_is_flagged():
+    text = transient_warning(_quick(0.999999999), 0.999999999)
+    assert text.startswith("unreliable interval: at load 0.999999999 a relaxation time")
+    assert transient_warning(_quick(0.9), 0.9) == ""
+
+
+def test_the_transient_warning_starts_where_the_warm_up_is_one_relaxation_time():
+    scenario = _quick(0.5)
+    loads = np.linspace(0.98, 0.999, 40)
+    relax = np.array([relaxation_flows(scenario.class_loads(v), scenario.requirements)
+                      for v in loads])
+    warned = np.array([transient_warning(scenario, v) != "" for v in loads])
+    assert warned.any() and not warned.all()
+    assert (warned == (relax > WARMUP * scenario.fluid.flows)).all()
+
+
+def test_the_fluid_command_prints_the_transient_warning(tmp_path):
+    result = run_cli("fluid", str(ROOT / "scenarios" / "quickstart.toml"), "-o", "f.csv",
+                     "--loads", "0.999999999", "--method", "simulation", "--policies", "drf",
+                     "--jobs", "1", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "warning: 2 points (class web, crypto; load 0.999999999): unreliable interval" \
+        in result.stderr
+    table = pd.read_csv(tmp_path / "f.csv")
+    assert table["ci_warning"].str.contains("start-up transient").all()
+
+
+# --- intervals that cannot be formed: printed with their reason, not a bare NaN ---------
+
+def test_a_missing_interval_is_printed_with_its_reason(tmp_path):
+    text = QUICK.replace("flows = 3000\n", "flows = 3000\nbatches = 5000\n")
+    (tmp_path / "s.toml").write_text(text)
+    result = run_cli("simulate", "s.toml", "--policy", "bmf", "--load", "0.3", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = [x for x in result.stderr.splitlines() if "have no 95% interval" in x]
+    assert len(lines) == 2 and all("fewer measured flows" in x for x in lines), result.stderr
+
+
+def test_interval_warnings_name_rows_without_an_interval_only():
+    table = pd.DataFrame({"class": ["a", "b"], "load": [0.5, 0.5],
+                          "ci_low": [np.nan, 0.4], "ci_problem": ["too few", "ignored"]})
+    assert interval_warnings(table) == [
+        "warning: 1 points (class a; load 0.5) have no 95% interval: too few"]
+
+
+# --- a precision target is shown as given, not rounded to ±1 ----------------------------
+
+def test_a_precision_target_is_shown_with_its_digits():
+    table = pd.DataFrame({"policy": ["bmf"], "load": [0.5], "class": ["a"],
+                          "precision_reached": [False], "target_precision": [0.9999999],
+                          "achieved_precision": [0.99999995]})
+    (line,) = interval_warnings(table)
+    assert "precision ±0.9999999 within" in line
+
+
+def test_the_packaged_scenarios_still_load():
+    for path in sorted((ROOT / "mrfq" / "scenarios").glob("*.toml")):
+        load_scenario(path)
