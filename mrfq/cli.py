@@ -372,7 +372,7 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class (default: the scenario's [packet] precision, else 0.02).")
 @click.option("--pilot-flows", type=COUNT, help="Flows of each point's pilot run (default: "
-              "5000, at most the scenario's flows).")
+              "60 relaxation times of the busiest resource, at least 5000).")
 @click.option("--jobs", type=int, help="Worker processes the sweep would use, for its wall "
               "time (default: all cores, as the sweep's).")
 @click.option("--policies", help="Packet policies, comma-separated (default: the "
