@@ -275,7 +275,7 @@ def _read_sizes(path: Path, where: str, source: str | None) -> np.ndarray:
         sizes.append(value)
     if not sizes:
         raise InputError(f"'{path.name}' has no sizes", where, source)
-    return np.array(sizes, dtype=np.float64)
+    return workloads.check_range(np.array(sizes, dtype=np.float64), where, source)
 
 
 def parse_size(spec: Any = None, field: str = "size", source: str | None = None,

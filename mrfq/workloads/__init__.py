@@ -37,11 +37,30 @@ WORKLOAD_DIR = Path(__file__).resolve().parent
 BUNDLED = {"websearch": "websearch.csv", "datamining": "datamining.csv",
            "fb_hadoop": "fb_hadoop.csv"}
 
+#: the sizes of a table law (CDF points, empirical sizes; any unit, bytes in the bundled
+#: files): E[X] takes their squares, E[X³] (interval warnings) the fourth powers of the
+#: sizes over their mean, which stay finite and resolvable in float64 within this range.
+#: A point at 1.7e308 made the mean NaN (the run's tasks then -2^63, an error naming no
+#: field of the file); sizes of 1e-200 squared to 0, a wrong mean (measured, 2026-11-27)
+MIN_SIZE, MAX_SIZE = 1e-30, 1e30
+
+
+def check_range(sizes: np.ndarray, where: str, source: str | None) -> np.ndarray:
+    """``sizes`` (positive, finite) unless one is outside [MIN_SIZE, MAX_SIZE]:
+    InputError naming ``where``."""
+    outside = sizes[(sizes < MIN_SIZE) | (sizes > MAX_SIZE)]
+    if outside.size:
+        raise InputError(f"sizes must be between {MIN_SIZE:g} and {MAX_SIZE:g} (a table's "
+                         f"moments must stay finite: scale them), got {outside[0]:g}", where,
+                         source)
+    return sizes
+
 
 def check_points(points: Any, where: str, source: str | None) -> tuple[np.ndarray, np.ndarray]:
     """Validate a CDF table: a list of at least two [size, cdf] pairs, sizes positive and
     strictly increasing, cdf values in [0, 1], non-decreasing, the last exactly 1.
-    Returns (sizes, cdf) as float arrays; InputError naming ``where`` otherwise."""
+    Sizes within [MIN_SIZE, MAX_SIZE]. Returns (sizes, cdf) as float arrays; InputError
+    naming ``where`` otherwise."""
     if isinstance(points, np.ndarray):  # from Python: an n × 2 array will do
         points = points.tolist()
     if not isinstance(points, (list, tuple)) or len(points) < 2:
@@ -58,6 +77,7 @@ def check_points(points: Any, where: str, source: str | None) -> tuple[np.ndarra
     x, f = np.array(sizes), np.array(probs)
     if not (np.isfinite(x).all() and (x > 0).all()):
         raise InputError("sizes must be positive and finite", where, source)
+    check_range(x, where, source)
     if (np.diff(x) <= 0).any():
         i = int(np.flatnonzero(np.diff(x) <= 0)[0]) + 1
         raise InputError(f"point {i}: sizes must increase strictly ({x[i - 1]:g} then "
