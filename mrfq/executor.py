@@ -25,6 +25,8 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
+import numpy as np
+
 from mrfq.errors import InputError
 
 Item = TypeVar("Item")
@@ -129,6 +131,42 @@ def execute(function: Callable[..., Any], items: Iterable[Item], *,
             # in progress; what was yielded is kept, the rest is recomputed on resume
             _abandon(pool)
             raise
+
+
+def interruptible(kernel: Callable[..., Any], *args: Any) -> Any:
+    """``kernel(*args, stop)`` for a compiled kernel that releases the GIL (Numba
+    ``nogil``) and returns early, unfinished, once ``stop[0]`` (one int64) is set.
+
+    Python runs signal handlers in the main thread only, between bytecodes: Ctrl-C and
+    SIGTERM (:class:`mrfq.console.Terminated`) landing inside one long compiled call
+    waited for its end, minutes at paper scale (the cluster kernel is one call per
+    run). Here the kernel runs in a thread while the main thread waits: the interrupt
+    is raised at once in the main thread, which tells the kernel to stop and drops its
+    result. Outside the main thread (no signal is handled there) it runs in the caller.
+    """
+    stop = np.zeros(1, dtype=np.int64)
+    if threading.current_thread() is not threading.main_thread():
+        return kernel(*args, stop)
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["result"] = kernel(*args, stop)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller
+            out["error"] = exc
+
+    thread = threading.Thread(target=run, name="mrfq-kernel", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(0.2)  # (a timeout: Windows runs the handlers between the waits)
+    except BaseException:
+        stop[0] = 1  # the kernel returns at its next event
+        thread.join(1.0)  # (a kernel still compiling ends on its own: a daemon thread)
+        raise
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
 
 
 def interrupt_behind(exc: BaseException) -> BaseException | None:

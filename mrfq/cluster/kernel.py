@@ -112,12 +112,12 @@ def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_parallel,
              arrival, job_class, job_tasks, duration_mean, duration_code, duration_par,
              duration_table, duration_span, seed,
              slots_per_server, t_warm, t_end, sample_dt, n_samples, task_time, job_first,
-             timeline_dt=1.0, timeline_bins=0):
+             timeline_dt, timeline_bins, stop):
     """Run the cluster from empty until every job has finished.
 
     ``capacity`` (L×R), ``demand`` (K×R, per task), ``weights`` (K), ``allowed`` (K×L
@@ -137,7 +137,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
     ``done_by_end`` (per job: its tasks completed at t ≤ t_end). The timeline starts with
     w = ``timeline_dt`` and B = ``timeline_bins`` (even) bins; when the run outlasts B·w,
     adjacent bins are summed pairwise and w doubles (exact: integrals add), so B bins
-    always cover [0, makespan].
+    always cover [0, makespan]. ``stop`` (one int64), once set, ends the run unfinished
+    (nogil: :func:`mrfq.executor.interruptible` runs it in a thread, sets it on Ctrl-C).
     """
     L, R = capacity.shape
     K = demand.shape[0]
@@ -222,7 +223,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
     seq = 0
     events = 0
     now = 0.0
-    while nxt < J or size > 0:
+    while (nxt < J or size > 0) and stop[0] == 0:  # (stop: interrupted, results dropped)
         if size > 0 and (nxt >= J or h_time[0] <= arrival[nxt]):
             t = h_time[0]
         else:

@@ -24,13 +24,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from mrfq import policies, seeds
+from mrfq import executor, policies, seeds
 from mrfq.cluster import checks, durations, kernel
 from mrfq.cluster.timeline import Timeline
 from mrfq.errors import InputError
 from mrfq.scenario import ClusterConfig
 from mrfq.scenario.cluster import per_class_laws
-from mrfq.scenario.limits import MAX_TASKS
+from mrfq.scenario.limits import MAX_DURATION, MAX_TASKS, MIN_DURATION
 from mrfq.sizes import SizeLaw, packet_counts, parse_size
 
 #: laws of the number of tasks of a job, and of a task's duration
@@ -224,7 +224,7 @@ def pooled_model(requirements: ArrayLike, loads: ArrayLike, policy: str,
     """A fluid scenario as a pooled cluster: one server of ``tasks_per_resource`` units of
     every resource, class-k tasks needing a_k (so a dominant task holds 1/C of the pool),
     and arrival rates giving the fluid loads ρ_k = λ_k E[N_k] d_k / C. ``loads`` (≥ 0),
-    ``mean_tasks`` E[N_k] (1 to 2^53) and ``duration`` d_k (> 0): one number for every
+    ``mean_tasks`` E[N_k] (1 to 2^53) and ``duration`` d_k (1e-100 to 1e100): one for every
     class, or one per class; ``tasks_per_resource`` C: 1 (a dominant task fits) to
     MAX_RUNNING / R (:func:`mrfq.cluster.checks.tasks_per_resource`)."""
     a = checks.requirements(requirements)
@@ -234,7 +234,7 @@ def pooled_model(requirements: ArrayLike, loads: ArrayLike, policy: str,
     loads = checks.per_class(loads, K, "loads", minimum=0)
     mean = checks.per_class(mean_tasks, K, "mean_tasks", minimum=1,
                             maximum=MAX_TASKS)
-    durations = checks.per_class(duration, K, "duration", positive=True)
+    durations = checks.per_class(duration, K, "duration", MIN_DURATION, True, MAX_DURATION)
     # a duration law's mean: 1.0 but for an un-rescaled table (a tasks law has mean 1),
     # so the same floats as one number's, per class
     duration_mean = np.array([law_mean(law) for law in class_laws(
@@ -395,9 +395,9 @@ def run_jobs(model: ClusterModel, arrival: ArrayLike, job_class: ArrayLike,
              if entry.realises and entry.code in (kernel.DRF, kernel.PF, kernel.BMF) else -1)
     # no cap: a bound no job reaches (2^62: exact as a float, and an int64)
     cap = np.where(np.isinf(model.max_parallel), 2.0**62, model.max_parallel).astype(np.int64)
-    finish, area, busy, samples, events, bins_area, dt, done = kernel.simulate(
-        entry.code, fluid, model.capacity, model.demand, model.weights, model.allowed, cap,
-        arrival, job_class, job_tasks, model.durations,
+    finish, area, busy, samples, events, bins_area, dt, done = executor.interruptible(
+        kernel.simulate, entry.code, fluid, model.capacity, model.demand, model.weights,
+        model.allowed, cap, arrival, job_class, job_tasks, model.durations,
         *duration_arrays(model.duration_laws), int(seed), int(model.slots_per_server),
         float(window[0]), float(window[1]), float(sample_dt), int(n_samples), times, first,
         float(timeline_dt or 1.0), bins)

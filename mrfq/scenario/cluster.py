@@ -60,11 +60,10 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
         policies=_policies(chosen, policies.CLUSTER, "cluster.policies", source),
         tasks_per_resource=number("tasks_per_resource", positive=True),
         mean_tasks=_per_class(value("mean_tasks"), "mean_tasks", names, source,
-                              _mean_tasks),
+                              limits.check_mean_tasks),
         tasks=_law(value("tasks"), "tasks", CLUSTER_TASK_LAWS, names, source),
         duration=_per_class(value("duration"), "duration", names, source,
-                            lambda v, field, source: fields.number(v, field, source,
-                                                                   positive=True)),
+                            limits.check_duration),
         duration_law=_law(value("duration_law"), "duration_law", CLUSTER_DURATION_LAWS,
                           names, source),
         jobs=integer("jobs", 1, limits.MAX_JOBS, "about 120 bytes of memory each"),
@@ -113,6 +112,13 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
                    f"{config.tasks_per_resource:g}", "cluster.tasks_per_resource", source)
     check_running(config, len(classes[0].requirements) if classes else n_resources or len(
         resources), source)
+    if not config.trace and config.jobs < 2 * config.batches:  # (even with no warmup)
+        if "batches" in raw:  # (else the default: the jobs are too few)
+            raise fail(f"must be <= {config.jobs // 2:,} (2 jobs per batch at least, of "
+                       f"{config.jobs:,} jobs), got {config.batches:,}", "cluster.batches",
+                       source)
+        raise fail(f"must be >= {2 * config.batches} (2 per batch, {config.batches} batches)",
+                   "cluster.jobs", source)
     if not config.trace and (config.warmup >= 1 or config.jobs
                              - int(config.warmup * config.jobs) < 2 * config.batches):
         # (a trace measures all its jobs; with fewer than 2 per batch its JCT interval is
@@ -313,15 +319,6 @@ def _max_parallel(raw: Any, names: list[str], source: str | None) -> int | tuple
                    f"integer, got {raw!r}", "cluster.max_parallel", source)
     return fields.integer(raw, "cluster.max_parallel", source, 1, limits.MAX_TASKS,
                           "tasks at once")
-
-
-def _mean_tasks(raw: Any, field: str, source: str | None) -> float:
-    value = fields.number(raw, field, source, positive=True)
-    if value < 1:
-        raise fail(f"must be >= 1 task, got {value:g}", field, source)
-    if value > limits.MAX_TASKS:
-        raise fail(f"must be <= 2^53 tasks (counts stay exact), got {value:g}", field, source)
-    return value
 
 
 def _per_class(raw: Any, key: str, names: list[str], source: str | None,

@@ -76,6 +76,11 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     if axis != "max" and axis not in resources:
         raise fail(f"unknown resource '{axis}' (choose from max, {', '.join(resources)})",
                    "load.axis", source)
+    if axis != "max" and not any(c.load_share * c.requirements[resources.index(axis)] > 0
+                                 for c in classes):  # (the loads would divide by its 0)
+        raise fail(f"no class with a positive load_share uses resource '{axis}': its load "
+                   "is 0 whatever the value; choose a resource some class uses, or max",
+                   "load.axis", source)
     values = load.get("values", [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9])
     if not isinstance(values, list) or not values:
         raise fail("must be a non-empty list of numbers", "load.values", source)

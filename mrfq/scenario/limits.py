@@ -10,6 +10,7 @@ near several bounds at once may still need more memory than a machine has.
 
 from __future__ import annotations
 
+from mrfq import fields
 from mrfq.errors import InputError
 
 #: jobs held in memory (~120 bytes each, measured with run_cluster)
@@ -101,6 +102,17 @@ def check_capacity(capacity: tuple[float, ...], field: str, source: str | None) 
 MAX_RUN_TASKS = 2**43
 
 
+def check_mean_tasks(value: object, field: str, source: str | None) -> float:
+    """A job's mean number of tasks E[N]: a number in [1, MAX_TASKS], else InputError."""
+    mean = fields.number(value, field, source, positive=True)
+    if mean < 1:
+        raise InputError(f"must be >= 1 task, got {mean:g}", field, source)
+    if mean > MAX_TASKS:
+        raise InputError(f"must be <= 2^53 tasks (counts stay exact), got {mean:g}", field,
+                         source)
+    return mean
+
+
 def check_task_budget(jobs: int, means: list[float], source: str | None) -> None:
     """InputError when ``jobs`` jobs of up to max(``means``) tasks each reach
     MAX_RUN_TASKS."""
@@ -110,6 +122,25 @@ def check_task_budget(jobs: int, means: list[float], source: str | None) -> None
                          "more than 2^43 in one run: fewer jobs or tasks", "cluster.mean_tasks",
                          source)
 
+
+#: a class's mean task duration d_k (``[cluster] duration``; time is in the durations'
+#: unit, so they are relative: scale them). A run's times reach ~1e22 d (2^43 tasks at a
+#: load of 1e-9) and its batch-means interval squares them: within 1e±100, the times and
+#: their squares stay finite and resolvable in float64 (1e±308). Measured (2026-11-27):
+#: from 1e-140 to 1e140 the same γ and interval as d = 1; d = 1e154 gave the interval
+#: [0, inf] (squares overflowed), 1e-200 one of width 0 (they underflowed); 1e308 (zero
+#: arrival rates) and 1e-320 (infinite ones) errors naming no field of the file, 1e308's
+#: after the sweep had begun
+MIN_DURATION, MAX_DURATION = 1e-100, 1e100
+
+
+def check_duration(value: object, field: str, source: str | None) -> float:
+    """A mean task duration: a number in [MIN_DURATION, MAX_DURATION], else InputError."""
+    d = fields.number(value, field, source, positive=True)
+    if not MIN_DURATION <= d <= MAX_DURATION:
+        raise InputError(f"must be between {MIN_DURATION:g} and {MAX_DURATION:g} (durations "
+                         f"are relative: scale them), got {d:g}", field, source)
+    return d
 
 
 def check_round_trips(rtts: list[float], class_loads: list[float], mean_packets: list[float],

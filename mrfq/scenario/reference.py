@@ -126,7 +126,8 @@ SECTIONS = (
             }, laws={key: [d for d, keys in sizes._PARAMETERS.items() if key in keys]
                      for key in set().union(*sizes._PARAMETERS.values())}),
     Section("[load]", "The x-axis of every figure.", frozenset(scenario_files._LOAD_KEYS), {
-        "axis": "a resource name or \"max\" (the most loaded resource), default \"max\".",
+        "axis": "a resource name or \"max\" (the most loaded resource), default \"max\". "
+                "A resource some class with a positive `load_share` uses.",
         "values": "list of numbers in (0, 1), distinct. The loads of that resource.",
     }),
     Section("[fluid]", "The fluid model (exact Markov solution or flow-level simulation).",
@@ -177,16 +178,17 @@ SECTIONS = (
                          "`size` (N = 1 + ⌊x/θ⌋, θ = −ln(1 − 1/E[N]), as a flow's packets), "
                          "or table class name → one of these (the others keep the "
                          "default). The law of N.",
-                "duration": "number > 0, or table class name → number > 0. d, a task's "
-                            "mean duration (every class, or the classes named; the "
-                            "others keep the default).",
+                "duration": "number in [1e-100, 1e100], or table class name → such a "
+                            "number. d, a task's mean duration (every class, or the "
+                            "classes named; the others keep the default); time is in its "
+                            "unit, so durations are relative: scale them.",
                 "duration_law": "\"exponential\", \"fixed\", a size-law table as a "
                                 "class's `size` (duration d·x), or table class name → one "
                                 "of these (the others keep the default). The law of a "
                                 "task's duration.",
                 "jobs": "integer. Job arrivals per run.",
                 "warmup": "fraction in [0, 1). Jobs left out at the start.",
-                "batches": "integer ≥ 2. Batches for the intervals.",
+                "batches": "integer ≥ 2, at most jobs / 2. Batches for the intervals.",
                 "seed": "integer. The seed of the run.",
                 "slots_per_server": "integer ≥ 1. The slot scheduler's k.",
                 "servers": "list of capacity vectors (one number per resource, each 0 "
@@ -195,8 +197,9 @@ SECTIONS = (
                            "`{table, count, seed = 1}` drawing `count` servers "
                            "independently from a table of configurations weighted by "
                            "their server counts: `\"google\"` (DRFH's Table I, CPU and "
-                           "memory) or a CSV file in its format (`servers,<resource>,...`; "
-                           "path relative to the scenario file), its columns taken as "
+                           "memory) or a CSV file in its format (`servers,<resource>,...`, "
+                           "capacities in [1e-6, 1e9]; path relative to the scenario "
+                           "file), its columns taken as "
                            "the scenario's resources in order. Default, the pool. A "
                            "class-k task then needs a_k · (Σ servers) / "
                            "tasks_per_resource.",

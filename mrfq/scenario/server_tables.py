@@ -8,7 +8,8 @@ Google cluster servers in Table I"). In the scenario layer because ``[cluster] s
 
 A table file is CSV: a header ``servers,<resource>,...`` (``servers,cpu,memory`` for
 Table I), then one row per configuration: how many servers have it (an integer ≥ 1, the
-weight of the configuration in a draw) and its capacity of each resource (numbers > 0).
+weight of the configuration in a draw) and its capacity of each resource (numbers in
+[MIN_CAPACITY, MAX_CAPACITY], as a listed server's: :mod:`mrfq.scenario.limits`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from mrfq.errors import InputError
-from mrfq.scenario.limits import MAX_SERVERS, SERVERS_WHY
+from mrfq.scenario.limits import MAX_CAPACITY, MAX_SERVERS, MIN_CAPACITY, SERVERS_WHY
 
 TABLE_I_FILE = Path(__file__).resolve().parent.parent / "cluster" / "google_table1.csv"
 #: the tables a scenario names without a path (``[cluster] servers = {table = "google"}``)
@@ -32,7 +33,8 @@ def read_table(path: str | Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...
     """(servers per configuration K, configurations K×R, the R resource names of the
     header) of a table file (module doc). One InputError ``<file>: row <n>, <column>:
     <problem>`` on a malformed row (n counts the file's lines, the header is row 1):
-    wrong number of columns, a count not an integer ≥ 1, a capacity not a number > 0."""
+    wrong number of columns, a count not an integer ≥ 1, a capacity not a number in
+    [MIN_CAPACITY, MAX_CAPACITY]."""
     source = str(path)
     try:
         with open(path, newline="", encoding="utf-8") as f:
@@ -73,6 +75,10 @@ def read_table(path: str | Path) -> tuple[np.ndarray, np.ndarray, tuple[str, ...
             if not math.isfinite(value) or value <= 0:
                 raise InputError(f"must be a positive capacity, got {cell.strip()}",
                                  f"row {n}, {name}", source)
+            if not MIN_CAPACITY <= value <= MAX_CAPACITY:  # (as a listed server's)
+                raise InputError(f"must be between {MIN_CAPACITY:g} and {MAX_CAPACITY:g} "
+                                 "(capacities are relative: scale them), got "
+                                 f"{cell.strip()}", f"row {n}, {name}", source)
             config.append(value)
         configs.append(config)
     return np.array(counts), np.array(configs), tuple(header[1:])
