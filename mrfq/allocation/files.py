@@ -26,6 +26,10 @@ _USER_KEYS = {"name", "demand", "weight", "max_tasks", "servers"}
 #: the smallest dominant share of the pool a user's task may have (and 1/it the largest):
 #: at 1e-10 HiGHS's tolerances gave a DRF user no task at all, at 1e14 it failed
 MIN_SHARE = 1e-8
+#: the range of a positive capacity or demand entry (the solvers work in shares of the
+#: pool, so any units do within it): a subnormal value has lost its digits (at 1e-320 the
+#: allocations changed) and a larger one overflows in sums over servers and misreports
+MIN_AMOUNT, MAX_AMOUNT = 1e-300, 1e300
 
 
 #: the example problems shipped with the package (``mrfq allocate drf_slides``)
@@ -65,6 +69,17 @@ def _distinct(names: list[str], field: str, source: str | None, what: str) -> No
         seen.add(name)
 
 
+def _amounts(values: np.ndarray, field: str, source: str | None) -> np.ndarray:
+    """``values`` (capacities or a demand, one per resource), each 0 or in [MIN_AMOUNT,
+    MAX_AMOUNT], else an InputError naming the entry."""
+    for r, value in enumerate(values):
+        if value > MAX_AMOUNT or 0 < value < MIN_AMOUNT:
+            raise InputError(f"must be 0 or between {MIN_AMOUNT:g} and {MAX_AMOUNT:g} "
+                             f"(allocations depend only on ratios: use other units), got "
+                             f"{value:g}", f"{field}[{r}]", source)
+    return values
+
+
 def _parse(raw: Any, source: str | None) -> Problem:
     raw = fields.check_keys(raw, _TOP_KEYS, "", source)
     for key in ("name", "description"):
@@ -90,7 +105,8 @@ def _parse(raw: Any, source: str | None) -> Problem:
         if "capacity" not in server:
             raise InputError(f"missing ({m} numbers, one per resource)", f"{where}.capacity",
                              source)
-        capacity.append(fields.vector(server["capacity"], m, f"{where}.capacity", source))
+        capacity.append(_amounts(fields.vector(server["capacity"], m, f"{where}.capacity",
+                                               source), f"{where}.capacity", source))
     _distinct(server_names, "servers", source, "server")
     missing = np.flatnonzero(np.sum(capacity, axis=0) <= 0)
     if missing.size:
@@ -109,7 +125,8 @@ def _parse(raw: Any, source: str | None) -> Problem:
         if "demand" not in user:
             raise InputError(f"missing ({m} numbers per task, one per resource)",
                              f"{where}.demand", source)
-        demand.append(fields.vector(user["demand"], m, f"{where}.demand", source))
+        demand.append(_amounts(fields.vector(user["demand"], m, f"{where}.demand", source),
+                               f"{where}.demand", source))
         weights.append(fields.number(user.get("weight", 1.0), f"{where}.weight", source,
                                      positive=True))
         fields.check_weights(weights[-1], f"{where}.weight", source)

@@ -30,6 +30,10 @@ from mrfq.allocation.problem import Allocation, Problem
 from mrfq.errors import InputError
 from mrfq.fluid.allocators import allocate as fluid_allocate
 
+#: the whole-task rules' tolerance, relative (never in the problem's units): a task fits
+#: when its demand is at most the free capacity plus _EPS of the resource's pooled capacity
+#: (an absolute 1e-9 let tasks of 1e-30 fit forever and refused the last of 1e80), and
+#: dominant shares or Best-Fit scores within _EPS of the least are ties (lowest index)
 _EPS = 1e-9
 NAME = registry.named(registry.ALLOCATION)
 FLUID_NAME = registry.named(registry.FLUID)
@@ -107,14 +111,18 @@ def max_min(problem: Problem, per_task: np.ndarray) -> tuple[np.ndarray, np.ndar
         for i in newly:
             frozen[i] = True
             level[i] = w[i] * t
-    # final allocation: exactly the levels
+    # final allocation: exactly the levels; of the splits over servers that give them, the
+    # one of least generic cost (c_il: fixed pseudo-random numbers in [1, 2)), so a
+    # degenerate problem gets the same split in any units, not whatever vertex rounding
+    # leads HiGHS to (1 in 20 random DRFH/TSF problems split differently at 1e-30)
     rows = [np.append(r, 0.0) for r in base_rows]
     rhs = list(base_rhs)
     eq_rows, eq_rhs = [], []
     for i in range(n):
         eq_rows.append(user_row(i, per_task[i]))
         eq_rhs.append(level[i])
-    res = linprog(np.zeros(nv + 1), A_ub=np.array(rows), b_ub=np.array(rhs),
+    generic = np.append(np.random.default_rng(0).uniform(1.0, 2.0, nv), 0.0)
+    res = linprog(generic, A_ub=np.array(rows), b_ub=np.array(rhs),
                   A_eq=np.array(eq_rows), b_eq=np.array(eq_rhs),
                   bounds=bounds + [(0, 0)], method="highs")
     if res.status == 0:
@@ -150,11 +158,12 @@ def _capped_fluid(problem: Problem, policy: str) -> np.ndarray:
     re-solved on the remaining capacity (iterated until no cap is exceeded)."""
     pooled = problem.pooled()
     n = pooled.n_users
+    share = pooled.demand / pooled.total  # per task, in shares of the pool (unit-free)
     fixed = np.full(n, np.nan)
     for _ in range(n + 1):
         free = np.isnan(fixed)
-        remaining = pooled.total - np.nan_to_num(fixed) @ pooled.demand
-        a = pooled.demand[free] / np.maximum(remaining, 1e-300)
+        remaining = 1.0 - np.nan_to_num(fixed) @ share  # share of the pool left
+        a = share[free] / np.maximum(remaining, 1e-300)
         phi = fluid_allocate(policy, a, np.ones(free.sum()), pooled.weights[free])
         over = phi > pooled.max_tasks[free] * (1 + 1e-12)
         if not over.any():
@@ -195,14 +204,16 @@ def per_server_drf(problem: Problem) -> Allocation:
     n, L = problem.allowed.shape
     tasks = np.zeros((n, L))
     for l in range(L):
-        users = np.flatnonzero(problem.allowed[:, l])
+        has = problem.capacity[l] > 0  # a user needing a resource the server lacks: none
+        users = np.flatnonzero(problem.allowed[:, l]
+                               & ~np.any(problem.demand[:, ~has] > 0, axis=1))
         if users.size == 0:
             continue
-        sub = replace(problem, capacity=problem.capacity[l:l + 1],
-                      demand=problem.demand[users], weights=problem.weights[users],
+        sub = replace(problem, capacity=problem.capacity[l:l + 1, has],
+                      demand=problem.demand[users][:, has], weights=problem.weights[users],
                       max_tasks=problem.max_tasks[users] - tasks[users].sum(axis=1),
-                      allowed=None, users=(), servers=())
-        per_task = (sub.demand / np.maximum(sub.total, 1e-300)).max(axis=1)
+                      allowed=None, users=(), servers=(), resources=())
+        per_task = (sub.demand / sub.total).max(axis=1)
         got, _ = max_min(sub, per_task)
         tasks[users, l] = got[:, 0]
     return Allocation(problem, tasks, NAME.PER_SERVER_DRF)
@@ -252,34 +263,36 @@ def best_fit_score(demand_share: np.ndarray, free_share: np.ndarray) -> float:
 
 
 def _progressive_tasks(problem: Problem, placement: str, name: str) -> Allocation:
+    """Whole tasks one at a time (online DRF, First-/Best-Fit DRFH). Demands and free
+    capacities are in shares of the pool (dimensionless), compared with the relative
+    tolerance ``_EPS``, so the same problem in other units places the same tasks."""
     n, L = problem.allowed.shape
-    free = problem.capacity.copy()
-    tasks = np.zeros((n, L))
-    per_task = _pooled_per_task(problem, "dominant") / problem.weights
-    blocked = np.zeros(n, dtype=bool)
     share_demand = problem.demand / problem.total
+    free = problem.capacity / problem.total  # free[l, r]: share of the pool free on l
+    tasks = np.zeros((n, L))
+    per_task = share_demand.max(axis=1) / problem.weights
+    blocked = np.zeros(n, dtype=bool)
     for _ in range(10_000_000):
         candidates = np.flatnonzero(~blocked)
         if candidates.size == 0:
             break
-        shares = tasks.sum(axis=1) * per_task
-        i = candidates[np.argmin(shares[candidates])]
-        if tasks[i].sum() + 1 > problem.max_tasks[i] + _EPS:
+        shares = tasks[candidates].sum(axis=1) * per_task[candidates]
+        i = candidates[np.flatnonzero(shares <= shares.min() * (1 + _EPS))[0]]
+        if tasks[i].sum() + 1 > problem.max_tasks[i] + _EPS:  # (in tasks)
             blocked[i] = True
             continue
         fits = [l for l in range(L) if problem.allowed[i, l]
-                and np.all(problem.demand[i] <= free[l] + _EPS)]
+                and np.all(share_demand[i] <= free[l] + _EPS)]
         if not fits:
             blocked[i] = True
             continue
         if placement == "first":
             l = fits[0]
         else:
-            avail = free / problem.total
-            scores = [best_fit_score(share_demand[i], avail[l]) for l in fits]
-            l = fits[int(np.argmin(scores))]
+            scores = np.array([best_fit_score(share_demand[i], free[l]) for l in fits])
+            l = fits[int(np.flatnonzero(scores <= scores.min() + _EPS)[0])]
         tasks[i, l] += 1
-        free[l] -= problem.demand[i]
+        free[l] -= share_demand[i]
     return Allocation(problem, tasks, name, whole_tasks=True)
 
 
@@ -297,9 +310,12 @@ def ibaa(problem: Problem) -> Allocation:
     reason = not_applicable(NAME.IBAA, pooled)
     if reason:
         raise InputError(reason, "resources")
-    C = pooled.total
+    # in the pool's resource units (C_r / unit_r in [1, 2)), so the LP does not depend on
+    # the problem's units: HiGHS failed on the problem in bytes, unbounded in 1e-9 units
+    unit = pooled.resource_units()
+    C = pooled.total / unit
+    d = pooled.demand / unit
     n = pooled.n_users
-    d = pooled.demand
     w = pooled.weights
     fair = np.min(np.where(d > 0, (C / n) / np.where(d > 0, d, 1.0), np.inf), axis=1)
     bottleneck = np.argmax(d / C, axis=1)

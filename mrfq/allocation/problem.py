@@ -78,6 +78,15 @@ class Problem:
         """Pooled capacity of every resource (Σ over servers)."""
         return self.capacity.sum(axis=0)
 
+    def resource_units(self) -> np.ndarray:
+        """unit[r]: the power of two just below resource r's pooled capacity (C_r / unit[r]
+        in [1, 2)), the unit the solvers measure resource r in, so their linear programmes
+        do not depend on the problem's units. A power of two divides without rounding (the
+        LP's coefficients are the problem's own, rescaled exactly), and the same problem in
+        units 1e15 or 1e-30 times as large gives the same LP up to rounding."""
+        _, exponent = np.frexp(self.total)
+        return np.ldexp(1.0, exponent - 1)
+
     def pooled(self) -> Problem:
         """The same users on one server holding the whole pool (placement ignored)."""
         return replace(self, capacity=self.total[None, :], allowed=None,
@@ -151,17 +160,23 @@ class Problem:
     def capacity_rows(self) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float | None]]]:
         """The capacity constraints of an LP over x[i, l] (tasks of user i on server l,
         flattened row-major): ``rows @ x <= rhs``, one row per (server, resource) that some
-        user needs; and the variables' bounds (0 where placement forbids a server)."""
+        user needs; and the variables' bounds (0 where placement forbids a server).
+
+        Each resource r is measured in :meth:`resource_units` (row and right-hand side
+        divided by unit[r] ≈ C_r), so the LP does not depend on the problem's units: HiGHS
+        reads a coefficient below 1e-9 as 0 and one above 1e15 as a model error, which made
+        the same problem unbounded in units of 1e-9 and an error in bytes."""
         n, L = self.allowed.shape
         m = self.demand.shape[1]
+        unit = self.resource_units()
         rows, rhs = [], []
         for l in range(L):
             for r in range(m):
                 row = np.zeros((n, L))
-                row[:, l] = self.demand[:, r]
+                row[:, l] = self.demand[:, r] / unit[r]
                 if np.any(row):
                     rows.append(row.ravel())
-                    rhs.append(self.capacity[l, r])
+                    rhs.append(self.capacity[l, r] / unit[r])
         bounds = [(0.0, None) if self.allowed[i, l] else (0.0, 0.0)
                   for i in range(n) for l in range(L)]
         return np.array(rows).reshape(len(rows), n * L), np.array(rhs), bounds
@@ -207,10 +222,12 @@ class Allocation:
 
     def feasible(self, tol: float = 1e-7) -> bool:
         """No server over capacity, no negative task count, no task where placement
-        forbids it and no user above its cap, each within relative and absolute ``tol``."""
+        forbids it and no user above its cap, each within relative ``tol`` and an absolute
+        ``tol`` of tasks or, for a resource, of its pooled capacity (never of its units:
+        1e-7 was all of a cluster measured in units of 1e-30)."""
         p = self.problem
         used = self.bundles().sum(axis=0)
-        return bool(np.all(used <= p.capacity * (1 + tol) + tol)
+        return bool(np.all(used <= p.capacity * (1 + tol) + tol * p.total)
                     and np.all(self.tasks >= -tol)
                     and np.all(self.tasks[~p.allowed] <= tol)
                     and np.all(self.user_tasks <= p.max_tasks * (1 + tol) + tol))

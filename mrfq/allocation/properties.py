@@ -150,7 +150,9 @@ def _misreports(demand: np.ndarray, rng: np.random.Generator, trials: int):
         out.append(lie)
     for _ in range(trials):
         out.append(demand * rng.uniform(0.3, 3.0, demand.size))
-    return [v for v in out if np.any(v > 0) and not np.allclose(v, demand)]
+    # relative only: allclose's default atol (1e-8) took every lie of a demand of 1e-30
+    # units for the truth, and the probe tried none
+    return [v for v in out if np.any(v > 0) and not np.allclose(v, demand, atol=0.0)]
 
 
 def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocation],
@@ -206,7 +208,7 @@ def _max_min_verdict(allocation: Allocation, r: int, premise: str) -> Verdict:
     fair = _max_min_amounts(problem, r)
     got = allocation.user_tasks * problem.demand[:, r]
     i = int(np.argmax(np.abs(got - fair)))
-    if abs(got[i] - fair[i]) > 1e-6 * max(1.0, problem.total[r]):
+    if abs(got[i] - fair[i]) > 1e-6 * problem.total[r]:  # relative: any units
         return Verdict(False, {"user": problem.users[i], "premise": premise,
                                "resource": problem.resources[r], "amount": float(got[i]),
                                "max_min_amount": float(fair[i])})
