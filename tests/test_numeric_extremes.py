@@ -197,3 +197,60 @@ def test_a_precision_target_is_shown_with_its_digits():
 def test_the_packaged_scenarios_still_load():
     for path in sorted((ROOT / "mrfq" / "scenarios").glob("*.toml")):
         load_scenario(path)
+
+
+# --- IBAA with a zero demand: its β bound divided by 0 (a traceback from the probes) -----
+
+def test_ibaa_skips_the_beta_bound_of_a_client_without_the_second_resource(tmp_path):
+    """IBAA's β = min h_j f_j w_j / (h_i f_i w_i): with h_i = 0 the pair's inequality
+    h_j / h_i ≥ … holds whatever p_D / p_S, so it bounds nothing. On <9, 18> with user 1
+    (1, 0) in D and user 2 (0.5, 8) in S: f = (4.5, 1.125), α = 0.125; memory caps
+    p_S at 2, the CPU then gives p_D = (9 − 0.5 · 1.125 · 2) / 4.5 = 1.75: tasks 7.875
+    and 2.25. The property probes (a lie moves a client between D and S) used to crash."""
+    import mrfq
+
+    (tmp_path / "p.toml").write_text(
+        'name = "z"\nresources = ["cpu", "mem"]\n[[servers]]\nname = "node"\n'
+        'capacity = [9, 18]\n[[users]]\nname = "u1"\ndemand = [1, 0]\n'
+        '[[users]]\nname = "u2"\ndemand = [0.5, 8]\n')
+    report = mrfq.allocate(tmp_path / "p.toml", ["ibaa"])
+    tasks = report.results[0].allocation.user_tasks
+    assert tasks == pytest.approx([7.875, 2.25], rel=1e-9)
+    result = run_cli("allocate", "p.toml", cwd=tmp_path)
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("policy", ["pf", "bmf", "ceei"])
+def test_every_user_at_its_cap_gets_its_cap(tmp_path, policy):
+    """Once every user is fixed at its cap, nobody is left for the fluid solver: it was
+    called with no user and refused the file ('requirements: must be a non-empty K×J
+    matrix', a field the file does not have)."""
+    import mrfq
+
+    (tmp_path / "p.toml").write_text(
+        'name = "c"\nresources = ["cpu", "mem"]\n[[servers]]\nname = "node"\n'
+        'capacity = [9, 18]\n[[users]]\nname = "u1"\ndemand = [1, 4]\nmax_tasks = 1\n'
+        '[[users]]\nname = "u2"\ndemand = [3, 1]\nmax_tasks = 2\n')
+    report = mrfq.allocate(tmp_path / "p.toml", [policy])
+    assert report.results[0].allocation.user_tasks == pytest.approx([1.0, 2.0])
+
+
+def test_whole_task_policies_refuse_more_placements_than_they_can_make(tmp_path):
+    """Online DRF and First-/Best-Fit DRFH place one task per Python step (6·10^5 tasks:
+    11 s, 9.5 min with the property probes); their loop stopped silently after 10^7
+    steps where the share limits allow 10^8 tasks per user. Beyond MAX_PLACEMENTS
+    whole tasks (each user alone in the pool: 5·10^5 + 3.3·10^5 here) they are skipped
+    with the reason in a default list and refused when named, before any work."""
+    import mrfq
+    from mrfq.allocation.policies import MAX_PLACEMENTS, placements_bound
+
+    (tmp_path / "p.toml").write_text(
+        'name = "f"\nresources = ["cpu", "mem"]\n[[servers]]\nname = "node"\n'
+        'capacity = [1, 1]\n[[users]]\nname = "u1"\ndemand = [1e-6, 2e-6]\n'
+        '[[users]]\nname = "u2"\ndemand = [3e-6, 1e-6]\n')
+    report = mrfq.allocate(tmp_path / "p.toml", properties=False)
+    assert placements_bound(report.problem) == 500_000 + 333_333 > MAX_PLACEMENTS
+    assert set(report.skipped) == {"drf-online", "drfh-first-fit", "drfh-best-fit"}
+    result = run_cli("allocate", "p.toml", "--policies", "drf,drf-online", cwd=tmp_path)
+    assert_one_line_error(result, "error: p.toml: policies: drf-online places whole tasks "
+                          "one at a time, up to 833,333 here (more than 100,000)")

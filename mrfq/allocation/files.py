@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mrfq import fields
-from mrfq.allocation.policies import POLICIES, not_applicable
+from mrfq.allocation.policies import NAME, POLICIES, not_applicable
 from mrfq.allocation.problem import Problem
 from mrfq.errors import InputError
 from mrfq.io import read_toml
@@ -160,7 +160,9 @@ def _parse(raw: Any, source: str | None) -> Problem:
     if "policies" in raw:  # a policy the file asks for by name must apply to it
         for name in chosen:
             reason = not_applicable(name, problem)
-            if reason:
+            if reason and name == NAME.IBAA:
                 raise InputError(f"{reason} (the problem has {m}; policies lists '{name}')",
                                  "resources", source)
+            if reason:
+                raise InputError(reason, "policies", source)
     return problem

@@ -12,7 +12,7 @@ import pandas as pd
 
 from mrfq import fields
 from mrfq.allocation.files import load_problem
-from mrfq.allocation.policies import POLICIES, not_applicable
+from mrfq.allocation.policies import NAME, POLICIES, not_applicable
 from mrfq.allocation.problem import Allocation, Problem
 from mrfq.allocation.properties import Verdict, check_all
 from mrfq.errors import InputError
@@ -88,6 +88,9 @@ def allocation_report(path: str | Path | Problem, policies: Sequence[str] = (),
     if policies:
         chosen = list(fields.name_list(list(policies), "policies", None,
                                        allowed=tuple(POLICIES), what="policy", lower=True))
+        for name in chosen:  # (before any policy runs: no work on a refused request)
+            if name != NAME.IBAA and (why := not_applicable(name, problem)):
+                raise InputError(why, "policies", str(path))
     else:  # the file's list (checked to apply) or all: leave out those that do not apply
         skipped = {name: why for name in chosen if (why := not_applicable(name, problem))}
         chosen = [name for name in chosen if name not in skipped]
