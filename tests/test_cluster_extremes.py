@@ -122,13 +122,14 @@ def test_interruptible_gives_the_kernels_result_or_its_error():
 @pytest.mark.slow
 @linux
 def test_sigterm_stops_a_cluster_sweep_promptly_and_keeps_finished_points(tmp_path):
-    """``mrfq cluster --jobs 1``: SIGTERM during a cluster point (about 10 s of kernel)
+    """``mrfq cluster --jobs 1``: SIGTERM during a cluster point (about 50 s of kernel)
     ended the command only once the point's run was over; now at once, with the finished
-    (fluid) point kept for the next run and nothing of the interrupted one written."""
+    (fluid) point kept for the next run and nothing of the interrupted one written. (The
+    bound, 10 s, leaves room for a loaded machine: 3 s failed once beside a CI run.)"""
     from mrfq.sweeps import run_sweep
 
     path = tmp_path / "s.toml"
-    path.write_text(SCENARIO + "mean_tasks = 20000\njobs = 2000\n")
+    path.write_text(SCENARIO + "mean_tasks = 100000\njobs = 2000\n")
     res = tmp_path / "res"
     run_sweep(str(path), res, jobs=1, kinds=(policies.FLUID,), record=False)
     (kept,) = (res / "points").iterdir()
@@ -156,7 +157,7 @@ def test_sigterm_stops_a_cluster_sweep_promptly_and_keeps_finished_points(tmp_pa
     assert proc.returncode == 143, text
     assert text.splitlines()[-1] == ("interrupted by SIGTERM (finished points are kept; run "
                                      "again to resume)"), text
-    assert elapsed < 3.0, f"stopped {elapsed:.1f} s after SIGTERM"
+    assert elapsed < 10.0, f"stopped {elapsed:.1f} s after SIGTERM"
     assert list((res / "points").iterdir()) == [kept]
 
 
@@ -254,9 +255,45 @@ def test_a_load_axis_no_class_loads_is_refused_without_warnings():
 def test_too_many_batches_name_batches_and_too_few_jobs_name_jobs():
     """Both blamed cluster.warmup (even at its default, or 0)."""
     _refused(_raw(batches=1000, warmup=0), "cluster.batches",
-             "must be <= 200 (2 jobs per batch at least, of 400 jobs), got 1,000")
-    _refused(_raw(jobs=10), "cluster.jobs", "must be >= 20 (2 per batch, 10 batches)")
+             "must be <= 200 (2 measured jobs per batch: 400 of the 400 jobs after the "
+             "warm-up), got 1,000")
+    _refused(_raw(jobs=10), "cluster.jobs", "must be >= 22 (2 measured jobs per batch, 10 "
+             "batches, after the warm-up 0.1), got 10")
     _refused(_raw(warmup=0.99), "cluster.warmup", "leaves fewer than 20 jobs")
+
+
+@pytest.mark.parametrize("jobs, cluster, field", [
+    (10, {}, "cluster.jobs"), (37, {"batches": 20}, "cluster.batches"),
+    (1000, {"batches": 600}, "cluster.batches"), (401, {"batches": 900, "warmup": 0.25},
+                                                  "cluster.batches"),
+    (5, {"batches": 3, "warmup": 0.0}, "cluster.batches"), (3, {}, "cluster.jobs")])
+def test_the_stated_bound_on_jobs_or_batches_is_accepted(jobs, cluster, field):
+    """The number a batches or jobs error states is itself accepted (the first version
+    ignored the warm-up: jobs = 20 then failed on cluster.warmup, batches = 500 too)."""
+    with pytest.raises(InputError) as info:
+        scenario_from_dict(_raw(jobs=jobs, **cluster), "s.toml")
+    assert info.value.field == field
+    text = str(info.value).split("must be >= " if field == "cluster.jobs" else "must be <= ")
+    stated = int(text[1].split(" ")[0].replace(",", ""))
+    if field == "cluster.jobs":
+        scenario_from_dict(_raw(**{**cluster, "jobs": stated}), "s.toml")
+        with pytest.raises(InputError):  # (and it is the least)
+            scenario_from_dict(_raw(**{**cluster, "jobs": stated - 1}), "s.toml")
+    else:
+        scenario_from_dict(_raw(jobs=jobs, **{**cluster, "batches": max(stated, 2)}),
+                           "s.toml")
+
+
+def test_task_times_of_a_duration_and_an_unscaled_table_are_bounded():
+    """d = 1e100 and a rescale = false table at 1e100, each within its range, made task
+    times of 1e200: the interval [0, inf]."""
+    law = {"distribution": "cdf", "points": [[1e99, 0.0], [1e100, 1.0]], "rescale": False}
+    _refused(_raw(duration=1e100, duration_law=law), "cluster.duration_law",
+             "task durations d × size reach 1e+199..1e+200 with d = 1e+100")
+    _refused(_raw(duration=1e100, duration_law={"b": law}), "cluster.duration_law.b",
+             "task durations")
+    scenario_from_dict(_raw(duration=1e-99, duration_law=law), "s.toml")  # 1e0..1e1
+    scenario_from_dict(_raw(duration=1e100, duration_law={**law, "rescale": True}), "s.toml")
 
 
 # --- the command line: one line, exit 2, nothing written ---------------------------------

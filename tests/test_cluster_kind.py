@@ -47,7 +47,7 @@ def test_a_cluster_section_takes_the_registry_defaults_and_round_trips():
     ({"tasks_per_resource": 0.5}, "cluster.tasks_per_resource", "must fit the pool"),
     ({"policies": ["drfq"]}, "cluster.policies", "unknown policy"),
     ({"tasks": "poisson"}, "cluster.tasks", "must be 'geometric' or 'fixed', or a size-law table"),
-    ({"jobs": 10}, "cluster.jobs", "must be >= 20 (2 per batch, 10 batches)"),
+    ({"jobs": 10}, "cluster.jobs", "must be >= 22 (2 measured jobs per batch, 10 batches"),
     ({"jobz": 10}, "cluster", "jobz"),
 ])
 def test_bad_cluster_values_name_their_field(cluster, field, problem):

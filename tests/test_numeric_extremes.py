@@ -110,23 +110,39 @@ def test_a_round_trip_that_fills_the_engine_is_refused_before_the_run(tmp_path):
     (tmp_path / "s.toml").write_text(text)
     result = run_cli("simulate", "s.toml", "--policy", "bmf", "--load", "0.3", "-o",
                      "out.csv", cwd=tmp_path)
-    assert_one_line_error(result, "error: s.toml: classes[0].rtt: 1e+10 keeps at least 3e+08")
+    assert_one_line_error(result, "error: s.toml: classes[0].rtt: 1e+10 keeps at least 2.9e+08")
     assert not (tmp_path / "out.csv").exists()
 
 
 def test_the_round_trip_bound_is_littles_law_of_the_window():
-    """Class k keeps ≥ ρ_k (1/W − 1/E[N_k]) rtt_k flows in progress: 0.2 · (1/5 − 1/20) ·
-    rtt; refused above the engine's limit, accepted below."""
+    """Class k keeps ≥ λ_k max(E[x]/(θ W) − 1, 0) rtt_k flows in progress, λ_k = ρ_k /
+    (m E[x]), θ = −ln(1 − 1/m) (a work x makes 1 + ⌊x/θ⌋ ≥ x/θ packets); refused above
+    the engine's limit, accepted below."""
     from mrfq.scenario.limits import check_round_trips
 
-    limit = 1000
-    rtt = limit / (0.2 * (1 / 5 - 1 / 20))
-    check_round_trips([rtt * 0.99, 0.0], [0.2, 0.2], [20.0, 20.0], 5, limit, None)
+    limit, m, window = 1000, 20.0, 5
+    theta = -math.log(1 - 1 / m)
+    per_rtt = 0.2 / m * (1 / (theta * window) - 1)
+    rtt = limit / per_rtt
+    check_round_trips([rtt * 0.99, 0.0], [0.2, 0.2], [1.0, 1.0], m, window, limit, None)
     with pytest.raises(InputError, match="keeps at least 1.01e\\+03") as info:
-        check_round_trips([0.0, rtt * 1.01], [0.2, 0.2], [20.0, 20.0], 5, limit, None)
+        check_round_trips([0.0, rtt * 1.01], [0.2, 0.2], [1.0, 1.0], m, window, limit, None)
     assert info.value.field == "classes[1].rtt"
-    # flows shorter than a window wait no round trip
-    check_round_trips([1e300], [0.2], [4.0], 5, limit, None)
+    # flows no longer than a window wait no round trip: m = 1.5 makes 1-packet flows
+    # of a deterministic work 1 (the bound with E[N] = m · E[x] refused this run)
+    check_round_trips([1e300], [0.2], [1.0], 1.5, 1, limit, None)
+    check_round_trips([1e300], [0.2], [1.0], 1.0, 1, limit, None)
+
+
+def test_a_deterministic_one_packet_class_with_a_huge_rtt_runs(tmp_path):
+    text = QUICK.replace('load_share = 1\n', 'load_share = 1\nrtt = 2e7\nsize = '
+                         '{distribution = "deterministic"}\n', 1)
+    text = text.replace("mean_size = 20", "mean_size = 1.5").replace("window = 5",
+                                                                     "window = 1")
+    (tmp_path / "s.toml").write_text(text)
+    result = run_cli("simulate", "s.toml", "--policy", "bmf", "--load", "0.3", "--flows",
+                     "500", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
 
 
 # --- loads near 1: the flow level measured its start-up transient, with no warning -------
@@ -252,5 +268,13 @@ def test_whole_task_policies_refuse_more_placements_than_they_can_make(tmp_path)
     assert placements_bound(report.problem) == 500_000 + 333_333 > MAX_PLACEMENTS
     assert set(report.skipped) == {"drf-online", "drfh-first-fit", "drfh-best-fit"}
     result = run_cli("allocate", "p.toml", "--policies", "drf,drf-online", cwd=tmp_path)
-    assert_one_line_error(result, "error: p.toml: policies: drf-online places whole tasks "
+    assert_one_line_error(result, "error: --policies: drf-online places whole tasks "
                           "one at a time, up to 833,333 here (more than 100,000)")
+    # ten users sharing one pool of 20 000 tasks: the pool bounds them, not 10 × 20 000
+    (tmp_path / "q.toml").write_text(
+        'name = "q"\nresources = ["cpu", "mem"]\n[[servers]]\nname = "node"\n'
+        'capacity = [20000, 20000]\n' + "".join(
+            f'[[users]]\nname = "u{i}"\ndemand = [1, 1]\n' for i in range(10)))
+    report = mrfq.allocate(tmp_path / "q.toml", ["drf-online"], properties=False)
+    assert placements_bound(report.problem) == 40_000
+    assert report.results[0].allocation.user_tasks.sum() == 20_000

@@ -307,12 +307,17 @@ MAX_PLACEMENTS = 10**5
 
 
 def placements_bound(problem: Problem) -> float:
-    """An upper bound on the whole tasks a progressive policy places: Σ_i min(max_tasks_i,
-    ⌊min_r C_r / d_ir⌋), each user's tasks alone in the pool (C_r the pool's total)."""
+    """An upper bound on the whole tasks a progressive policy places (C_r the pool's
+    total): the smaller of Σ_i min(max_tasks_i, ⌊min_r C_r / d_ir⌋), each user's tasks
+    alone in the pool, and Σ_r C_r / min_{i: d_ir > 0} d_ir, since every task holds at
+    least the smallest positive demand of some resource it needs."""
     demand = problem.demand
-    alone = np.min(np.where(demand > 0, problem.total / np.where(demand > 0, demand, 1.0),
-                            np.inf), axis=1)
-    return float(np.minimum(problem.max_tasks, np.floor(alone)).sum())
+    ratio = problem.total / np.where(demand > 0, demand, 1.0)
+    alone = np.min(np.where(demand > 0, ratio, np.inf), axis=1)
+    per_user = float(np.minimum(problem.max_tasks, np.floor(alone)).sum())
+    used = (demand > 0).any(axis=0)
+    per_resource = float(np.max(np.where(demand > 0, ratio, 0.0), axis=0)[used].sum())
+    return min(per_user, per_resource)
 
 
 def ibaa(problem: Problem) -> Allocation:

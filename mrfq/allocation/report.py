@@ -90,7 +90,7 @@ def allocation_report(path: str | Path | Problem, policies: Sequence[str] = (),
                                        allowed=tuple(POLICIES), what="policy", lower=True))
         for name in chosen:  # (before any policy runs: no work on a refused request)
             if name != NAME.IBAA and (why := not_applicable(name, problem)):
-                raise InputError(why, "policies", str(path))
+                raise InputError(why, "policies")  # (the option: the file may list none)
     else:  # the file's list (checked to apply) or all: leave out those that do not apply
         skipped = {name: why for name in chosen if (why := not_applicable(name, problem))}
         chosen = [name for name in chosen if name not in skipped]

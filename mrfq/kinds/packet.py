@@ -125,7 +125,7 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
         raise InputError(exc.problem, "packet.flows", scenario.source) from None
     check_parameters_read(scenario.packet, [policy], scenario.source)
     check_round_trips([c.rtt for c in scenario.classes], scenario.class_loads(load),
-                      [scenario.packet.mean_size * law.mean for law in scenario.size_laws],
+                      [law.mean for law in scenario.size_laws], scenario.packet.mean_size,
                       scenario.packet.window, kernel.MAX_SLOTS, scenario.source)
     if scenario.packet.init != "fluid":
         return

@@ -112,19 +112,8 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
                    f"{config.tasks_per_resource:g}", "cluster.tasks_per_resource", source)
     check_running(config, len(classes[0].requirements) if classes else n_resources or len(
         resources), source)
-    if not config.trace and config.jobs < 2 * config.batches:  # (even with no warmup)
-        if "batches" in raw:  # (else the default: the jobs are too few)
-            raise fail(f"must be <= {config.jobs // 2:,} (2 jobs per batch at least, of "
-                       f"{config.jobs:,} jobs), got {config.batches:,}", "cluster.batches",
-                       source)
-        raise fail(f"must be >= {2 * config.batches} (2 per batch, {config.batches} batches)",
-                   "cluster.jobs", source)
-    if not config.trace and (config.warmup >= 1 or config.jobs
-                             - int(config.warmup * config.jobs) < 2 * config.batches):
-        # (a trace measures all its jobs; with fewer than 2 per batch its JCT interval is
-        # NaN, mrfq.cluster.trace.trace_summary)
-        raise fail(f"leaves fewer than {2 * config.batches} jobs to measure",
-                   "cluster.warmup", source)
+    if not config.trace:  # (a trace measures all its jobs)
+        limits.check_batches(config.jobs, config.warmup, config.batches, set(raw), source)
     if classes:
         means = per_class_values(config, "mean_tasks", names)
         limits.check_task_budget(config.jobs, means, source)
@@ -135,6 +124,9 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
                          else f"cluster.mean_tasks.{name}")
                 raise fail(f"fixed tasks need a whole number of tasks per job, got {mean:g} "
                            f"(class {name})", where, source)
+        limits.check_task_times(per_class_values(config, "duration", names), per_class_laws(
+            config, "duration_law", names), names, isinstance(config.duration_law, tuple),
+            source)
         _check_fit(config, classes, source)
     return config
 

@@ -10,6 +10,8 @@ near several bounds at once may still need more memory than a machine has.
 
 from __future__ import annotations
 
+import math
+
 from mrfq import fields
 from mrfq.errors import InputError
 
@@ -143,18 +145,61 @@ def check_duration(value: object, field: str, source: str | None) -> float:
     return d
 
 
-def check_round_trips(rtts: list[float], class_loads: list[float], mean_packets: list[float],
-                      window: int, limit: int, source: str | None) -> None:
+def check_task_times(durations: list[float], laws: list, names: list[str], per_class: bool,
+                     source: str | None) -> None:
+    """InputError (field ``cluster.duration_law[.<class>]``) when a class's task durations,
+    its mean d_k times the sizes of a ``rescale = false`` table law (whose sizes are not
+    over their mean), leave [MIN_DURATION, MAX_DURATION]: each factor within its own range,
+    d = 1e100 and a table at 1e100 gave task times of 1e200 and the interval [0, inf]."""
+    for name, d, law in zip(names, durations, laws, strict=True):
+        if not getattr(law, "unscaled", False):
+            continue  # (a built-in law, or a table over its mean: d's own range holds)
+        sizes = law.values[0] if law.distribution == "cdf" else law.values
+        low, high = d * float(sizes.min()), d * float(sizes.max())
+        if low < MIN_DURATION or high > MAX_DURATION:
+            where = "cluster.duration_law" + (f".{name}" if per_class else "")
+            raise InputError(f"task durations d × size reach {low:.3g}..{high:.3g} with d = "
+                             f"{d:g}: they must lie in [1e-100, 1e100]", where, source)
+
+
+def check_batches(jobs: int, warmup: float, batches: int, given: set,
+                  source: str | None) -> None:
+    """InputError unless the jobs measured after the warm-up, jobs − ⌊warmup · jobs⌋,
+    make at least 2 per batch (fewer: a NaN interval), naming the field the user set
+    (``given``: the section's keys): ``batches``, else ``warmup``, else ``jobs``."""
+    measured = jobs - int(warmup * jobs) if warmup < 1 else 0
+    if measured >= 2 * batches:
+        return
+    if "batches" in given:
+        raise InputError(f"must be <= {measured // 2:,} (2 measured jobs per batch: "
+                         f"{measured:,} of the {jobs:,} jobs after the warm-up), got "
+                         f"{batches:,}", "cluster.batches", source)
+    if "warmup" in given or warmup >= 1:
+        raise InputError(f"leaves fewer than {2 * batches} jobs to measure (2 per batch, "
+                         f"{batches} batches)", "cluster.warmup", source)
+    need = max(2 * batches, int(2 * batches / (1 - warmup)) - 1)
+    while need - int(warmup * need) < 2 * batches:
+        need += 1
+    raise InputError(f"must be >= {need:,} (2 measured jobs per batch, {batches} batches, "
+                     f"after the warm-up {warmup:g}), got {jobs:,}", "cluster.jobs", source)
+
+
+def check_round_trips(rtts: list[float], class_loads: list[float], law_means: list[float],
+                      mean_size: float, window: int, limit: int, source: str | None) -> None:
     """InputError (field ``classes[k].rtt``) when the round trips alone keep more than
     ``limit`` flows in progress on average (the packet engine's bound on flows at once,
     where a run stops). A flow of N packets under a window of W packets waits at least
-    ⌈N/W⌉ − 1 ≥ N/W − 1 round trips, so by Little's law class k keeps at least
-    λ_k · max(E[N_k]/W − 1, 0) · rtt_k flows in progress, λ_k = ρ_k / E[N_k] flows per
-    time unit (ρ_k its load, E[N_k] = ``mean_packets[k]`` its mean packets per flow; time
-    in packet-service units). An rtt of 1e10 stopped a run after seconds, blaming the
-    load."""
-    per_class = [rho * max(1 / window - 1 / n, 0.0) * rtt
-                 for rtt, rho, n in zip(rtts, class_loads, mean_packets, strict=True)]
+    ⌈N/W⌉ − 1 ≥ N/W − 1 round trips, and N = 1 + ⌊x/θ⌋ ≥ x/θ packets for a work x
+    (θ = −ln(1 − 1/m), m = ``mean_size``; :func:`mrfq.sizes.packet_counts`), so by
+    Jensen and Little's law class k keeps at least λ_k · max(E[x_k]/(θ W) − 1, 0) ·
+    rtt_k flows in progress, λ_k = ρ_k / (m E[x_k]) flows per time unit (ρ_k its load,
+    E[x_k] = ``law_means[k]`` its size law's mean; time in packet-service units). An rtt
+    of 1e10 stopped a run after seconds, blaming the load."""
+    if mean_size <= 1:  # (one packet per flow: no flow ever waits a round trip)
+        return
+    theta = -math.log1p(-1.0 / mean_size)
+    per_class = [rho / (mean_size * x) * max(x / (theta * window) - 1.0, 0.0) * rtt
+                 for rtt, rho, x in zip(rtts, class_loads, law_means, strict=True)]
     if sum(per_class) > limit:
         k = max(range(len(per_class)), key=per_class.__getitem__)
         raise InputError(f"{rtts[k]:g} keeps at least {sum(per_class):.3g} flows in progress "
