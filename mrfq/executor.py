@@ -17,11 +17,12 @@ import contextlib
 import ctypes
 import multiprocessing
 import os
+import queue
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -94,9 +95,9 @@ def execute(function: Callable[..., Any], items: Iterable[Item], *,
         return
     jobs = jobs or os.cpu_count() or 1
     if jobs == 1 or (len(items) <= 1 and follow_up is None):
-        queue = collections.deque(items)
-        while queue:
-            item = queue.popleft()
+        waiting = collections.deque(items)
+        while waiting:
+            item = waiting.popleft()
             try:
                 result = function(*arguments, item)
             except Exception as exc:  # Ctrl-C inside a Numba kernel's call back to Python
@@ -105,20 +106,32 @@ def execute(function: Callable[..., Any], items: Iterable[Item], *,
                     raise
                 raise interrupt from None
             if follow_up is not None:
-                queue.extend(follow_up(item, result))
+                waiting.extend(follow_up(item, result))
             yield item, result
         return
     with spawned_pool(jobs if follow_up else min(jobs, len(items))) as pool:
-        pending = {pool.submit(function, *arguments, item): item for item in items}
+        # Each future reports itself on a queue when done. Not concurrent.futures.wait: it
+        # takes every pending future's lock in a Python loop, and a Ctrl-C landing inside
+        # that loop leaves some taken for good; the pool's thread then blocks on one and
+        # the process never exits (seen once, a sweep hung after "interrupted").
+        done: queue.SimpleQueue = queue.SimpleQueue()
+        pending: dict = {}
+
+        def submit(item: Item) -> None:
+            future = pool.submit(function, *arguments, item)
+            pending[future] = item
+            future.add_done_callback(done.put)
+
+        for item in items:
+            submit(item)
         try:
             while pending:
-                finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    item, result = pending.pop(future), future.result()
-                    if follow_up is not None:
-                        for more in follow_up(item, result):
-                            pending[pool.submit(function, *arguments, more)] = more
-                    yield item, result
+                future = done.get()
+                item, result = pending.pop(future), future.result()
+                if follow_up is not None:
+                    for more in follow_up(item, result):
+                        submit(more)
+                yield item, result
         except BrokenProcessPool:
             _abandon(pool)
             raise InputError(

@@ -32,6 +32,7 @@ flows = 40000
 seed = 4
 """
 
+ROOT = Path(__file__).resolve().parent.parent
 linux = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
 
@@ -167,3 +168,44 @@ def test_every_process_pool_is_the_executors():
     elsewhere = [str(p.relative_to(package)) for p in package.rglob("*.py")
                  if p.name != "executor.py" and "ProcessPoolExecutor(" in p.read_text()]
     assert elsewhere == []
+
+
+#: a Ctrl-C landing inside concurrent.futures.wait()'s loop over the pending futures'
+#: locks (simulated: the first lock taken, then the interrupt), then a real Ctrl-C later
+_LOCKS_LEFT_TAKEN = """
+import concurrent.futures._base as base
+import os, signal, threading, time
+
+from mrfq.executor import execute
+
+
+def enter(self):
+    next(iter(self.futures))._condition.acquire()
+    raise KeyboardInterrupt
+
+
+base._AcquireFutures.__enter__ = enter
+
+if __name__ == "__main__":
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        for _ in execute(time.sleep, [3.0] * 6, jobs=2):
+            pass
+    except KeyboardInterrupt:
+        timer.cancel()  # (the simulated one came first: no second Ctrl-C to end a hang)
+        print("interrupted", flush=True)
+"""
+
+
+def test_an_interrupt_never_leaves_the_pool_waiting_on_a_future(tmp_path):
+    """The pool's results were awaited with concurrent.futures.wait, which takes every
+    pending future's lock in a Python loop: a Ctrl-C inside it left locks taken, the
+    pool's thread blocked on one at shutdown, and the process never exited (a sweep hung
+    after printing "interrupted", once, beside another job). The executor now lets each
+    future report itself on a queue: no lock of it is held while waiting."""
+    script = tmp_path / "locks.py"
+    script.write_text(_LOCKS_LEFT_TAKEN)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=30, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0 and result.stdout.strip() == "interrupted", result.stderr
