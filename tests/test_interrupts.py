@@ -187,6 +187,8 @@ def enter(self):
 base._AcquireFutures.__enter__ = enter
 
 if __name__ == "__main__":
+    # (a test run in the background by a non-interactive shell has SIGINT ignored)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
