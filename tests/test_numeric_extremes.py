@@ -172,9 +172,10 @@ def test_the_transient_warning_starts_where_the_warm_up_is_one_relaxation_time()
 
 
 def test_the_fluid_command_prints_the_transient_warning(tmp_path):
-    result = run_cli("fluid", str(ROOT / "scenarios" / "quickstart.toml"), "-o", "f.csv",
-                     "--loads", "0.999999999", "--method", "simulation", "--policies", "drf",
-                     "--jobs", "1", cwd=tmp_path)
+    text = QUICK.replace("[fluid]\n", "[fluid]\nflows = 20000\nreplications = 2\n")
+    (tmp_path / "s.toml").write_text(text)
+    result = run_cli("fluid", "s.toml", "-o", "f.csv", "--loads", "0.999999999", "--method",
+                     "simulation", "--policies", "drf", "--jobs", "1", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "warning: 2 points (class web, crypto; load 0.999999999): unreliable interval" \
         in result.stderr
