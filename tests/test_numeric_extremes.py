@@ -42,8 +42,9 @@ def test_a_table_moment_does_not_overflow_near_the_largest_float():
 @given(st.lists(st.floats(1e-6, 1e6), min_size=2, max_size=12, unique=True),
        st.integers(-900, 900), st.sampled_from([1, 2, 3]))
 def test_a_table_moment_scales_exactly_by_powers_of_two(sizes, exponent, r):
-    """E[(2^e X)^r] = 2^(e r) E[X^r] to the bit: the scaled computation changes no bit of
-    an ordinary table's moments (the sizes rescaled to mean 1 stay what they were)."""
+    """E[(2^e X)^r] = 2^(e r) E[X^r]: to the bit for the mean (squares scale exactly, so
+    the sizes rescaled to mean 1 stay what they were), within an ulp or two above it
+    (x³ and x⁴ take ``pow``: a review found 5 one-ulp differences in 80 000 tables)."""
     x = np.sort(np.array(sizes))
     f = np.linspace(0.1, 1.0, x.size)
     moment = workloads.raw_moment(x, f, r)
@@ -52,7 +53,10 @@ def test_a_table_moment_scales_exactly_by_powers_of_two(sizes, exponent, r):
         expected = float(np.ldexp(moment, exponent * r))
     if not (1e-290 < x[0] * 2.0**exponent and expected < 1e290 and expected > 1e-290):
         return  # (out of the normal floats: the scaling is not exact there)
-    assert workloads.raw_moment(scaled, f, r) == expected
+    if r == 1:
+        assert workloads.raw_moment(scaled, f, r) == expected
+    else:
+        assert workloads.raw_moment(scaled, f, r) == pytest.approx(expected, rel=1e-14)
 
 
 def test_a_subnormal_table_is_the_same_law_as_its_scaled_copy():

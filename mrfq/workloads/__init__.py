@@ -119,8 +119,10 @@ def raw_moment(x: np.ndarray, f: np.ndarray, r: int) -> float:
 
     Computed on the sizes divided by 2^k, the power of two just above the largest, then
     multiplied back by 2^(k r): scaling by a power of two is exact, so a table of ordinary
-    sizes gives the same bits as the formula on the sizes themselves, while one with sizes
-    near 1e308 (x^(r+1) overflowed: NaN) or in the subnormals gets a finite moment."""
+    sizes gives the mean (r = 1: squares) in the same bits as the formula on the sizes
+    themselves, and higher moments within an ulp (``**`` takes ``pow``, exact to within
+    an ulp), while one with sizes near 1e308 (x^(r+1) overflowed: NaN) or in the
+    subnormals gets a finite moment."""
     exponent = int(np.frexp(x[-1])[1])
     y = np.ldexp(x, -exponent)
     mass = np.diff(f)
