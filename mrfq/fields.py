@@ -60,6 +60,14 @@ def number(value: Any, field: str, source: str | None, *, positive: bool = False
     return value
 
 
+def count_text(count: float) -> str:
+    """A count as the messages show it: 1,234,567, or 2.4e+300 (inf) when too long to
+    read that way; an int beyond the floats (10**400) as ~1e400."""
+    if isinstance(count, int) and abs(count) >= 10**300:
+        return f"~1e{len(str(abs(count))) - 1}"
+    return f"{count:,.0f}" if abs(count) < 1e15 else f"{count:.3g}"
+
+
 def integer(value: Any, field: str, source: str | None, minimum: int,
             maximum: int | None = None, why: str = "") -> int:
     """An integer ≥ ``minimum`` and, if given, ≤ ``maximum`` (``why``: the reason for
@@ -69,10 +77,10 @@ def integer(value: Any, field: str, source: str | None, minimum: int,
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"must be an integer, got {value!r}", field, source)
     if value < minimum:
-        raise InputError(f"must be >= {minimum}, got {value}", field, source)
-    if maximum is not None and value > maximum:
-        raise InputError(f"must be <= {maximum:,}{f' ({why})' if why else ''}, got {value:,}",
-                         field, source)
+        raise InputError(f"must be >= {minimum}, got {count_text(value)}", field, source)
+    if maximum is not None and value > maximum:  # (1e308 has 309 digits: count_text)
+        raise InputError(f"must be <= {maximum:,}{f' ({why})' if why else ''}, got "
+                         f"{count_text(value)}", field, source)
     return value
 
 

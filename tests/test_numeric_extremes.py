@@ -283,3 +283,17 @@ def test_whole_task_policies_refuse_more_placements_than_they_can_make(tmp_path)
     report = mrfq.allocate(tmp_path / "q.toml", ["drf-online"], properties=False)
     assert placements_bound(report.problem) == 40_000
     assert report.results[0].allocation.user_tasks.sum() == 20_000
+
+
+def test_a_huge_integer_is_shown_short_in_its_error():
+    """``max_parallel = 1e308`` is an integral float: its error printed all 309 digits."""
+    from mrfq.fields import count_text
+
+    raw = {"resources": ["cpu", "mem"], "load": {"values": [0.5]},
+           "classes": [{"name": "a", "requirements": [1.0, 0.4], "load_share": 1}],
+           "cluster": {"policies": ["drf"], "max_parallel": 1e308}}
+    with pytest.raises(InputError, match=r"\(tasks at once\), got ~1e308$") as info:
+        scenario_from_dict(raw, "s.toml")
+    assert info.value.field == "cluster.max_parallel" and len(str(info.value)) < 120
+    assert count_text(10**400) == "~1e400" and count_text(1234567) == "1,234,567"
+    assert count_text(2.4e300) == "2.4e+300"

@@ -16,6 +16,7 @@ from numpy.typing import ArrayLike
 
 from mrfq import policies
 from mrfq.errors import InputError
+from mrfq.fields import count_text
 from mrfq.packet import kernel
 from mrfq.packet.model import ARRIVAL_BLOCK, ArrivalStream, PacketModel
 from mrfq.scenario import VIRTUAL_TIMES, limits
@@ -117,16 +118,15 @@ def check_flows(flows: int, field: str = "flows") -> None:
     """Refuse ``flows`` flows in one replication beyond :data:`MAX_FLOWS`, or whose records
     (:data:`BYTES_PER_FLOW` each) exceed this machine's physical memory: such a run drew
     arrivals until memory ran out. The error names ``field`` (the CLI shows its option)."""
-    def shown(n: float) -> str:  # for any int (10**400 overflows a float)
-        return f"{n:.3g}" if n < 1e300 else f"~1e{len(str(int(n))) - 1}"
     if flows > MAX_FLOWS:
-        raise InputError(f"must be <= {shown(MAX_FLOWS)} (2^43, the engine's limit per "
-                         f"replication), got {shown(flows)}", field)
+        raise InputError(f"must be <= {count_text(MAX_FLOWS)} (2^43, the engine's limit per "
+                         f"replication), got {count_text(flows)}", field)
     memory = _physical_memory()
     if memory and flows * BYTES_PER_FLOW > memory:
-        raise InputError(f"{shown(flows)} flows need {flows * BYTES_PER_FLOW / 2**30:.3g} "
-                         f"GiB for their records alone, more than this machine's "
-                         f"{memory / 2**30:.3g} GiB: fewer flows per replication", field)
+        raise InputError(f"{count_text(flows)} flows need "
+                         f"{flows * BYTES_PER_FLOW / 2**30:.3g} GiB for their records alone, "
+                         f"more than this machine's {memory / 2**30:.3g} GiB: fewer flows "
+                         "per replication", field)
 
 
 class _ArrivalRecords:

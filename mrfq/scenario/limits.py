@@ -14,6 +14,7 @@ import math
 
 from mrfq import fields
 from mrfq.errors import InputError
+from mrfq.fields import count_text  # noqa: F401 - the cluster checks' import
 
 #: jobs held in memory (~120 bytes each, measured with run_cluster)
 MAX_JOBS = 10**8
@@ -41,12 +42,6 @@ def pool_why(n_resources: int) -> str:
     """Why ``tasks_per_resource`` C is at most MAX_RUNNING / R: R · C tasks can run at once
     (each holds 1/C of its dominant resource)."""
     return f"up to {n_resources} × it tasks run at once, at most {MAX_RUNNING:,}: {RUNNING_WHY}"
-
-
-def count_text(count: float) -> str:
-    """A count as the messages show it: 1,234,567, or 2.4e+300 (inf) when too long to
-    read that way."""
-    return f"{count:,.0f}" if count < 1e15 else f"{count:.3g}"
 
 
 #: flows the packet engine allocates records for before a run (mrfq.packet.engine)
