@@ -18,11 +18,15 @@ def interval_warnings(table: pd.DataFrame) -> list[str]:
         return lines
     texts = table["ci_warning"].fillna("").astype(str)
     for text in dict.fromkeys(t for t in texts if t):
-        rows = table[texts == text]
-        classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
-        loads = ", ".join(f"{v:.12g}" for v in sorted(set(rows["load"])))
-        lines.append(f"warning: {len(rows)} points (class {classes}; load {loads}): {text}")
+        lines.append(f"warning: {_points(table[texts == text])}: {text}")
     return lines
+
+
+def _points(rows: pd.DataFrame) -> str:
+    """``<n> points (class a, b; load 0.3, 0.9)``: which rows a warning line is about."""
+    classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
+    loads = ", ".join(f"{v:.12g}" for v in sorted(set(rows["load"])))
+    return f"{len(rows)} points (class {classes}; load {loads})"
 
 
 def missing_intervals(table: pd.DataFrame) -> list[str]:
@@ -35,10 +39,7 @@ def missing_intervals(table: pd.DataFrame) -> list[str]:
     missing = table["ci_low"].isna() & (problems != "")
     lines = []
     for text in dict.fromkeys(problems[missing]):
-        rows = table[missing & (problems == text)]
-        classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
-        loads = ", ".join(f"{v:.12g}" for v in sorted(set(rows["load"])))
-        lines.append(f"warning: {len(rows)} points (class {classes}; load {loads}) have no "
+        lines.append(f"warning: {_points(table[missing & (problems == text)])} have no "
                      f"95% interval: {text}")
     return lines
 

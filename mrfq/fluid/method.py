@@ -215,6 +215,14 @@ def transient_warning(scenario: Scenario, load: float) -> str:
             f"does not hold; [fluid] flows >= {relaxation / WARMUP:.3g}, or a lower load")
 
 
+def simulated_warnings(scenario: Scenario, load: float) -> list[str]:
+    """Per class, the ``ci_warning`` of a flow-level point at ``load``: the size laws'
+    (:func:`class_warnings`) first, else the start-up transient's
+    (:func:`transient_warning`)."""
+    transient = transient_warning(scenario, load)
+    return [warning or transient for warning in class_warnings(scenario, load)]
+
+
 def fluid_table(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Tidy table of fluid point records: policy, load, class, rho, gamma, method,
     ci_low, ci_high (= gamma for the exact method), ci_warning (every class of a
@@ -226,8 +234,7 @@ def fluid_table(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     for record in records:
         rho = scenario.class_loads(record["load"])
         method = record_method(record)
-        transient = transient_warning(scenario, record["load"])
-        warnings = [w or transient for w in class_warnings(scenario, record["load"])]
+        warnings = simulated_warnings(scenario, record["load"])
         for k, name in enumerate(scenario.class_names):
             c = record["classes"][k]
             low, high = class_interval(record, k)

@@ -14,7 +14,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from mrfq import policies
-from mrfq.fluid.method import class_interval, class_warnings, record_method, transient_warning
+from mrfq.fluid.method import class_interval, record_method, simulated_warnings
 from mrfq.kinds.replications import Stopping
 from mrfq.scenario import Scenario
 
@@ -57,12 +57,11 @@ def summary_rows(scenario: Scenario, records: list[dict],
     """One row per class of a fluid record: γ, its interval (γ itself for an exact
     method), E[n_k], the error estimate, the method and ``ci_warning`` (a simulated
     point at which some class's size law makes the intervals unreliable:
-    :func:`mrfq.fluid.method.class_warnings`; "" otherwise)."""
+    :func:`mrfq.fluid.method.simulated_warnings`; "" otherwise)."""
     rows = []
     for record in records:
         simulated = record_method(record) == "simulation"
-        transient = transient_warning(scenario, record["load"])
-        warnings = [w or transient for w in class_warnings(scenario, record["load"])]
+        warnings = simulated_warnings(scenario, record["load"])
         for k, (name, c) in enumerate(zip(scenario.class_names, record["classes"],
                                           strict=True)):
             low, high = class_interval(record, k)
