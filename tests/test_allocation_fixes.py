@@ -22,7 +22,7 @@ from mrfq.allocation import (
     sharing_incentive,
 )
 from mrfq.allocation.policies import best_fit_score
-from mrfq.allocation.properties import strategy_proofness_probe
+from mrfq.allocation.properties import single_resource_fairness, strategy_proofness_probe
 from mrfq.cli import main
 
 NAME = registry.named(registry.ALLOCATION)
@@ -188,9 +188,10 @@ def test_counter_examples_print_plain_numbers(tmp_path):
                                        NAME.DRF_ONLINE])
     assert result.exit_code == 0, (result.output, result.exception)
     assert "np." not in result.stdout
-    assert "'dedicated_tasks': 2.5}" in result.stdout
-    detail = sharing_incentive(allocate(load_problem_text(ONE_RESOURCE), NAME.DRF_ONLINE))
-    assert type(detail.detail["dedicated_tasks"]) is float
+    assert "'amount': 6.0, 'max_min_amount': 5.0}" in result.stdout
+    detail = single_resource_fairness(allocate(load_problem_text(ONE_RESOURCE),
+                                               NAME.DRF_ONLINE))
+    assert type(detail.detail["max_min_amount"]) is float
     # whatever a checker puts in its counter-example, it prints as plain numbers
     verdict = Verdict(False, {"x": np.float64(2.5), "n": [np.int64(3), (np.float32(1),)]})
     assert verdict.text == "NO  counter-example: {'x': 2.5, 'n': [3, (1.0,)]}"

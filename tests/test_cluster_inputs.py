@@ -295,10 +295,10 @@ def test_finished_tasks_without_a_request_are_dropped_and_counted_apart(tmp_path
     """Job 1 task 0: kept. Task 1: finishes with CPU and memory 0. Task 2: finishes
     with blank requests. Task 3: killed (never finishes). dropped = 3 (the tasks not
     kept), of them unrequested = 2."""
-    rows = [_row(0, 1, 0, 1), _row(5_000_000, 1, 0, 4),
-            _row(0, 1, 1, 1, "0", "0"), _row(6_000_000, 1, 1, 4, "0", "0"),
-            _row(0, 1, 2, 1, "", ""), _row(7_000_000, 1, 2, 4, "", ""),
-            _row(0, 1, 3, 1), _row(8_000_000, 1, 3, 5)]
+    rows = [_row(1, 1, 0, 1), _row(5_000_000, 1, 0, 4),
+            _row(1, 1, 1, 1, "0", "0"), _row(6_000_000, 1, 1, 4, "0", "0"),
+            _row(1, 1, 2, 1, "", ""), _row(7_000_000, 1, 2, 4, "", ""),
+            _row(1, 1, 3, 1), _row(8_000_000, 1, 3, 5)]
     trace = load_task_events(_events(tmp_path, rows))
     np.testing.assert_array_equal(trace.job_tasks, [1])
     assert (trace.dropped, trace.unrequested) == (3, 2)
@@ -315,9 +315,9 @@ def _loader_refuses(tmp_path, rows, message):
 def test_a_trace_with_no_requested_finished_task_says_so(tmp_path):
     """Every finished task with CPU and memory 0 or blank: it said "holds no task that
     finishes" (kinds/cluster.py), now the loader says what it found."""
-    rows = [_row(0, 1, 0, 1, "0", "0"), _row(5_000_000, 1, 0, 4, "0", "0"),
-            _row(0, 1, 1, 1, "", ""), _row(5_000_000, 1, 1, 4, "", ""),
-            _row(0, 2, 0, 1), _row(5_000_000, 2, 0, 5)]
+    rows = [_row(1, 1, 0, 1, "0", "0"), _row(5_000_000, 1, 0, 4, "0", "0"),
+            _row(1, 1, 1, 1, "", ""), _row(5_000_000, 1, 1, 4, "", ""),
+            _row(1, 2, 0, 1), _row(5_000_000, 2, 0, 5)]
     _loader_refuses(tmp_path, rows, (
         "{path}: holds no finished task with a CPU and memory request (3 tasks: "
         "1 never finishing, 2 finishing without one or with both 0)"))

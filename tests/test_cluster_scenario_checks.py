@@ -98,16 +98,21 @@ def test_slots_that_no_server_holds_are_refused_before_the_run():
     # the sizes only matter to the slot scheduler: without it, a k is refused as unread
     _refused({**raw, "cluster": {**raw["cluster"], "policies": [NAME.DRF]}},
              "cluster.slots_per_server", "only slots reads it")
-    # the check says what the kernel does: at k = 1 nothing runs, at k = 2 every job ends
+    # the Python model refuses it too (it ran: no events, every job's finish NaN), and at
+    # k = 2 every job ends
     demand = np.array([[0.1, 0.1]])
     capacity = np.array(servers)
     allowed = np.ones((1, 2), dtype=bool)
-    for k, runs in ((1, False), (2, True)):
-        assert (slot_shortfall(capacity, demand, allowed, k) is None) == runs
-        model = ClusterModel(capacity=capacity, demand=demand, policy=NAME.SLOTS,
-                             slots_per_server=k, rates=[1.0])
-        run = run_jobs(model, np.array([1.0, 2.0]), np.array([0, 0]), np.array([2, 2]))
-        assert (run.events > 0) == runs and bool(np.isfinite(run.finish).all()) == runs
+    assert slot_shortfall(capacity, demand, allowed, 1) == (0, 1, 0)
+    with pytest.raises(InputError, match="^slots_per_server: with 1 slots per largest "
+                       "server a task of class 1 takes 1 slot"):
+        ClusterModel(capacity=capacity, demand=demand, policy=NAME.SLOTS,
+                     slots_per_server=1, rates=[1.0])
+    assert slot_shortfall(capacity, demand, allowed, 2) is None
+    model = ClusterModel(capacity=capacity, demand=demand, policy=NAME.SLOTS,
+                         slots_per_server=2, rates=[1.0])
+    run = run_jobs(model, np.array([1.0, 2.0]), np.array([0, 0]), np.array([2, 2]))
+    assert run.events > 0 and bool(np.isfinite(run.finish).all())
 
 
 def _mrfq(*args, cwd):

@@ -43,6 +43,7 @@ BAD = {
         _class("a", "[1, 1, 0, 0]") + '[routers]\nedge = ["cpu1", "link1", "disk"]\n',
         "routers.edge[2]"),
     "empty router": (_class("a", "[1, 1, 0, 0]") + '[routers]\nedge = []\n', "routers.edge"),
+    "no router": (_class("a", "[1, 1, 0, 0]") + '[routers]\n', "routers: is empty"),
     "router without a name": (
         _class("a", "[1, 1, 0, 0]") + '[routers]\n"" = ["cpu1", "link1"]\n'
         'core = ["cpu2", "link2"]\n', "routers"),

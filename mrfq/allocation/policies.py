@@ -213,7 +213,9 @@ def per_server_drf(problem: Problem) -> Allocation:
             continue
         sub = replace(problem, capacity=problem.capacity[l:l + 1, has],
                       demand=problem.demand[users][:, has], weights=problem.weights[users],
-                      max_tasks=problem.max_tasks[users] - tasks[users].sum(axis=1),
+                      # (≥ 0: a user's earlier servers can give it its cap plus a rounding)
+                      max_tasks=np.maximum(problem.max_tasks[users]
+                                           - tasks[users].sum(axis=1), 0.0),
                       allowed=None, users=(), servers=(), resources=())
         per_task = (sub.demand / sub.total).max(axis=1)
         got, _ = max_min(sub, per_task)

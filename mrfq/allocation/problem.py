@@ -138,7 +138,8 @@ class Problem:
         return min(self.tasks_fitting(user, self.capacity * share),
                    float(self.max_tasks[user]))
 
-    def dedicated_cloud_tasks(self, user: int, fraction: float | None = None) -> float:
+    def dedicated_cloud_tasks(self, user: int, fraction: float | None = None,
+                              whole: bool = False) -> float:
         """Tasks user i runs alone on its dedicated cloud (DRFH §IV-D), the sharing-incentive
         benchmark for several servers: a proportional subset of the servers — ``fraction``
         (default w_i / Σw) of the servers of every configuration — where each whole server
@@ -146,12 +147,15 @@ class Problem:
         expected count is ``fraction · Σ_l allowed_il · ⌊min_r c_lr / d_ir⌋`` (placement
         respected), capped by the user's max_tasks. On one server DRFH §IV-D's benchmark is
         the even division of that server, so there it is ``fraction`` of the server's
-        resources with fractional tasks (DRF's share guarantee)."""
+        resources: fractional tasks (DRF's share guarantee), or with ``whole`` (the
+        benchmark of a whole-task rule, which can run no fraction of a task on its part
+        either) the whole tasks that part holds, ⌊fraction · min_r c_r / d_ir⌋."""
         share = self.weights[user] / self.weights.sum() if fraction is None else fraction
         d = self.demand[user]
         used = d > 0
         if self.capacity.shape[0] == 1:
             tasks = share * float(np.min(self.capacity[0, used] / d[used]))
+            tasks = float(np.floor(tasks * (1 + 1e-9))) if whole else tasks
         else:
             whole = np.floor(np.min(self.capacity[:, used] / d[used], axis=1) + 1e-9)
             tasks = share * float(np.sum(whole * self.allowed[user]))

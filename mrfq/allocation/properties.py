@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
-from scipy.optimize import linprog
+from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
 from mrfq.allocation.problem import Allocation, Problem
 
@@ -65,15 +65,16 @@ def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
 
     Without ``pools``, the benchmark is DRFH §IV-D's dedicated cloud: a proportional
     subset of the servers (:meth:`Problem.dedicated_cloud_tasks`; on one server, DRF's
-    share guarantee). With ``pools[i]`` (TSF §3's *arbitrary* dedicated pools), user i's
-    pool is the fraction ``pools[i]`` of every server (:meth:`Problem.dedicated_tasks`).
-    ``reference``: the problem whose servers define the benchmark (default: the
-    allocation's own)."""
+    share guarantee, in whole tasks for a whole-task rule). With ``pools[i]`` (TSF §3's
+    *arbitrary* dedicated pools), user i's pool is the fraction ``pools[i]`` of every
+    server (:meth:`Problem.dedicated_tasks`). ``reference``: the problem whose servers
+    define the benchmark (default: the allocation's own)."""
     problem = allocation.problem
     reference = reference or problem
     for i in range(problem.n_users):
         own = float(allocation.user_tasks[i])
-        alone = (reference.dedicated_cloud_tasks(i) if pools is None
+        alone = (reference.dedicated_cloud_tasks(i, whole=allocation.whole_tasks)
+                 if pools is None
                  else reference.dedicated_tasks(i, pools))
         if own < alone * (1 - TOL) - TOL:
             return Verdict(False, {"user": problem.users[i], "tasks": own,
@@ -102,11 +103,18 @@ def envy_free(allocation: Allocation) -> Verdict:
     return HOLDS
 
 
+#: seconds HiGHS may search for a whole-task improvement (then "unknown" if none found)
+MILP_SECONDS = 20.0
+
+
 def pareto_optimal(allocation: Allocation) -> Verdict:
     """No feasible allocation gives someone more tasks and nobody fewer (an LP over
     fractional tasks per server, with placement and caps: maximise the total subject to
-    everyone keeping at least its tasks). Unknown, with the solver's reason, when the LP
-    does not solve (it is infeasible, for one, when the allocation itself is)."""
+    everyone keeping at least its tasks; for a whole-task rule, :attr:`Allocation.
+    whole_tasks`, the same over whole tasks per server, an integer program: a fraction of
+    a task is no improvement it could have made). Unknown, with the solver's reason, when
+    it does not solve (it is infeasible, for one, when the allocation itself is), or when
+    the integer program finds no improvement in :data:`MILP_SECONDS`."""
     problem = allocation.problem
     n, L = problem.allowed.shape
     current = allocation.user_tasks
@@ -120,10 +128,20 @@ def pareto_optimal(allocation: Allocation) -> Verdict:
         if np.isfinite(problem.max_tasks[i]):
             rows.append(-row.ravel())
             rhs.append(problem.max_tasks[i])
-    res = linprog(-np.ones(n * L), A_ub=np.array(rows), b_ub=np.array(rhs), bounds=bounds,
-                  method="highs")
-    if res.status != 0 or res.x is None:
-        return Verdict(None, {"reason": f"LP failed (status {res.status}): {res.message}"})
+    if allocation.whole_tasks:
+        res = milp(-np.ones(n * L), integrality=np.ones(n * L),
+                   bounds=Bounds([lo for lo, _ in bounds],
+                                 [np.inf if hi is None else hi for _, hi in bounds]),
+                   constraints=LinearConstraint(np.array(rows), -np.inf, np.array(rhs)),
+                   options={"time_limit": MILP_SECONDS})
+        solved = res.x is not None and (res.status == 0 or -res.fun > current.sum() + 0.5)
+    else:
+        res = linprog(-np.ones(n * L), A_ub=np.array(rows), b_ub=np.array(rhs),
+                      bounds=bounds, method="highs")
+        solved = res.status == 0 and res.x is not None
+    if not solved:
+        return Verdict(None, {"reason": f"{'MILP' if allocation.whole_tasks else 'LP'} "
+                                        f"failed (status {res.status}): {res.message}"})
     better = res.x.reshape(n, L).sum(axis=1)
     gain = better - current
     i = int(np.argmax(gain))

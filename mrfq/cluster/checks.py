@@ -25,7 +25,7 @@ from mrfq.scenario.limits import (  # (the file's bounds too: one definition)
     count_text,
     pool_why,
 )
-from mrfq.scenario.slots import most_running
+from mrfq.scenario.slots import most_running, slot_shortfall
 
 #: the most tasks of a run in all (their cumulative sum indexes an int64 array)
 MAX_TOTAL_TASKS = 2.0**62
@@ -224,6 +224,37 @@ def pool(capacity: np.ndarray) -> None:
         total = capacity.sum(axis=0)
     if np.any(capacity < 0) or np.any(total <= 0) or np.any(np.isinf(total)):
         raise InputError("every resource needs some (finite) capacity", "capacity")
+
+
+def placement(capacity: np.ndarray, demand: np.ndarray, allowed: Any, policy: str,
+              slots_per_server: int, slack: float) -> np.ndarray:
+    """``allowed`` (classes × servers, default everywhere) as a bool array, every class
+    with some server it may use whose capacity holds one of its tasks, within the
+    kernel's relative ``slack`` (:data:`mrfq.cluster.kernel.EPS`), and under the slot
+    scheduler (``policy`` slots) with ``slots_per_server`` slots per largest server, as
+    many slots as its task takes (:func:`~mrfq.scenario.slots.slot_shortfall`): a class
+    that can never run is an InputError, not a run that ends with NaN."""
+    K, L = demand.shape[0], capacity.shape[0]
+    ok = np.ones((K, L), dtype=bool) if allowed is None else np.asarray(allowed, dtype=bool)
+    if ok.shape != (K, L):
+        raise InputError(f"must be {K}×{L} (classes × servers)", "allowed")
+    for k in range(K):
+        if not ok[k].any():
+            raise InputError(f"class {k + 1} may run on no server", f"allowed[{k}]")
+        usable = capacity[ok[k]]
+        if not np.any(np.all(demand[k] <= usable + slack * usable, axis=1)):
+            where = "every server" if ok[k].all() else "every server it may use"
+            raise InputError(f"a task of class {k + 1} is larger than {where}",
+                             f"classes[{k}].demand")
+    short = (slot_shortfall(capacity, demand, ok, slots_per_server)
+             if policy == policies.named(policies.CLUSTER).SLOTS else None)
+    if short:
+        k, need, most = short
+        raise InputError(f"with {slots_per_server} slots per largest server a task of class "
+                         f"{k + 1} takes {need} slot(s) and no server it may use holds more "
+                         f"than {most}: raise it, or choose another policy",
+                         "slots_per_server")
+    return ok
 
 
 def slots_per_server(value: Any) -> int:

@@ -42,16 +42,15 @@ the next eligible job by its score, and a capped job never holds resources (its 
 stays the fluid one, which knows no caps).
 
 Placement constraints (every rule): a class-k task runs only on the servers l with
-``allowed[k, l]``. Server: the first allowed one that fits, except ``DRFH_BEST_FIT``
-(least DRFH eq. 9 score, with free capacity and demand as pool shares normalised by
-the first resource the task needs; ties: lowest index) and ``SLOTS`` (the first with
-enough free slots). Jobs arriving at the same instant are separate events, in order.
+``allowed[k, l]``. Server: the first allowed one that fits (within the relative slack
+EPS), except ``DRFH_BEST_FIT`` (least DRFH eq. 9 score, free capacity and demand as pool
+shares normalised by the first resource the task needs; ties: lowest index) and ``SLOTS``
+(the first with enough free slots). Jobs arriving at one instant are events in order.
 
-Task durations are a counter-based hash of (seed, job, task index), through the law of
-the task's class (:func:`mrfq.cluster.durations.task_duration`): the same task lasts the
-same under every scheduler, and the slow twin (``tests/naive_cluster.py``) draws the same;
-or, when ``task_time`` is not empty (a trace), task i of job j lasts
-``task_time[job_first[j] + i]``.
+Task durations: a counter-based hash of (seed, job, task index) through the law of the
+task's class (:func:`mrfq.cluster.durations.task_duration`), the same under every
+scheduler and in the slow twin (``tests/naive_cluster.py``); or, with ``task_time`` not
+empty (a trace), task i of job j lasts ``task_time[job_first[j] + i]``.
 """
 
 from __future__ import annotations
@@ -68,27 +67,27 @@ _C = policies.codes(policies.CLUSTER)
 DRF, PF, BMF, FIFO = _C.DRF, _C.PF, _C.BMF, _C.FIFO
 DRF_ONLINE, DRFH_FIRST_FIT, DRFH_BEST_FIT, SLOTS, TSF = (
     _C.DRF_ONLINE, _C.DRFH_FIRST_FIT, _C.DRFH_BEST_FIT, _C.SLOTS, _C.TSF)
-#: slack on capacity comparisons (capacities and demands are user numbers)
+#: slack of _fits, relative (a run must not depend on the units: an absolute 1e-9 put
+#: 1000 extra tasks of 1e-12 on a server of 1e-6): demand ≤ free + EPS · capacity
 EPS = 1e-9
 
 
-# inlined by Numba: called once per server per lookup, and with the placement array as a
-# sixth array argument LLVM stopped inlining it — the 2 000-server Best-Fit run went from
-# 21 to 233 CPU-s (BENCHMARKS.md, "Cluster simulator")
+# inlined: once per server per lookup; not inlined, the 2 000-server Best-Fit run took 233
+# CPU-s instead of 21 (BENCHMARKS.md, "Cluster simulator")
 @njit(cache=True, inline="always")
-def _fits(policy, free, free_slots, task_slots, demand, allowed, k, l):
+def _fits(policy, capacity, free, free_slots, task_slots, demand, allowed, k, l):
     if not allowed[k, l]:
         return False
     if policy == SLOTS:
         return free_slots[l] >= task_slots[k]
     for r in range(free.shape[1]):
-        if demand[k, r] > free[l, r] + EPS:
+        if demand[k, r] > free[l, r] + EPS * capacity[l, r]:
             return False
     return True
 
 
 @njit(cache=True)
-def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
+def _server(policy, capacity, free, free_slots, task_slots, demand, allowed, total, k):
     """The server for a task of class k (module doc), -1 if it fits nowhere."""
     L, R = free.shape
     best, best_h = -1, np.inf
@@ -96,7 +95,7 @@ def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
     while demand[k, first] <= 0.0:
         first += 1
     for l in range(L):
-        if not _fits(policy, free, free_slots, task_slots, demand, allowed, k, l):
+        if not _fits(policy, capacity, free, free_slots, task_slots, demand, allowed, k, l):
             continue
         if policy != DRFH_BEST_FIT:
             return l
@@ -115,9 +114,8 @@ def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
 @njit(cache=True, nogil=True)
 def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_parallel,
              arrival, job_class, job_tasks, duration_mean, duration_code, duration_par,
-             duration_table, duration_span, seed,
-             slots_per_server, t_warm, t_end, sample_dt, n_samples, task_time, job_first,
-             timeline_dt, timeline_bins, stop):
+             duration_table, duration_span, seed, slots_per_server, t_warm, t_end,
+             sample_dt, n_samples, task_time, job_first, timeline_dt, timeline_bins, stop):
     """Run the cluster from empty until every job has finished.
 
     ``capacity`` (L×R), ``demand`` (K×R, per task), ``weights`` (K), ``allowed`` (K×L
@@ -138,8 +136,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
     w = ``timeline_dt`` and B = ``timeline_bins`` (even) bins; when the run outlasts B·w,
     adjacent bins are summed pairwise and w doubles (exact: integrals add), so B bins
     always cover [0, makespan]. ``stop`` (one int64), once set, ends the run unfinished
-    (nogil: :func:`mrfq.executor.interruptible` runs it in a thread, sets it on Ctrl-C).
-    """
+    (nogil: :func:`mrfq.executor.interruptible` runs it in a thread, sets it on Ctrl-C)."""
     L, R = capacity.shape
     K = demand.shape[0]
     J = arrival.size
@@ -179,7 +176,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
                 m = max(m, demand[k, r] / slot[r])
             task_slots[k] = max(1, int(np.ceil(m - EPS)))
     # the heap holds one entry per running task: every task holds δ_k ≥ min δ of some
-    # resource's pool, so at most R / min δ run (slots: at most the slots)
+    # resource's pool, so at most R (1 + EPS) / min δ run (EPS: _fits; ≤ R / min δ + 0.1,
+    # R / min δ ≤ 10^8 being checked before the run; slots: at most the slots)
     most = 2 + L
     if policy == SLOTS:
         for l in range(L):
@@ -316,8 +314,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
                             k > kp or (k == kp and j > pick))):
                         continue
                 if class_server[k] == -2:  # the server depends on the class only
-                    class_server[k] = _server(policy, free, free_slots, task_slots, demand,
-                                              allowed, total, k)
+                    class_server[k] = _server(policy, capacity, free, free_slots, task_slots,
+                                              demand, allowed, total, k)
                 srv = class_server[k]
                 if srv < 0:
                     continue
@@ -347,6 +345,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
                 d = task_duration(duration_code[k], duration_par[k], duration_table,
                                   duration_span[k, 0], duration_span[k, 1],
                                   duration_mean[k], seed, pick, launched[pick])
+            if size == most:  # never (the bound above); Numba does not check bounds
+                raise RuntimeError("cluster kernel: its event heap is full (a bug)")
             size = heap_push(h_time, h_seq, h_job, h_srv, size, t + d, seq, pick, pick_server)
             seq += 1
             launched[pick] += 1

@@ -157,18 +157,8 @@ class ClusterModel:
         if np.any(dem < 0) or np.any(dem.max(axis=1) <= 0):
             raise InputError("every task needs some resource", "demand")
         checks.running(cap, dem, self.policy, self.slots_per_server)  # (the kernel's heap)
-        ok = (np.ones((K, cap.shape[0]), dtype=bool) if self.allowed is None
-              else np.asarray(self.allowed, dtype=bool))
-        if ok.shape != (K, cap.shape[0]):
-            raise InputError(f"must be {K}×{cap.shape[0]} (classes × servers)", "allowed")
-        set_(self, "allowed", ok)
-        for k in range(K):
-            if not ok[k].any():
-                raise InputError(f"class {k + 1} may run on no server", f"allowed[{k}]")
-            if not np.any(np.all(dem[k] <= cap[ok[k]] + kernel.EPS, axis=1)):
-                where = "every server" if ok[k].all() else "every server it may use"
-                raise InputError(f"a task of class {k + 1} is larger than {where}",
-                                 f"classes[{k}].demand")
+        set_(self, "allowed", checks.placement(cap, dem, self.allowed, self.policy,
+                                               self.slots_per_server, kernel.EPS))
         cap = np.asarray(np.inf if self.max_parallel is None else self.max_parallel, float)
         cap = np.full(K, float(cap)) if cap.ndim == 0 else cap
         if cap.shape != (K,) or np.any(np.isnan(cap)) or np.any(cap < 1) or np.any(

@@ -11,8 +11,12 @@ machine (as DRFH's Table I is).
 
 Derivation (:func:`load_task_events`): a task is kept when its last run ends in FINISH;
 its duration is that FINISH time minus the SCHEDULE that started the run, in seconds; its
-request is the last (CPU, memory) it was given. A job arrives at the first SUBMIT of its
-kept tasks (seconds, shifted so the first job arrives at 0); its tasks run in task-index
+request is the last (CPU, memory) it was given. A run scheduled at timestamp 0 began before
+the trace window, at an unknown time: its duration is not known, so it is not a kept run
+(a task whose last run it is, is dropped). A job arrives at the first SUBMIT of its kept
+tasks, a SUBMIT at 0 counting as the window's start (the file's first timestamp after 0:
+the job was pending when the window opened), in seconds, shifted so the first job arrives
+at 0; its tasks run in task-index
 order; its per-task demand is the componentwise largest request of its tasks (so every
 task fits where it is placed). Jobs of equal demand form one class. Tasks never finishing
 (killed, evicted last, lost, running at the end) and tasks finishing without a request
@@ -53,8 +57,10 @@ class Trace:
     ``task_time`` (s, job after job, task-index order), ``demand`` (classes × (CPU,
     memory), normalised to the largest machine), ``job_id``, ``dropped`` (the tasks not
     kept: never finishing, or finishing without a request), ``job_user`` (the user of a
-    job's first kept task; None when not known) and ``unrequested`` (of the dropped
-    tasks, those that finished but had no request: CPU and memory blank, or both 0)."""
+    job's first kept task; None when not known), ``unrequested`` (of the dropped tasks,
+    those that finished but had no request: CPU and memory blank, or both 0) and
+    ``before_window`` (of the dropped tasks, those whose last run was scheduled at
+    timestamp 0, before the trace window: its duration is not known)."""
 
     arrival: np.ndarray
     job_class: np.ndarray
@@ -65,6 +71,7 @@ class Trace:
     dropped: int = 0
     job_user: np.ndarray | None = None
     unrequested: int = 0
+    before_window: int = 0
 
 
 def _open(path: Path):
@@ -96,11 +103,12 @@ def load_task_events(path: str | Path) -> Trace:
     if not path.is_file():
         raise InputError("no such trace file", None, source)
     tasks: dict[tuple[int, int], dict] = {}
-    n = 0
+    n, opens = 0, _END  # (opens: the window's first instant, module doc)
     try:
         with _open(path) as f:
             for n, row in enumerate(csv.reader(f), start=1):
-                _read_row(row, f"row {n}", source, tasks)
+                t = _read_row(row, f"row {n}", source, tasks)
+                opens = t if 0 < t < opens else opens
     # (no row for these two: the file is decoded in blocks, ahead of the rows read)
     except UnicodeDecodeError as exc:
         raise InputError(f"is not UTF-8 text (byte {exc.object[exc.start]:#04x}; {n} rows "
@@ -112,20 +120,22 @@ def load_task_events(path: str | Path) -> Trace:
         raise InputError("is not a gzip file (named .gz)", None, source) from None
     except csv.Error as exc:
         raise InputError(f"is not CSV: {exc}", f"row {n + 1}", source) from None
-    trace = _jobs(tasks)
+    trace = _jobs(tasks, opens)
     if trace.job_tasks.size == 0:
-        never = trace.dropped - trace.unrequested
+        never = trace.dropped - trace.unrequested - trace.before_window
+        early = (f"{trace.before_window} begun before the trace window (scheduled at 0), "
+                 if trace.before_window else "")
         raise InputError("holds no task event" if not tasks else
                          f"holds no finished task with a CPU and memory request ("
-                         f"{len(tasks)} tasks: {never} never finishing, "
+                         f"{len(tasks)} tasks: {never} never finishing, {early}"
                          f"{trace.unrequested} finishing without one or with both 0)",
                          None, source)
     return trace
 
 
-def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
+def _read_row(row: list[str], where: str, source: str, tasks: dict) -> int:
     """One task event into ``tasks`` ((job, index) → submit, start, end, request, user;
-    µs), checked: InputError naming the row and column."""
+    µs), checked: InputError naming the row and column. Returns its timestamp (µs)."""
     if len(row) != len(COLUMNS):
         raise InputError(f"has {len(row)} columns, expected {len(COLUMNS)} "
                          "(task_events, 2011 schema)", where, source)
@@ -154,11 +164,12 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
                          f"{max(cpu, mem):g}", f"{where}, {COLUMNS[col]}", source)
     task = tasks.setdefault((job, index), {"submit": None, "start": None,
                                            "end": None, "request": None, "last": 0,
+                                           "early": False,
                                            "user": row[6].strip()})
     if cpu is not None and mem is not None:
         task["request"] = (cpu, mem)
     if t == _END:
-        return
+        return t
     if event == FINISH and task["start"] is not None and t < task["start"]:
         raise InputError(f"FINISH at {t} µs is before its SCHEDULE at "
                          f"{task['start']} µs (job {job}, task {index})",
@@ -172,23 +183,28 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> None:
     task["last"] = t
     if event == SUBMIT and task["submit"] is None:
         task["submit"] = t
-    elif event == SCHEDULE:
-        task["start"], task["end"] = t, None
+    elif event == SCHEDULE:  # (at 0: begun before the window, module doc)
+        task["start"], task["end"] = (t, None) if t > 0 else (None, None)
+        task["early"] = t == 0
     elif event == FINISH and task["start"] is not None:
         task["end"] = t
     elif event in (2, 3, 5, 6):  # the run ended otherwise
         task["start"] = task["end"] = None
+        task["early"] = False
+    return t
 
 
-def _jobs(tasks: dict) -> Trace:
+def _jobs(tasks: dict, opens: int) -> Trace:
     jobs: dict[int, list] = {}
-    dropped = unrequested = 0
+    dropped = unrequested = early = 0
     for (job, _index), task in sorted(tasks.items()):  # task-index order
         if task["end"] is None or task["request"] is None or max(task["request"]) <= 0:
             dropped += 1
             unrequested += task["end"] is not None
+            early += task["end"] is None and task["early"]
             continue
         submit = task["submit"] if task["submit"] is not None else task["start"]
+        submit = submit if submit > 0 else opens  # pending when the window opened
         jobs.setdefault(job, []).append((submit, (task["end"] - task["start"]) / 1e6,
                                          task["request"], task["user"]))
     order = sorted(jobs, key=lambda j: (min(s for s, _, _, _ in jobs[j]), j))
@@ -207,7 +223,7 @@ def _jobs(tasks: dict) -> Trace:
                  np.array(classes, dtype=np.int64), np.array(counts, dtype=np.int64),
                  np.array(times, dtype=float), np.array(list(demands), dtype=float),
                  np.array(order, dtype=np.int64), dropped, np.array(users, dtype=str),
-                 unrequested)
+                 unrequested, early)
 
 
 def google_like(jobs: int, seed: int, rate: float = 0.5) -> Trace:

@@ -392,7 +392,7 @@ def _check_fit(config: ClusterConfig, classes: tuple, source: str | None) -> Non
         config, names, np.array([c.requirements for c in classes]), source)
     for k, name in enumerate(names):
         usable = capacity[allowed[k]]
-        if not np.any(np.all(demand[k] <= usable + 1e-9, axis=1)):
+        if not np.any(np.all(demand[k] <= usable + 1e-9 * usable, axis=1)):  # kernel's
             field = (f"cluster.placement.{name}" if not allowed[k].all()
                      else "cluster.tasks_per_resource")
             needs = demand[k] > 0

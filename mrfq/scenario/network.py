@@ -65,8 +65,12 @@ def parse_routers(raw: Any, resources: tuple[str, ...],
     in exactly one router."""
     if raw is None:
         return ()
-    if not isinstance(raw, dict) or not raw:
+    if not isinstance(raw, dict):
         raise fail("must be a table of router = [resource names]", "routers", source)
+    if not raw:
+        raise fail("is empty: name at least one router (router = [resource names]), or "
+                   "leave [routers] out for one router holding every resource", "routers",
+                   source)
     owner: dict[int, str] = {}
     routers = []
     for name, members in raw.items():

@@ -145,7 +145,8 @@ SECTIONS = (
         "policies": "list of packet policy names (`mrfq list`).",
         "mean_size": "number ≥ 1. Mean packets per flow m (flows × mean_size × "
                      "resources < 2^43, the engine's count of packet arrivals).",
-        "window": "integer ≥ 1. Window W: packets of a flow in the router at most.",
+        "window": "integer ≥ 1. Window W: packets of a flow in the router (in a network: "
+                  "anywhere on its route) at most.",
         "flows": "integer. Flow arrivals per replication (`1e4` allowed).",
         "warmup": "\"auto\" or a fraction in [0, 1). Flows left out of γ at the start.",
         "replications": "integer ≥ 1. Independent replications per point.",
