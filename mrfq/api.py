@@ -126,9 +126,13 @@ def flows(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
 def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
           jobs: int | None = None, scheduler: str | None = None,
           precision: float | None = None, max_replications: int | None = None,
-          progress: ProgressArg = False) -> pd.DataFrame:
+          progress: ProgressArg = False,
+          log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Every missing point of ``scenario`` (fluid curves and packet replications) into
-    ``results_dir`` (default ``results/<name>``; resumable); returns the summary."""
+    ``results_dir`` (default ``results/<name>``; resumable); returns the summary. ``log``,
+    a function of one string (e.g. ``print``), gets what the command line prints besides
+    the table: the points already done and to compute, points whose precision target
+    ran out of replications."""
     scenario = _modelled(scenario)
     results_dir = arguments.path(results_dir, "results_dir")
     return pipeline.sweep(scenario, results_dir or pipeline.default_results_dir(scenario),
@@ -136,7 +140,8 @@ def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
                           precision=arguments.real(precision, "precision"),
                           max_replications=arguments.count(max_replications,
                                                            "max_replications"),
-                          progress=progress_callback(progress, "sweep"))
+                          progress=progress_callback(progress, "sweep"),
+                          log=arguments.function(log, "log"))
 
 
 def validate(results: pd.DataFrame | str | Path, tolerance: float = TOLERANCE) -> pd.DataFrame:
@@ -151,10 +156,10 @@ def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = No
         jobs: int | None = None, scheduler: str | None = None, tolerance: float = TOLERANCE,
         precision: float | None = None, max_replications: int | None = None,
         formats: Sequence[str] | str | None = None,
-        progress: ProgressArg = False) -> RunResult:
+        progress: ProgressArg = False, log: Callable[[str], None] | None = None) -> RunResult:
     """The main job: sweep, validation and figures of ``scenario`` (default: the packaged
     ``fig3_quick``, BR Figure 3 at reduced scale) into ``results_dir``; ``formats``: the
-    figures' file types (default PNG and PDF)."""
+    figures' file types (default PNG and PDF); ``log``: as in :func:`sweep`."""
     return pipeline.run(None if scenario is None else _modelled(scenario),
                         arguments.path(results_dir, "results_dir"),
                         jobs=arguments.count(jobs, "jobs"), scheduler=scheduler,
@@ -162,7 +167,8 @@ def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = No
                         precision=arguments.real(precision, "precision"),
                         max_replications=arguments.count(max_replications,
                                                          "max_replications"),
-                        formats=formats, progress=progress_callback(progress, "sweep"))
+                        formats=formats, progress=progress_callback(progress, "sweep"),
+                        log=arguments.function(log, "log"))
 
 
 def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from mrfq import api, console, pipeline, table_warnings
+from mrfq import api, console, io, pipeline, table_warnings
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import COUNT, OneOf, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
@@ -240,7 +240,9 @@ def plot(sources, output, formats, jobs):
     """
 
     _check_jobs(jobs)
-    if not sources:
+    if not sources:  # (checked before the banner: an error is one line)
+        io.check_writable_dir(output or "plots")
+        check_figure_formats(formats)  # (None: the defaults)
         _log("no SOURCES: BR Figures 1-2, the fluid sweeps of "
              + " and ".join(f"{name} (into results/{name}/, cached)"
                             for name, _ in pipeline.PAPER_FLUID_FIGURES)
@@ -349,13 +351,13 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
 
     _check_jobs(jobs)
     check_figure_formats(formats)
-    if scenario is None:
-        _log(f"no SCENARIO: the main job, the packaged {pipeline.DEFAULT_SCENARIO} (BR "
-             f"Figure 3 at reduced scale; about 2 minutes on 2 cores) into "
-             f"{str(results or 'results/' + pipeline.DEFAULT_SCENARIO).rstrip('/')}/")
+    log = console.log_after(None if scenario is not None else (
+        f"no SCENARIO: the main job, the packaged {pipeline.DEFAULT_SCENARIO} (BR Figure 3 "
+        f"at reduced scale; about 2 minutes on 2 cores) into "
+        f"{str(results or 'results/' + pipeline.DEFAULT_SCENARIO).rstrip('/')}/"))
     result = pipeline.run(scenario, results, jobs=jobs, scheduler=scheduler,
                           tolerance=tolerance, progress=Progress("sweep", always=True),
-                          log=_log, precision=precision, max_replications=max_replications,
+                          log=log, precision=precision, max_replications=max_replications,
                           formats=formats)
     ok = _print_validation(result.validation, tolerance)
     for written in result.figures:

@@ -5,10 +5,12 @@ a "did you mean", counts in a scenario file's notation)."""
 from __future__ import annotations
 
 import functools
+import os
 import signal
 import sys
 import threading
 import traceback
+from collections.abc import Callable
 
 import click
 
@@ -84,6 +86,10 @@ def _catch_sigterm():
 def _interrupted(exc: BaseException) -> None:
     _end_line()
     terminated = isinstance(exc, Terminated)
+    if threading.current_thread() is threading.main_thread():
+        # a second Ctrl-C while the workers stop leaves at once: raised in the pool's
+        # exit-time join, it printed a traceback ("Exception ignored in: threading")
+        signal.signal(signal.SIGINT, lambda *_: os._exit(143 if terminated else 130))
     click.echo("interrupted" + (" by SIGTERM" if terminated else "")
                + (" (finished points are kept; run again to resume)"
                   if _keeps_points() else ""), err=True)
@@ -127,6 +133,19 @@ def user_errors(func):
 def _log(message: str) -> None:
     _end_line()  # a progress line left open (a run that stopped short of its total)
     click.echo(message, err=True)
+
+
+def log_after(banner: str | None) -> Callable[[str], None]:
+    """:func:`_log`, printing ``banner`` (if any) before its first message: a run's first
+    message comes after its input is checked, so a bad input's error stays one line."""
+    pending = [banner] if banner else []
+
+    def log(message: str) -> None:
+        while pending:
+            _log(pending.pop())
+        _log(message)
+
+    return log
 
 
 class OneOf(click.Choice):

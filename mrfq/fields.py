@@ -131,6 +131,17 @@ def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str,
     return tuple(out)
 
 
+def file_name(value: Any, field: str, source: str | None) -> str:
+    """A name that is also one file or directory name (a scenario's: results go to
+    ``results/<name>``, figures to ``<name>.png``): :func:`text` with ``name``, and no
+    ``/``, ``\\``, NUL, nor ``.`` or ``..`` (``../../x`` wrote outside ``results/``)."""
+    value = text(value, field, source, name=True)
+    if any(c in value for c in "/\\\0") or value.strip() in (".", ".."):
+        raise InputError(f"must be a file name (no /, \\ or NUL, not . or ..): results go "
+                         f"to results/<name>, got {value!r}", field, source)
+    return value
+
+
 def text(value: Any, field: str, source: str | None, *, name: bool = False) -> str:
     """A string (descriptions); with ``name``, a name: not empty nor only blanks (an empty
     class or resource name reads back from a results table as a missing value)."""

@@ -73,6 +73,12 @@ def check_outputs(files: Sequence[tuple], directories: Sequence[tuple] = ()) -> 
         if path and Path(path).resolve() in seen:
             raise InputError(f"is also the {field} directory: give the file another path",
                              seen[Path(path).resolve()], str(path))
+        for file, name in seen.items() if path else ():
+            inside = file.relative_to(Path(path).resolve()).parts[:1] if file.is_relative_to(
+                Path(path).resolve()) else ()
+            if inside and inside[0] in RESULTS_OWN:  # (mrfq validate / plot would then fail)
+                raise InputError(f"is the {field} directory's own {inside[0]}: give the "
+                                 "file another path", name, str(file))
 
 
 #: what each kind of run writes into its results directory that no other kind does (the
@@ -80,6 +86,11 @@ def check_outputs(files: Sequence[tuple], directories: Sequence[tuple] = ()) -> 
 RESULTS_OF = {"sweep": (("summary.csv", "points"), "mrfq sweep, run or cluster"),
               "flows": (("flows.csv", "timeline.csv"), "mrfq flows"),
               "trace": (("trace_summary.csv",), "mrfq cluster of a trace")}
+
+
+#: the files and folders of a results directory that mrfq writes and reads back
+RESULTS_OWN = frozenset({"scenario.json", "validation.csv", "size_bins.csv"}
+                        | {name for names, _ in RESULTS_OF.values() for name in names})
 
 
 def check_results_dir(path: str | Path, run: str) -> None:

@@ -63,11 +63,6 @@ def scenario_of(scenario: Scenario | dict | str | Path | None) -> Scenario:
     return load_scenario(scenario if scenario is not None else DEFAULT_SCENARIO)
 
 
-def _with_precision(scenario: Scenario, precision: float | None,
-                    max_replications: int | None) -> Scenario:
-    return scenario.with_overrides(precision=precision, max_replications=max_replications)
-
-
 def default_results_dir(scenario: Scenario) -> Path:
     """``results/<scenario name>`` under the current directory."""
     return Path("results") / scenario.name
@@ -85,7 +80,8 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     ``precision``, ``max_replications``: override the scenario's ``[packet]`` values (a
     target relative 95% half-width of every packet γ_k; replications are added until it
     is reached or the budget is spent)."""
-    scenario = _with_precision(scenario_of(scenario), precision, max_replications)
+    scenario = scenario_of(scenario).with_overrides(precision=precision,
+                                                    max_replications=max_replications)
     if scenario.cluster.trace:
         raise InputError("a trace scenario has no load axis to sweep: run it with mrfq "
                          "cluster", "cluster.trace", scenario.source)
@@ -115,14 +111,16 @@ def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,
 
     ``source``: a summary table, or a results directory (its ``summary.csv`` is read and
     ``validation.csv`` written beside it). The scenario (default: the directory's) tells
-    which known limitations apply (:func:`mrfq.validation.known_limitations`). Raises
-    InputError when there is nothing to validate."""
+    which known limitations apply and which classes carry no load (:func:`mrfq.validation.
+    known_limitations`, :func:`~mrfq.validation.unloaded_classes`). InputError when there
+    is nothing to validate."""
     rules.check_tolerance(tolerance)
     summary = source if isinstance(source, pd.DataFrame) else read_summary(source)
     if scenario is None and not isinstance(source, pd.DataFrame):
         scenario = stored_scenario(source)
-    limitations = rules.known_limitations(scenario) if scenario is not None else {}
-    table = rules.validate_summary(summary, tolerance, limitations)
+    rules_of = ((rules.known_limitations(scenario), rules.unloaded_classes(scenario))
+                if scenario is not None else ({}, ()))
+    table = rules.validate_summary(summary, tolerance, *rules_of)
     if table.empty:
         raise InputError("holds no packet points with a fluid counterpart to validate",
                          None, None if isinstance(source, pd.DataFrame) else str(source))
@@ -434,7 +432,8 @@ def run(scenario: Scenario | str | Path | None = None, results_dir: str | Path |
     ``results_dir`` (default ``results/<name>``). ``precision``, ``max_replications``:
     as in :func:`sweep`; ``formats``: the figures' file types (default PNG and PDF)."""
     formats = check_figure_formats(formats)  # before any work
-    scenario = _with_precision(scenario_of(scenario), precision, max_replications)
+    scenario = scenario_of(scenario).with_overrides(precision=precision,
+                                                    max_replications=max_replications)
     rules.check_run(scenario, tolerance)  # before the sweep
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     figures = [f"{scenario.name}{part}.{kind}" for part in ("", "_delays", "_fluid", "_network")

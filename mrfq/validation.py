@@ -37,6 +37,7 @@ with an unreliable interval is shown as ``warn``, not ``pass``, by the CLI.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 
 import numpy as np
 import pandas as pd
@@ -77,6 +78,12 @@ def _unequal_dominant_shares(requirements: np.ndarray, weights: np.ndarray,
         if not np.allclose(levels, levels[0], rtol=1e-9, atol=0.0):
             return True
     return False
+
+
+def unloaded_classes(scenario: Scenario) -> set[str]:
+    """The names of the scenario's classes with ``load_share = 0`` (left out of the load:
+    :func:`validate_summary` does not validate them)."""
+    return {c.name for c in scenario.classes if c.load_share == 0}
 
 
 def known_limitations(scenario: Scenario) -> dict[str, str]:
@@ -224,11 +231,14 @@ def check_run(scenario: Scenario, tolerance: float) -> None:
 
 
 def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
-                     limitations: dict[str, str] | None = None) -> pd.DataFrame:
+                     limitations: dict[str, str] | None = None,
+                     unloaded: Collection[str] = ()) -> pd.DataFrame:
     """One row per packet (policy, load, class) whose policy has a fluid counterpart;
     ``passed`` and ``verdict`` as in the module docstring. ``limitations`` (policy → why,
     :func:`known_limitations`): a point of such a policy that fails says so in its
-    verdict and in ``known_limitation`` (it still fails)."""
+    verdict and in ``known_limitation`` (it still fails). ``unloaded``: the classes with
+    ``load_share = 0`` (:func:`unloaded_classes`), left out: no flow of theirs arrives, so
+    they have neither a fluid nor a simulated γ to compare."""
     limitations = limitations or {}
     missing = sorted(set(SUMMARY_COLUMNS) - set(summary.columns))
     if missing:  # (a table that is not a sweep's summary)
@@ -237,7 +247,7 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
     fluid = _fluid_values(summary)
     rows = []
     simulated_kinds = summary["kind"].isin([policies.PACKET, policies.CLUSTER])
-    for _, row in summary[simulated_kinds].iterrows():
+    for _, row in summary[simulated_kinds & ~summary["class"].isin(list(unloaded))].iterrows():
         # a packet or cluster policy against the fluid policy it realises
         target_policy = policies.get(row["kind"], row["policy"]).realises
         if target_policy is None:

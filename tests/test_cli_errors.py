@@ -338,6 +338,8 @@ def test_verbs_without_arguments_print_their_plan_first(verb, plan, monkeypatch)
     from mrfq.errors import InputError
 
     def stop(*args, **kwargs):
+        if "log" in kwargs:  # run: the plan comes with its first message, after the checks
+            kwargs["log"]("12 points, 0 already done, 12 to compute")
         raise InputError("stopped by the test", "here")
 
     monkeypatch.setattr(pipeline, "run", stop)

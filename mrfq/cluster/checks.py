@@ -25,7 +25,7 @@ from mrfq.scenario.limits import (  # (the file's bounds too: one definition)
     count_text,
     pool_why,
 )
-from mrfq.scenario.slots import most_running, slot_shortfall
+from mrfq.scenario.slots import fit_scale, fits, most_running, slot_shortfall
 
 #: the most tasks of a run in all (their cumulative sum indexes an int64 array)
 MAX_TOTAL_TASKS = 2.0**62
@@ -227,10 +227,10 @@ def pool(capacity: np.ndarray) -> None:
 
 
 def placement(capacity: np.ndarray, demand: np.ndarray, allowed: Any, policy: str,
-              slots_per_server: int, slack: float) -> np.ndarray:
+              slots_per_server: int) -> np.ndarray:
     """``allowed`` (classes × servers, default everywhere) as a bool array, every class
-    with some server it may use whose capacity holds one of its tasks, within the
-    kernel's relative ``slack`` (:data:`mrfq.cluster.kernel.EPS`), and under the slot
+    with some server it may use whose capacity holds one of its tasks, as the kernel
+    decides (:func:`~mrfq.scenario.slots.fits`), and under the slot
     scheduler (``policy`` slots) with ``slots_per_server`` slots per largest server, as
     many slots as its task takes (:func:`~mrfq.scenario.slots.slot_shortfall`): a class
     that can never run is an InputError, not a run that ends with NaN."""
@@ -241,8 +241,7 @@ def placement(capacity: np.ndarray, demand: np.ndarray, allowed: Any, policy: st
     for k in range(K):
         if not ok[k].any():
             raise InputError(f"class {k + 1} may run on no server", f"allowed[{k}]")
-        usable = capacity[ok[k]]
-        if not np.any(np.all(demand[k] <= usable + slack * usable, axis=1)):
+        if not fits(demand[k], capacity[ok[k]], fit_scale(capacity)).any():
             where = "every server" if ok[k].all() else "every server it may use"
             raise InputError(f"a task of class {k + 1} is larger than {where}",
                              f"classes[{k}].demand")

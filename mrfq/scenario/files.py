@@ -103,7 +103,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
         check_window(window, len(resources), max(len(classes), len(flows)), where, source)
 
     scenario = Scenario(
-        name=fields.text(raw.get("name", Path(source).stem), "name", source, name=True),
+        name=fields.file_name(raw.get("name", Path(source).stem), "name", source),
         description=fields.text(raw.get("description", ""), "description", source),
         resources=resources,
         classes=classes,
@@ -140,7 +140,7 @@ def _trace_scenario(raw: dict, resources: tuple[str, ...], source: str) -> Scena
         raise fail("a trace scenario has two resources (the trace's CPU and memory "
                    f"requests), got {len(resources)}", "resources", source)
     return Scenario(
-        name=fields.text(raw.get("name", Path(source).stem), "name", source, name=True),
+        name=fields.file_name(raw.get("name", Path(source).stem), "name", source),
         description=fields.text(raw.get("description", ""), "description", source),
         resources=resources, classes=(), load_axis="max", load_values=(),
         fluid=FluidConfig(policies=()), packet=PacketConfig(policies=()),

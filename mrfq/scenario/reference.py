@@ -45,7 +45,8 @@ class Section:
 SECTIONS = (
     Section("(top level)", "The scenario's name and resources, and its tables.",
             frozenset(scenario_files._TOP_KEYS), {
-                "name": "string. The scenario's name (results go to `results/<name>`).",
+                "name": "string, a file name (no `/`, `\\`, not `..`). The scenario's name "
+                "(results go to `results/<name>`).",
                 "description": "string. One line, used as the figures' title.",
                 "resources": "list of strings, required. The resources J, in the order "
                              "packets visit them (a CPU, then a link, ...).",

@@ -1,0 +1,81 @@
+"""The front door after an eighteenth-session review, each red on the code before its fix:
+a class with ``load_share = 0`` (which the checks accept, "use 0 to leave it out") failed
+validation with "no fluid value"; a scenario ``name`` of ``../../x`` put its results
+outside ``results/``; ``mrfq fluid -o R/summary.csv --results R`` replaced the sweep's
+summary; ``mrfq run`` printed its no-SCENARIO banner before a one-line error;
+``mrfq.sweep`` and ``mrfq.run`` had no ``log``."""
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import mrfq
+from mrfq.errors import InputError
+from mrfq.scenario import scenario_from_dict
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = tomllib.loads((ROOT / "mrfq" / "scenarios" / "quickstart.toml").read_text())
+
+
+def _small(**top) -> dict:
+    raw = {**QUICK, **top}
+    raw["load"] = {**QUICK["load"], "values": [0.3]}
+    raw["packet"] = {**QUICK["packet"], "policies": ["bmf"], "flows": 1500}
+    raw["cluster"] = {**QUICK["cluster"], "jobs": 300}
+    return raw
+
+
+def test_a_class_without_load_is_left_out_of_the_validation(tmp_path):
+    raw = _small()
+    raw["classes"] = [{**QUICK["classes"][0], "load_share": 0}, QUICK["classes"][1]]
+    lines: list[str] = []
+    result = mrfq.run(scenario_from_dict(raw, "q.toml"), tmp_path / "r", jobs=1,
+                      formats="png", log=lines.append)
+    assert set(result.validation["class"]) == {"crypto"}
+    assert result.validation["passed"].all() and len(result.validation) == 2  # bmf, drf
+    assert any("points, 0 already done" in line for line in lines)  # run's log
+
+
+@pytest.mark.parametrize("name", ["../../escape", "sub/x", "a\\b", ".."])
+def test_a_scenario_name_is_one_file_name(name):
+    with pytest.raises(InputError, match=r"^q\.toml: name: must be a file name"):
+        scenario_from_dict({**QUICK, "name": name}, "q.toml")
+
+
+def test_sweep_logs_through_a_python_function(tmp_path):
+    lines: list[str] = []
+    mrfq.sweep(scenario_from_dict(_small(), "q.toml"), tmp_path / "r", jobs=1,
+               log=lines.append)
+    assert lines[0].startswith("5 points, 0 already done, 5 to compute")  # 3 fluid
+    with pytest.raises(InputError, match="^log: "):
+        mrfq.sweep("quickstart", tmp_path / "s", log="print")
+
+
+def _mrfq(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "mrfq", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def test_fluid_output_refuses_the_results_directorys_own_files(tmp_path):
+    (tmp_path / "R").mkdir()
+    for own in ("summary.csv", "validation.csv", "scenario.json", "points/x.csv"):
+        done = _mrfq("fluid", "quickstart", "--loads", "0.3", "--results", "R", "-o",
+                     f"R/{own}", cwd=tmp_path)
+        first = own.split("/")[0]
+        assert done.returncode == 2
+        assert done.stderr == (f"error: {tmp_path / 'R' / own}: --output: is the --results "
+                               f"directory's own {first}: give the file another path\n")
+    assert list((tmp_path / "R").iterdir()) == []
+
+
+def test_run_without_a_scenario_prints_only_the_error_for_a_bad_argument(tmp_path):
+    (tmp_path / "afile").write_text("")
+    for args in (["--tolerance", "-1"], ["--scheduler", ""], ["-o", "afile"]):
+        done = _mrfq("run", *args, cwd=tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("error: ")
+    done = _mrfq("plot", "-o", "afile", cwd=tmp_path)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
