@@ -79,3 +79,25 @@ def test_run_without_a_scenario_prints_only_the_error_for_a_bad_argument(tmp_pat
         assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("error: ")
     done = _mrfq("plot", "-o", "afile", cwd=tmp_path)
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+
+
+def test_a_second_interrupt_while_stopping_exits_at_once_without_a_traceback(tmp_path):
+    """After the first Ctrl-C is handled ("interrupted"), the process is shutting down (the
+    pool's threads are joined at exit): a second Ctrl-C there raised KeyboardInterrupt in
+    threading's exit hook, which printed a traceback. It now ends the process, exit 130."""
+    script = tmp_path / "twice.py"
+    script.write_text(
+        "import os, signal, threading, time\n"
+        "from mrfq import console\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)  # (CI ignores SIGINT)\n"
+        "try:\n"
+        "    console._interrupted(KeyboardInterrupt())\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "threading.Thread(target=time.sleep, args=(30,)).start()  # joined at exit\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(30)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=25)
+    assert done.returncode == 130
+    assert done.stderr == "interrupted\n"
