@@ -1,7 +1,13 @@
 """``python -m mrfq ARGS`` runs the command line, as the ``mrfq`` script does."""
 
-import sys
-
 from mrfq.cli import main
+from mrfq.console import command_line
 
-sys.exit(main())
+
+def entry() -> None:
+    """The ``mrfq`` script (pyproject's ``[project.scripts]``)."""
+    command_line(main)
+
+
+if __name__ == "__main__":
+    entry()

@@ -144,12 +144,16 @@ def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
                           log=arguments.function(log, "log"))
 
 
-def validate(results: pd.DataFrame | str | Path, tolerance: float = TOLERANCE) -> pd.DataFrame:
+def validate(results: pd.DataFrame | str | Path, tolerance: float = TOLERANCE,
+             scenario: ScenarioArg | None = None) -> pd.DataFrame:
     """Every packet point of a results directory (or a summary table) against the fluid
-    model it realises: one row per (policy, load, class) with ``passed`` and ``verdict``."""
+    model it realises: one row per (policy, load, class) with ``passed`` and ``verdict``.
+    ``scenario``: the one the table comes from (default: a directory's own; a table has
+    none): its known limitations are named, its classes without load left out."""
     if not isinstance(results, pd.DataFrame):
         results = arguments.path(results, "results")
-    return pipeline.validate(results, arguments.real(tolerance, "tolerance", TOLERANCE))
+    return pipeline.validate(results, arguments.real(tolerance, "tolerance", TOLERANCE),
+                             None if scenario is None else _modelled(scenario))
 
 
 def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = None, *,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from mrfq import api, console, io, pipeline, table_warnings
+from mrfq import api, console, pipeline, table_warnings
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import COUNT, OneOf, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
@@ -241,7 +241,7 @@ def plot(sources, output, formats, jobs):
 
     _check_jobs(jobs)
     if not sources:  # (checked before the banner: an error is one line)
-        io.check_writable_dir(output or "plots")
+        pipeline.check_paper_figures(output or "plots")
         check_figure_formats(formats)  # (None: the defaults)
         _log("no SOURCES: BR Figures 1-2, the fluid sweeps of "
              + " and ".join(f"{name} (into results/{name}/, cached)"
@@ -447,4 +447,4 @@ def cluster(scenario, results, jobs, tolerance):
 
 
 if __name__ == "__main__":
-    main()
+    console.command_line(main)

@@ -11,6 +11,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -86,14 +87,25 @@ def _catch_sigterm():
 def _interrupted(exc: BaseException) -> None:
     _end_line()
     terminated = isinstance(exc, Terminated)
-    if threading.current_thread() is threading.main_thread():
-        # a second Ctrl-C while the workers stop leaves at once: raised in the pool's
-        # exit-time join, it printed a traceback ("Exception ignored in: threading")
-        signal.signal(signal.SIGINT, lambda *_: os._exit(143 if terminated else 130))
     click.echo("interrupted" + (" by SIGTERM" if terminated else "")
                + (" (finished points are kept; run again to resume)"
                   if _keeps_points() else ""), err=True)
     sys.exit(143 if terminated else 130)
+
+
+def command_line(main: Callable[[], Any]) -> None:
+    """Run ``main`` (the click group) as the ``mrfq`` command. When it ends interrupted
+    (exit 130 or 143), a second Ctrl-C during the exit that follows (the process pool's
+    threads are joined) ends the process at once: raised there, it printed a traceback
+    ("Exception ignored in: <module 'threading'>"). Only here, so that a program calling
+    the verbs in-process keeps its own SIGINT handler."""
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code
+        if code in (130, 143) and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, lambda *_: os._exit(code))
+        raise
 
 
 def user_errors(func):
@@ -108,6 +120,10 @@ def user_errors(func):
             return func(*args, **kwargs)
         except InputError as exc:
             _fail(_as_option(exc).message)
+        except BrokenPipeError:  # the reader left (mrfq validate DIR | head): quietly, as
+            # a command killed by SIGPIPE; stdout to /dev/null, so the exit's flush is silent
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(141)
         except OSError as exc:
             where = exc.filename if exc.filename is not None else "output"
             _fail(f"{where}: {exc.strerror or exc}")

@@ -1,14 +1,9 @@
 """The pipeline as a Python API: ``sweep → validate → plot``, and ``run`` doing all three.
 
 Every CLI verb is one of these functions plus argument parsing, so a notebook gets exactly
-what the command line does::
-
-    import mrfq
-    result = mrfq.run("fig3_quick", "results/fig3_quick")   # sweep + validate + plots
-    result.passed, result.validation, result.figures
-
-Validation and plots read the summary the sweep produced (``summary.csv``); nothing
-re-reads the point files or re-summarises.
+what the command line does (``mrfq.run("fig3_quick", "results/fig3_quick")``: sweep,
+validation and plots; ``result.passed``, ``.validation``, ``.figures``). Validation and
+plots read the summary the sweep produced (``summary.csv``), not the point files.
 """
 
 from __future__ import annotations
@@ -44,8 +39,7 @@ from mrfq.sweeps import (
 from mrfq.table_warnings import precision_warnings
 
 DEFAULT_SCENARIO = "fig3_quick"
-#: what a trace run writes, as the CLI lists it
-TRACE_OUTPUTS = ", ".join([TRACE_FILE, *TRACE_TABLES.values()]) + ", figures"
+TRACE_OUTPUTS = ", ".join([TRACE_FILE, *TRACE_TABLES.values()]) + ", figures"  #: a trace's
 Progress = Callable[[int, int], None]
 
 
@@ -355,6 +349,13 @@ def plot_fluid_frame(table: pd.DataFrame, output: str | Path, source: str = "<ta
 PAPER_FLUID_FIGURES = (("fig1_balanced", "fig1"), ("fig2_unbalanced", "fig2"))
 
 
+def check_paper_figures(output_dir: str | Path, results_root: str | Path = "results") -> None:
+    """What :func:`paper_fluid_figures` checks before any work: its outputs can be written."""
+    check_writable_dir(output_dir)
+    for name, _ in PAPER_FLUID_FIGURES:
+        check_writable_dir(Path(results_root) / name, run="sweep")
+
+
 def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Path = "results",
                         jobs: int | None = 2, progress: Progress | None = None,
                         formats: Iterable[str] | str | None = None) -> list[Path]:
@@ -365,7 +366,7 @@ def paper_fluid_figures(output_dir: str | Path = "plots", results_root: str | Pa
     from mrfq.plots import fluid_comparison
 
     formats = check_figure_formats(formats)
-    check_writable_dir(output_dir)  # before the sweeps (which check results_root)
+    check_paper_figures(output_dir, results_root)
     written = []
     for name, stem in PAPER_FLUID_FIGURES:
         scenario = load_scenario(name)

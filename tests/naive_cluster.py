@@ -103,7 +103,6 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
     task_slots = [max(1, math.ceil(max(d[r] / slot[r] for r in range(R)) - 1e-9))
                   for d in demand]
     free = [row[:] for row in capacity]
-    unit = [2.0 ** (math.frexp(b)[1] - 1) if b > 0 else 1.0 for b in biggest]
     jobs = []
     heap = []
     seq = events = 0
@@ -116,8 +115,8 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
             return False
         if policy == NAME.SLOTS:
             return free_slots[l] >= task_slots[k]
-        # the slack: 1e-9 of a unit, the power of two at or below the largest server
-        return all(demand[k][r] <= free[l][r] + 1e-9 * unit[r] for r in range(R))
+        # up to a rounding error: 1e-9 of the server's capacity more
+        return all(demand[k][r] <= free[l][r] + 1e-9 * capacity[l][r] for r in range(R))
 
     def server(k):
         ok = [l for l in range(L) if fits(k, l)]

@@ -57,3 +57,16 @@ def test_a_whole_task_rule_below_its_whole_task_share_still_fails():
     tasks[int(np.argmin(allocation.user_tasks)), 0] = 0
     verdict = sharing_incentive(type(allocation)(problem, tasks, "x", whole_tasks=True))
     assert verdict.holds is False and verdict.detail["dedicated_tasks"] == 1.0
+
+
+@pytest.mark.parametrize("name", WHOLE)
+def test_the_several_server_sharing_incentive_of_a_whole_task_rule_counts_whole_tasks(name):
+    """Three servers of 1 CPU, two users of 1-CPU tasks: (2, 1) whole tasks; the dedicated
+    cloud's 1.5 tasks each is no whole-task allocation, 1 is (a review of the one-server
+    fix)."""
+    problem = Problem(capacity=[[1.0], [1.0], [1.0]], demand=[[1.0], [1.0]])
+    allocation = allocate(problem, name)
+    assert sorted(allocation.user_tasks.tolist()) == [1.0, 2.0]
+    assert sharing_incentive(allocation).holds
+    assert problem.dedicated_cloud_tasks(0, whole=True) == 1.0
+    assert problem.dedicated_cloud_tasks(0) == pytest.approx(1.5)

@@ -172,11 +172,11 @@ SMALL = Path(__file__).resolve().parent / "data" / "task_events_small.csv"
 
 def test_a_trace_run_writes_the_metrics_worked_out_by_hand(tmp_path):
     """tests/test_cluster_trace.py derives the small file's jobs: job 10 (user u1, tasks
-    (0.1, 0.3) of 60 and 80 s) and job 11 (u2, same demand, 5.5 s) at 0, job 12 (u3,
-    (0.5, 0.1), 10 s) at 250 s, the last arrival, where its task has not ended: task
+    (0.1, 0.3) of 60 and 80 s) at 0, job 11 (u2, same demand, 5.5 s) at 50 s, job 12
+    (u3, (0.5, 0.1), 10 s) at 300 s, the last arrival, where its task has not ended: task
     completion ratios 1, 1, 0. On the three servers (pool 2 CPU, 1.25 memory) a task of
     0.3 memory fits only on the two of 0.5, one each: job 10's tasks start at 0, job 11's
-    when the first ends, at 60 s (its JCT 65.5 s), job 12's at its arrival; so the shares
+    when the first ends, at 60 s (its JCT 15.5 s), job 12's at its arrival; so the shares
     and the utilisation integral follow."""
     shutil.copy(SMALL, tmp_path / "trace.csv")
     (tmp_path / "s.toml").write_text(
@@ -194,9 +194,9 @@ def test_a_trace_run_writes_the_metrics_worked_out_by_hand(tmp_path):
         [p, u, 2 if u == "u1" else 1, n, r] for p in ("drfh-best-fit", "fifo")
         for u, n, r in (("u1", 2, 1.0), ("u2", 1, 1.0), ("u3", 0, 0.0))]
     jobs = pd.read_csv(out / "jobs.csv")
-    np.testing.assert_allclose(jobs["jct"], [80, 65.5, 10] * 2)
+    np.testing.assert_allclose(jobs["jct"], [80, 15.5, 10] * 2)
     jct = pd.read_csv(out / "jct.csv", dtype={"tasks": str}).set_index(["policy", "tasks"])
-    assert jct.loc[("fifo", "all"), "jct_mean"] == pytest.approx(155.5 / 3)
+    assert jct.loc[("fifo", "all"), "jct_mean"] == pytest.approx(105.5 / 3)
     assert jct.loc[("fifo", "2-10"), "jct_mean"] == 80.0
     timeline = pd.read_csv(out / "utilisation.csv")
     for _, part in timeline.groupby("policy"):

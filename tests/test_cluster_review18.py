@@ -30,6 +30,17 @@ def test_the_units_of_capacities_and_demands_do_not_change_the_run(scale):
     np.testing.assert_allclose(run.busy / 0.5 / scale, [1.0, 1.0], rtol=1e-12)
 
 
+def test_a_small_server_beside_a_large_one_is_not_over_packed():
+    """The slack is 1e-9 of each server: a first fix made it 1e-9 of the largest server
+    (a power-of-two change of units), which let 14 tasks of 1e-7 memory onto a server of
+    1e-6 beside one of 1e3 (a review: finish 7 instead of 10, memory busy 150%)."""
+    model = ClusterModel(capacity=[[1e3, 1e3], [1.0, 1e-6]], demand=[[0.01, 1e-7]],
+                         policy=NAME.FIFO, allowed=[[False, True]])
+    run = run_jobs(model, [0.0], [0], [100], task_time=np.ones(100), window=(0.0, 0.5))
+    np.testing.assert_array_equal(run.finish, [10.0])
+    assert run.busy[1] / 0.5 == pytest.approx(1e-6, rel=1e-9)
+
+
 def test_a_task_exceeding_a_server_by_more_than_a_rounding_error_is_refused():
     """The slack is relative: 1e-9 of the server, not 1e-9 in its units."""
     with pytest.raises(InputError, match="larger than every server"):
@@ -54,12 +65,12 @@ def test_runs_begun_before_the_trace_window_are_dropped_and_pending_jobs_arrive_
     """Job 1's task runs from before the window (SCHEDULE at 0) to 605 s: its duration is
     not known (it was taken as 605 s), so it is dropped and counted apart. Job 2 was
     submitted before the window and runs 40 s from 650 s: it arrives when the window
-    opens, at 605 s (the first timestamp after 0), 95 s before job 3 (it was 700 s)."""
+    opens, at 600 s (the schema's), 100 s before job 3 (it was 700 s)."""
     path = tmp_path / "t.csv"
     path.write_text(ROWS)
     trace = load_task_events(path)
     np.testing.assert_array_equal(trace.job_id, [2, 3])
-    np.testing.assert_array_equal(trace.arrival, [0.0, 95.0])
+    np.testing.assert_array_equal(trace.arrival, [0.0, 100.0])
     np.testing.assert_allclose(trace.task_time, [40.0, 10.0], rtol=0, atol=1e-12)
     assert (trace.dropped, trace.before_window, trace.unrequested) == (1, 1, 0)
     path.write_text(ROWS.split("0,,2,0,,0")[0])  # only job 1: nothing is kept

@@ -27,14 +27,14 @@ GOOD = "700000000,,10,0,3,1,u1,2,4,0.1,0.2,0.001,0"
 
 def test_the_small_trace_gives_the_jobs_worked_out_by_hand():
     """Job 10: two tasks submitted before the window (t = 0: pending when it opens, at
-    the file's first later timestamp, 650 s, as job 11 arrives), task 1 evicted at 710 s
+    600 s; job 11 arrives at 650 s), task 1 evicted at 710 s
     and rescheduled at 720 s without requests, finishing at 800 s: durations 60 s and
     80 s, demand the largest requests (0.1, 0.3). Job 11: one task of 5.5 s, same demand.
     Job 12: task 0 killed (dropped), task 1 runs 10 s. Job 13 never finishes (dropped).
-    Arrivals shifted so that the first is at 0 (650 s)."""
+    Arrivals shifted so that the first is at 0 (600 s)."""
     trace = load_task_events(SMALL)
     np.testing.assert_array_equal(trace.job_id, [10, 11, 12])
-    np.testing.assert_array_equal(trace.arrival, [0.0, 0.0, 250.0])
+    np.testing.assert_array_equal(trace.arrival, [0.0, 50.0, 300.0])
     np.testing.assert_array_equal(trace.job_tasks, [2, 1, 1])
     np.testing.assert_allclose(trace.task_time, [60.0, 80.0, 5.5, 10.0], rtol=0, atol=1e-12)
     np.testing.assert_array_equal(trace.job_class, [0, 0, 1])

@@ -40,11 +40,11 @@ def _cli(*args):
 
 
 def test_the_hand_made_trace_through_the_cli_gives_the_jobs_worked_out_by_hand(tmp_path):
-    """tests/test_cluster_trace.py derives the small file's jobs: arrivals 0, 0, 250 s
-    (job 10 was pending when the window opened, with job 11), tasks of 60 and 80 s (job 10,
+    """tests/test_cluster_trace.py derives the small file's jobs: arrivals 0, 50, 300 s
+    (job 10 was pending when the window opened, at 600 s), tasks of 60 and 80 s (job 10,
     demand (0.1, 0.3)), 5.5 s (job 11, same demand), 10 s; two dropped. On the three
     servers a 0.3-memory task fits only on the two of 0.5 memory, one each: job 11's task
-    starts when job 10's first ends (60 s), so JCT 80, 65.5, 10."""
+    starts when job 10's first ends (60 s), so JCT 80, 15.5, 10."""
     shutil.copy(SMALL, tmp_path / "trace.csv")
     result = _cli(_scenario(tmp_path), "-o", tmp_path / "r")
     assert result.exit_code == 0, result.output
@@ -52,13 +52,13 @@ def test_the_hand_made_trace_through_the_cli_gives_the_jobs_worked_out_by_hand(t
     assert table["policy"].tolist() == ["drfh-best-fit", "tsf"]
     row = table.iloc[0]
     assert (row.jobs, row.tasks, row.dropped_tasks, row.events) == (3, 4, 2, 8)
-    assert row.jct_mean == pytest.approx((80 + 65.5 + 10) / 3)
-    assert row.jct_p95 == pytest.approx(np.percentile([80, 65.5, 10], 95))
-    assert row.makespan == pytest.approx(260.0)  # job 12: 250 + 10 s
-    # busy over [0, 250 s] (the last arrival), a task holding its job's demand:
+    assert row.jct_mean == pytest.approx((80 + 15.5 + 10) / 3)
+    assert row.jct_p95 == pytest.approx(np.percentile([80, 15.5, 10], 95))
+    assert row.makespan == pytest.approx(310.0)  # job 12: 300 + 10 s
+    # busy over [0, 300 s] (the last arrival), a task holding its job's demand:
     # CPU 0.1 · (60 + 80 + 5.5) of 2.0, memory 0.3 · (60 + 80 + 5.5) of 1.25
-    assert row.utilisation_cpu == pytest.approx(0.1 * (60 + 80 + 5.5) / (2.0 * 250))
-    assert row.utilisation_memory == pytest.approx(0.3 * (60 + 80 + 5.5) / (1.25 * 250))
+    assert row.utilisation_cpu == pytest.approx(0.1 * (60 + 80 + 5.5) / (2.0 * 300))
+    assert row.utilisation_memory == pytest.approx(0.3 * (60 + 80 + 5.5) / (1.25 * 300))
     assert np.isnan(row.jct_ci_low)  # 3 jobs: fewer than 2 per batch, no interval
     assert "drfh-best-fit" in result.output and "trace_summary.csv" in result.output
 

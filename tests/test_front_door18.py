@@ -39,6 +39,18 @@ def test_a_class_without_load_is_left_out_of_the_validation(tmp_path):
     assert any("points, 0 already done" in line for line in lines)  # run's log
 
 
+def test_a_summary_table_validated_with_its_scenario_leaves_the_unloaded_class_out(
+        tmp_path):
+    """mrfq.validate(<DataFrame>) has no directory to read the scenario from: it takes it
+    (a review found the unloaded class failing there)."""
+    raw = _small()
+    raw["classes"] = [{**QUICK["classes"][0], "load_share": 0}, QUICK["classes"][1]]
+    scenario = scenario_from_dict(raw, "q.toml")
+    summary = mrfq.sweep(scenario, tmp_path / "r", jobs=1)
+    assert set(mrfq.validate(summary, scenario=scenario)["class"]) == {"crypto"}
+    assert not mrfq.validate(summary).query("`class` == 'web'")["passed"].any()
+
+
 @pytest.mark.parametrize("name", ["../../escape", "sub/x", "a\\b", ".."])
 def test_a_scenario_name_is_one_file_name(name):
     with pytest.raises(InputError, match=r"^q\.toml: name: must be a file name"):
@@ -82,16 +94,19 @@ def test_run_without_a_scenario_prints_only_the_error_for_a_bad_argument(tmp_pat
 
 
 def test_a_second_interrupt_while_stopping_exits_at_once_without_a_traceback(tmp_path):
-    """After the first Ctrl-C is handled ("interrupted"), the process is shutting down (the
-    pool's threads are joined at exit): a second Ctrl-C there raised KeyboardInterrupt in
-    threading's exit hook, which printed a traceback. It now ends the process, exit 130."""
+    """After the first Ctrl-C is handled ("interrupted", exit 130), the process is shutting
+    down (the pool's threads are joined at exit): a second Ctrl-C there raised
+    KeyboardInterrupt in threading's exit hook, which printed a traceback. The mrfq
+    command now ends at once, exit 130."""
     script = tmp_path / "twice.py"
     script.write_text(
         "import os, signal, threading, time\n"
         "from mrfq import console\n"
         "signal.signal(signal.SIGINT, signal.default_int_handler)  # (CI ignores SIGINT)\n"
+        "def interrupted():\n"
+        "    raise SystemExit(130)\n"
         "try:\n"
-        "    console._interrupted(KeyboardInterrupt())\n"
+        "    console.command_line(interrupted)\n"
         "except SystemExit:\n"
         "    pass\n"
         "threading.Thread(target=time.sleep, args=(30,)).start()  # joined at exit\n"
@@ -99,5 +114,39 @@ def test_a_second_interrupt_while_stopping_exits_at_once_without_a_traceback(tmp
         "time.sleep(30)\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=25)
-    assert done.returncode == 130
-    assert done.stderr == "interrupted\n"
+    assert (done.returncode, done.stderr) == (130, "")
+
+
+def test_verbs_called_in_process_leave_the_sigint_handler_alone():
+    """A notebook or a test calling a verb keeps its Ctrl-C: only the command installs
+    the quick exit (a review found it left installed by an in-process interrupt)."""
+    import signal
+
+    from mrfq import console
+
+    before = signal.getsignal(signal.SIGINT)
+
+    @console.user_errors
+    def verb():
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit):
+        verb()
+    assert signal.getsignal(signal.SIGINT) is before
+
+
+def test_a_reader_that_leaves_early_gets_no_error_line(tmp_path):
+    """``mrfq validate DIR | head``: the pipe closes before mrfq's output ends (a write
+    raises BrokenPipeError); it printed "error: output: Broken pipe" (exit 2), now
+    nothing, exit 141 as a command killed by SIGPIPE."""
+    script = tmp_path / "pipe.py"
+    script.write_text(
+        "from mrfq.console import user_errors\n"
+        "@user_errors\n"
+        "def verb():\n"
+        "    print('a line')\n"
+        "    raise BrokenPipeError(32, 'Broken pipe')\n"
+        "verb()\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stderr) == (141, "")

@@ -147,18 +147,18 @@ class Problem:
         expected count is ``fraction · Σ_l allowed_il · ⌊min_r c_lr / d_ir⌋`` (placement
         respected), capped by the user's max_tasks. On one server DRFH §IV-D's benchmark is
         the even division of that server, so there it is ``fraction`` of the server's
-        resources: fractional tasks (DRF's share guarantee), or with ``whole`` (the
-        benchmark of a whole-task rule, which can run no fraction of a task on its part
-        either) the whole tasks that part holds, ⌊fraction · min_r c_r / d_ir⌋."""
+        resources (DRF's share guarantee). With ``whole`` (the benchmark of a whole-task
+        rule, which can run no fraction of a task either) the count is rounded down: on
+        one server ⌊fraction · min_r c_r / d_ir⌋, on several ⌊fraction · Σ_l …⌋."""
         share = self.weights[user] / self.weights.sum() if fraction is None else fraction
         d = self.demand[user]
         used = d > 0
         if self.capacity.shape[0] == 1:
             tasks = share * float(np.min(self.capacity[0, used] / d[used]))
-            tasks = float(np.floor(tasks * (1 + 1e-9))) if whole else tasks
         else:
-            whole = np.floor(np.min(self.capacity[:, used] / d[used], axis=1) + 1e-9)
-            tasks = share * float(np.sum(whole * self.allowed[user]))
+            per_server = np.floor(np.min(self.capacity[:, used] / d[used], axis=1) + 1e-9)
+            tasks = share * float(np.sum(per_server * self.allowed[user]))
+        tasks = float(np.floor(tasks * (1 + 1e-9))) if whole else tasks
         return float(min(tasks, float(self.max_tasks[user])))
 
     def capacity_rows(self) -> tuple[np.ndarray, np.ndarray, list[tuple[float, float | None]]]:

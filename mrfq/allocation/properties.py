@@ -103,8 +103,9 @@ def envy_free(allocation: Allocation) -> Verdict:
     return HOLDS
 
 
-#: seconds HiGHS may search for a whole-task improvement (then "unknown" if none found)
-MILP_SECONDS = 20.0
+#: branch-and-bound nodes HiGHS may explore for a whole-task improvement ("unknown" if it
+#: stops before a proof; a node limit, unlike a time limit, gives the same verdict anywhere)
+MILP_NODES = 100_000
 
 
 def pareto_optimal(allocation: Allocation) -> Verdict:
@@ -114,7 +115,7 @@ def pareto_optimal(allocation: Allocation) -> Verdict:
     whole_tasks`, the same over whole tasks per server, an integer program: a fraction of
     a task is no improvement it could have made). Unknown, with the solver's reason, when
     it does not solve (it is infeasible, for one, when the allocation itself is), or when
-    the integer program finds no improvement in :data:`MILP_SECONDS`."""
+    the integer program stops at :data:`MILP_NODES` without a proof either way."""
     problem = allocation.problem
     n, L = problem.allowed.shape
     current = allocation.user_tasks
@@ -133,7 +134,8 @@ def pareto_optimal(allocation: Allocation) -> Verdict:
                    bounds=Bounds([lo for lo, _ in bounds],
                                  [np.inf if hi is None else hi for _, hi in bounds]),
                    constraints=LinearConstraint(np.array(rows), -np.inf, np.array(rhs)),
-                   options={"time_limit": MILP_SECONDS})
+                   options={"node_limit": MILP_NODES, "mip_rel_gap": 0.0})
+        # optimal, or stopped with a whole task more than the allocation's (a proof)
         solved = res.x is not None and (res.status == 0 or -res.fun > current.sum() + 0.5)
     else:
         res = linprog(-np.ones(n * L), A_ub=np.array(rows), b_ub=np.array(rhs),

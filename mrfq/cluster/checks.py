@@ -25,7 +25,7 @@ from mrfq.scenario.limits import (  # (the file's bounds too: one definition)
     count_text,
     pool_why,
 )
-from mrfq.scenario.slots import fit_scale, fits, most_running, slot_shortfall
+from mrfq.scenario.slots import fits, most_running, slot_shortfall
 
 #: the most tasks of a run in all (their cumulative sum indexes an int64 array)
 MAX_TOTAL_TASKS = 2.0**62
@@ -241,7 +241,7 @@ def placement(capacity: np.ndarray, demand: np.ndarray, allowed: Any, policy: st
     for k in range(K):
         if not ok[k].any():
             raise InputError(f"class {k + 1} may run on no server", f"allowed[{k}]")
-        if not fits(demand[k], capacity[ok[k]], fit_scale(capacity)).any():
+        if not fits(demand[k], capacity[ok[k]]).any():
             where = "every server" if ok[k].all() else "every server it may use"
             raise InputError(f"a task of class {k + 1} is larger than {where}",
                              f"classes[{k}].demand")

@@ -38,11 +38,10 @@ work-conserving: the job of the largest score among those whose task fits.
 
 Parallelism caps (every rule): a class-k job runs at most ``max_parallel[k]`` tasks at
 once; at its cap it is not eligible, as a job with no task left to launch: the rule picks
-the next eligible job by its score, and a capped job never holds resources (its ideal φ_k
-stays the fluid one, which knows no caps).
+the next eligible job by its score; a capped job never holds resources (its φ_k: fluid).
 
 Placement constraints (every rule): a class-k task runs only on the servers l with
-``allowed[k, l]``. Server: the first allowed one that fits (within the slack EPS),
+``allowed[k, l]``. Server: the first allowed one that fits (within a slack EPS c_lr),
 except ``DRFH_BEST_FIT`` (least DRFH eq. 9 score, free capacity and demand as pool
 shares normalised by the first resource the task needs; ties: lowest index) and ``SLOTS``
 (the first with enough free slots). Jobs arriving at one instant are events in order.
@@ -66,28 +65,27 @@ _C = policies.codes(policies.CLUSTER)
 DRF, PF, BMF, FIFO = _C.DRF, _C.PF, _C.BMF, _C.FIFO
 DRF_ONLINE, DRFH_FIRST_FIT, DRFH_BEST_FIT, SLOTS, TSF = (
     _C.DRF_ONLINE, _C.DRFH_FIRST_FIT, _C.DRFH_BEST_FIT, _C.SLOTS, _C.TSF)
-#: slack of _fits (demand ≤ free + EPS) in units where each resource's largest server
-#: holds [1, 2) (the caller's exact scaling, :func:`mrfq.scenario.slots.fit_scale`: the
-#: user's units put 1000 extra tasks of 1e-12 on a server of 1e-6)
+#: fit slack, relative (any units): demand ≤ free + EPS c_lr (an absolute 1e-9 put 1000
+#: tasks of 1e-12 too many on a server of 1e-6; BENCHMARKS.md, "the cluster fit slack")
 EPS = 1e-9
 
 
 # inlined: once per server per lookup; not inlined, the 2 000-server Best-Fit run took 233
 # CPU-s instead of 21 (BENCHMARKS.md, "Cluster simulator")
 @njit(cache=True, inline="always")
-def _fits(policy, free, free_slots, task_slots, demand, allowed, k, l):
+def _fits(policy, capacity, free, free_slots, task_slots, demand, allowed, k, l):
     if not allowed[k, l]:
         return False
     if policy == SLOTS:
         return free_slots[l] >= task_slots[k]
     for r in range(free.shape[1]):
-        if demand[k, r] > free[l, r] + EPS:
+        if demand[k, r] > free[l, r] + EPS * capacity[l, r]:
             return False
     return True
 
 
 @njit(cache=True)
-def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
+def _server(policy, capacity, free, free_slots, task_slots, demand, allowed, total, k):
     """The server for a task of class k (module doc), -1 if it fits nowhere."""
     L, R = free.shape
     best, best_h = -1, np.inf
@@ -95,7 +93,7 @@ def _server(policy, free, free_slots, task_slots, demand, allowed, total, k):
     while demand[k, first] <= 0.0:
         first += 1
     for l in range(L):
-        if not _fits(policy, free, free_slots, task_slots, demand, allowed, k, l):
+        if not _fits(policy, capacity, free, free_slots, task_slots, demand, allowed, k, l):
             continue
         if policy != DRFH_BEST_FIT:
             return l
@@ -136,8 +134,7 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
     w = ``timeline_dt`` and B = ``timeline_bins`` (even) bins; when the run outlasts B·w,
     adjacent bins are summed pairwise and w doubles (exact: integrals add), so B bins
     always cover [0, makespan]. ``stop`` (one int64), once set, ends the run unfinished
-    (nogil: :func:`mrfq.executor.interruptible` runs it in a thread, sets it on Ctrl-C).
-    Capacities and demands scaled by :func:`mrfq.scenario.slots.fit_scale` (EPS)."""
+    (nogil: :func:`mrfq.executor.interruptible` runs it in a thread, sets it on Ctrl-C)."""
     L, R = capacity.shape
     K = demand.shape[0]
     J = arrival.size
@@ -176,8 +173,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
             for r in range(R):
                 m = max(m, demand[k, r] / slot[r])
             task_slots[k] = max(1, int(np.ceil(m - EPS)))
-    # one heap entry per running task: a task holds δ_k ≥ min δ of a pool, so at most
-    # R / min δ + 0.1 L run (EPS ≤ 2e-9 of a pool; R / min δ ≤ 10^8 checked; or the slots)
+    # a heap entry per running task, each δ_k ≥ min δ of a pool of ≤ (1 + EPS) C_r: ≤ R /
+    # min δ + 0.1 (R / min δ ≤ 10^8 is checked; or the slots)
     most = 2 + L
     if policy == SLOTS:
         for l in range(L):
@@ -314,8 +311,8 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
                             k > kp or (k == kp and j > pick))):
                         continue
                 if class_server[k] == -2:  # the server depends on the class only
-                    class_server[k] = _server(policy, free, free_slots, task_slots, demand,
-                                              allowed, total, k)
+                    class_server[k] = _server(policy, capacity, free, free_slots, task_slots,
+                                              demand, allowed, total, k)
                 srv = class_server[k]
                 if srv < 0:
                     continue

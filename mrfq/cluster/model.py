@@ -31,7 +31,6 @@ from mrfq.errors import InputError
 from mrfq.scenario import ClusterConfig
 from mrfq.scenario.cluster import per_class_laws
 from mrfq.scenario.limits import MAX_DURATION, MAX_TASKS, MIN_DURATION
-from mrfq.scenario.slots import fit_scale
 from mrfq.sizes import SizeLaw, packet_counts, parse_size
 
 #: laws of the number of tasks of a job, and of a task's duration
@@ -386,17 +385,15 @@ def run_jobs(model: ClusterModel, arrival: ArrayLike, job_class: ArrayLike,
              if entry.realises and entry.code in (kernel.DRF, kernel.PF, kernel.BMF) else -1)
     # no cap: a bound no job reaches (2^62: exact as a float, and an int64)
     cap = np.where(np.isinf(model.max_parallel), 2.0**62, model.max_parallel).astype(np.int64)
-    scale = fit_scale(model.capacity)  # (exact: powers of two; kernel.EPS's units)
     finish, area, busy, samples, events, bins_area, dt, done = executor.interruptible(
-        kernel.simulate, entry.code, fluid, model.capacity * scale, model.demand * scale,
-        model.weights,
+        kernel.simulate, entry.code, fluid, model.capacity, model.demand, model.weights,
         model.allowed, cap, arrival, job_class, job_tasks, model.durations,
         *duration_arrays(model.duration_laws), int(seed), int(model.slots_per_server),
         float(window[0]), float(window[1]), float(sample_dt), int(n_samples), times, first,
         float(timeline_dt or 1.0), bins)
     timeline = (Timeline.from_kernel(bins_area, dt, float(np.nanmax(finish, initial=0.0)),
                                      model.demand, model.total) if bins else None)
-    return JobsRun(finish, area, busy / scale, samples, int(events), done, timeline)
+    return JobsRun(finish, area, busy, samples, int(events), done, timeline)
 
 
 def simulate_jobs(model: ClusterModel, arrival: ArrayLike, job_class: ArrayLike,

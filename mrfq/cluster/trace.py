@@ -14,9 +14,9 @@ its duration is that FINISH time minus the SCHEDULE that started the run, in sec
 request is the last (CPU, memory) it was given. A run scheduled at timestamp 0 began before
 the trace window, at an unknown time: its duration is not known, so it is not a kept run
 (a task whose last run it is, is dropped). A job arrives at the first SUBMIT of its kept
-tasks, a SUBMIT at 0 counting as the window's start (the file's first timestamp after 0:
-the job was pending when the window opened), in seconds, shifted so the first job arrives
-at 0; its tasks run in task-index
+tasks, a SUBMIT at 0 counting as the window's start (600 s, or a file's first timestamp
+after 0 if earlier: the job was pending, or running, when the window opened), in
+seconds, shifted so the first job arrives at 0; its tasks run in task-index
 order; its per-task demand is the componentwise largest request of its tasks (so every
 task fits where it is placed). Jobs of equal demand form one class. Tasks never finishing
 (killed, evicted last, lost, running at the end) and tasks finishing without a request
@@ -48,6 +48,8 @@ SUBMIT, SCHEDULE, FINISH = 0, 1, 4
 EVENTS = ("SUBMIT", "SCHEDULE", "EVICT", "FAIL", "FINISH", "KILL", "LOST",
           "UPDATE_PENDING", "UPDATE_RUNNING")
 _END = 2**63 - 1
+#: the trace window's first instant (µs): the 2011 schema counts time from 600 s before it
+OPENS = 600_000_000
 _MANDATORY = (0, 2, 3, 5, 8)
 
 
@@ -103,7 +105,7 @@ def load_task_events(path: str | Path) -> Trace:
     if not path.is_file():
         raise InputError("no such trace file", None, source)
     tasks: dict[tuple[int, int], dict] = {}
-    n, opens = 0, _END  # (opens: the window's first instant, module doc)
+    n, opens = 0, OPENS  # (the window's first instant, module doc)
     try:
         with _open(path) as f:
             for n, row in enumerate(csv.reader(f), start=1):
@@ -258,7 +260,7 @@ def write_task_events(trace: Trace, path: str | Path) -> None:
     rows = []
     first = np.concatenate(([0], np.cumsum(trace.job_tasks)[:-1]))
     for j, job in enumerate(trace.job_id):
-        t0 = int(round(trace.arrival[j] * 1e6)) + 600_000_000  # the window opens at 600 s
+        t0 = int(round(trace.arrival[j] * 1e6)) + OPENS  # (the window opens at 600 s)
         cpu, mem = trace.demand[trace.job_class[j]]
         for i in range(trace.job_tasks[j]):
             end = t0 + int(round(trace.task_time[first[j] + i] * 1e6))

@@ -13,7 +13,7 @@ from mrfq.scenario import limits  # (the Python API's bounds too: one definition
 from mrfq.scenario.checks import _policies, fail
 from mrfq.scenario.config import CLUSTER_DURATION_LAWS, CLUSTER_TASK_LAWS, ClusterConfig
 from mrfq.scenario.server_tables import TABLES, draw_servers, read_table
-from mrfq.scenario.slots import check_running, fit_scale, fits, slot_shortfall
+from mrfq.scenario.slots import check_running, fits, slot_shortfall
 from mrfq.sizes import SizeLaw, parse_size
 
 _KEYS = set(ClusterConfig.__dataclass_fields__)
@@ -392,7 +392,7 @@ def _check_fit(config: ClusterConfig, classes: tuple, source: str | None) -> Non
         config, names, np.array([c.requirements for c in classes]), source)
     for k, name in enumerate(names):
         usable = capacity[allowed[k]]
-        if not fits(demand[k], usable, fit_scale(capacity)).any():  # (as the kernel)
+        if not fits(demand[k], usable).any():  # (as the kernel)
             field = (f"cluster.placement.{name}" if not allowed[k].all()
                      else "cluster.tasks_per_resource")
             needs = demand[k] > 0

@@ -76,10 +76,11 @@ def check_window(window: int, n_resources: int, n_classes: int, field: str,
                          f"{window:,}", field, source)
 
 
-#: a listed server's capacities, each 0 or in this range: the cluster kernel fits tasks
-#: with an absolute tolerance of 1e-9 (:data:`mrfq.cluster.kernel.EPS`), so capacities of
-#: 1e-9 over-packed servers (a crash: more tasks running than its event heap holds) and
-#: 1e-8 gave a γ 6% off; from 1e-7 to 1e9 the γ was the same (measured, 2026-11-27)
+#: a listed server's capacities, each 0 or in this range (relative: capacities are in any
+#: units; chosen when the kernel's fit tolerance was an absolute 1e-9, under which 1e-9
+#: over-packed servers, a crash, and 1e-8 gave a γ 6% off; it is now relative,
+#: :data:`mrfq.cluster.kernel.EPS`, and the range keeps the servers within 10^15 of each
+#: other)
 MIN_CAPACITY, MAX_CAPACITY = 1e-6, 1e9
 
 

@@ -11,25 +11,14 @@ from mrfq.scenario import limits
 from mrfq.scenario.checks import fail
 from mrfq.scenario.config import ClusterConfig
 
-#: the cluster kernel's fit slack (:data:`mrfq.cluster.kernel.EPS`), in :func:`fit_scale` units
+#: the cluster kernel's relative fit slack (:data:`mrfq.cluster.kernel.EPS`)
 FIT_SLACK = 1e-9
 
 
-def fit_scale(capacity: np.ndarray) -> np.ndarray:
-    """Per resource, the power of two 2^k that puts the largest server's capacity (L×R
-    ``capacity``) in [1, 2) (1 where no server has the resource): the cluster kernel runs
-    on capacities and demands times it, an exact change of units in which its absolute fit
-    slack FIT_SLACK is at most 2e-9 of the largest server, whatever the user's units."""
-    largest = capacity.max(axis=0)
-    _, exponent = np.frexp(np.where(largest > 0, largest, 1.0))
-    return np.ldexp(1.0, 1 - exponent)
-
-
-def fits(demand: np.ndarray, capacity: np.ndarray, scale: np.ndarray) -> np.ndarray:
+def fits(demand: np.ndarray, capacity: np.ndarray) -> np.ndarray:
     """Per server (rows of ``capacity``), whether one task of ``demand`` (R) fits it
-    empty, as the kernel decides: demand ≤ capacity + FIT_SLACK in the units of ``scale``
-    (:func:`fit_scale` of every server, not only these)."""
-    return np.all(demand <= capacity + FIT_SLACK / scale, axis=1)
+    empty, as the kernel decides: demand ≤ c + FIT_SLACK · c on every resource."""
+    return np.all(demand <= capacity + FIT_SLACK * capacity, axis=1)
 
 
 def slots_held(capacity: np.ndarray, slots_per_server: int) -> np.ndarray:
