@@ -93,13 +93,21 @@ def test_run_without_a_scenario_prints_only_the_error_for_a_bad_argument(tmp_pat
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
 
 
+def _python(tmp_path: Path, source: str) -> subprocess.CompletedProcess:
+    """``source`` run as a script in a fresh interpreter (at most 25 s)."""
+    script = tmp_path / "script.py"
+    script.write_text(source)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=25)
+
+
 def test_a_second_interrupt_while_stopping_exits_at_once_without_a_traceback(tmp_path):
     """After the first Ctrl-C is handled ("interrupted", exit 130), the process is shutting
     down (the pool's threads are joined at exit): a second Ctrl-C there raised
     KeyboardInterrupt in threading's exit hook, which printed a traceback. The mrfq
     command now ends at once, exit 130."""
-    script = tmp_path / "twice.py"
-    script.write_text(
+    done = _python(
+        tmp_path,
         "import os, signal, threading, time\n"
         "from mrfq import console\n"
         "signal.signal(signal.SIGINT, signal.default_int_handler)  # (CI ignores SIGINT)\n"
@@ -112,8 +120,6 @@ def test_a_second_interrupt_while_stopping_exits_at_once_without_a_traceback(tmp
         "threading.Thread(target=time.sleep, args=(30,)).start()  # joined at exit\n"
         "os.kill(os.getpid(), signal.SIGINT)\n"
         "time.sleep(30)\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=25)
     assert (done.returncode, done.stderr) == (130, "")
 
 
@@ -139,14 +145,12 @@ def test_a_reader_that_leaves_early_gets_no_error_line(tmp_path):
     """``mrfq validate DIR | head``: the pipe closes before mrfq's output ends (a write
     raises BrokenPipeError); it printed "error: output: Broken pipe" (exit 2), now
     nothing, exit 141 as a command killed by SIGPIPE."""
-    script = tmp_path / "pipe.py"
-    script.write_text(
+    done = _python(
+        tmp_path,
         "from mrfq.console import user_errors\n"
         "@user_errors\n"
         "def verb():\n"
         "    print('a line')\n"
         "    raise BrokenPipeError(32, 'Broken pipe')\n"
         "verb()\n")
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          timeout=60)
     assert (done.returncode, done.stderr) == (141, "")
