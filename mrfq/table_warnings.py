@@ -45,18 +45,36 @@ def missing_intervals(table: pd.DataFrame) -> list[str]:
 
 
 def precision_warnings(table: pd.DataFrame) -> list[str]:
-    """One line when some packet points of a table (a summary, ``simulate``'s classes)
-    spent their replication budget before reaching the target precision (column
-    ``precision_reached`` False): how many, where, and the widest half-width reached."""
+    """Lines for the packet points of a table (a summary, ``simulate``'s classes) that
+    did not reach their target precision (column ``precision_reached`` False): those whose
+    interval is withheld (a ``ci_problem``: the stopping rule ends there, and more
+    replications of the same length would not help), then those that spent their
+    replication budget: how many, where, and the widest half-width reached."""
     if "precision_reached" not in table:
         return []
     missed = table[table["precision_reached"].astype(str) == "False"]  # (NaN: no target)
-    if missed.empty:
-        return []
-    points = missed.drop_duplicates(["policy", "load"])
-    where = ", ".join(f"{p} {v:g}" for p, v in zip(points["policy"], points["load"],
-                                                   strict=True))
-    return [f"warning: {len(points)} packet points ({where}) did not reach the target "
-            f"precision ±{missed['target_precision'].iloc[0]:.12g} within their replication "
-            f"budget (widest ±{missed['achieved_precision'].max():.3g} of gamma, the runs' "
-            "own intervals): raise max_replications (--max-replications)"]
+    problem = (missed["ci_problem"].fillna("").astype(str) if "ci_problem" in missed
+               else pd.Series("", index=missed.index))
+    point = list(zip(missed["policy"], missed["load"], strict=True))
+    withheld = {p for p, text in zip(point, problem, strict=True) if text}  # (any class)
+    in_withheld = pd.Series([p in withheld for p in point], index=missed.index, dtype=bool)
+    problem = problem[problem != ""]
+    lines = []
+    for rows, flagged in ((missed[in_withheld], True), (missed[~in_withheld], False)):
+        if rows.empty:
+            continue
+        points = rows.drop_duplicates(["policy", "load"])
+        where = ", ".join(f"{p} {v:g}" for p, v in zip(points["policy"], points["load"],
+                                                       strict=True))
+        target = f"±{rows['target_precision'].iloc[0]:.12g}"
+        if flagged:
+            lines.append(f"warning: {len(points)} packet points ({where}) stopped short of "
+                         f"the target precision {target}: their interval is withheld "
+                         f"({problem.iloc[0]}); more replications of the same "
+                         "length would not help: longer ones ([packet] flows)")
+        else:
+            lines.append(f"warning: {len(points)} packet points ({where}) did not reach the "
+                         f"target precision {target} within their replication budget "
+                         f"(widest ±{rows['achieved_precision'].max():.3g} of gamma, the "
+                         "runs' own intervals): raise max_replications (--max-replications)")
+    return lines

@@ -154,3 +154,24 @@ def test_a_reader_that_leaves_early_gets_no_error_line(tmp_path):
         "    raise BrokenPipeError(32, 'Broken pipe')\n"
         "verb()\n")
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_precision_target_stopped_by_a_withheld_interval_is_not_blamed_on_the_budget():
+    """The stopping rule ends at a replication whose interval is withheld (MSER-5 at its
+    limit): the warning said "raise max_replications" (widest ±nan), which cannot help."""
+    import pandas as pd
+
+    from mrfq.table_warnings import precision_warnings
+
+    table = pd.DataFrame({
+        "policy": ["drfq", "drfq", "bmf"], "load": [0.6, 0.6, 0.3],
+        "precision_reached": [False, False, False], "target_precision": [0.06] * 3,
+        "achieved_precision": [float("nan"), float("nan"), 0.08],
+        "ci_problem": ["replication 18: warm-up: MSER-5 at its limit", "", ""]})
+    withheld, budget = precision_warnings(table)
+    assert withheld.startswith("warning: 1 packet points (drfq 0.6) stopped short of the "
+                               "target precision ±0.06: their interval is withheld "
+                               "(replication 18: warm-up")
+    assert "longer ones ([packet] flows)" in withheld and "nan" not in withheld
+    assert budget.startswith("warning: 1 packet points (bmf 0.3) did not reach")
+    assert "widest ±0.08 of gamma" in budget and "raise max_replications" in budget
