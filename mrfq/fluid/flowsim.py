@@ -169,9 +169,19 @@ def simulate_flows(requirements: ArrayLike, class_loads: ArrayLike, policy: str,
             buffer.append(*stream.next_block())
     else:
         trace = [np.asarray(x) for x in arrivals]
-        if len(trace[0]) < flows or np.any(np.diff(trace[0]) < 0):
-            raise InputError("must be sorted by time and hold at least `flows` arrivals",
-                             "arrivals")
+        if len(trace) != 3 or len({len(x) for x in trace}) != 1:
+            raise InputError("must be (times, classes, works) of equal lengths", "arrivals")
+        times, classes, works = trace
+        if len(times) < flows or not np.all(np.isfinite(times)) or np.any(np.diff(times) < 0):
+            raise InputError("must be sorted by time (finite) and hold at least `flows` "
+                             "arrivals", "arrivals")
+        # the loop indexes its per-class arrays with these: one outside 0 … K − 1 read
+        # past them (a review: class 7 of 3 ended in "arrival trace exhausted")
+        if not (np.issubdtype(classes.dtype, np.integer) and np.all((classes >= 0)
+                                                                    & (classes < K))):
+            raise InputError(f"classes must be integers 0 … {K - 1}", "arrivals")
+        if not np.all(np.isfinite(works) & (works > 0)):
+            raise InputError("works must be finite and > 0", "arrivals")
         # a sentinel arrival at +∞: after the trace, the flows in progress drain
         buffer.append(np.append(trace[0], np.inf), np.append(trace[1], 0),
                       np.append(trace[2], 1.0))
@@ -195,6 +205,12 @@ def simulate_flows(requirements: ArrayLike, class_loads: ArrayLike, policy: str,
     bf_log = np.zeros(1)
     if explicit:
         bf_dims = np.where(rho > 0, INITIAL_BOX, 1).astype(np.int64)
+        if np.prod(bf_dims.astype(float)) > balanced.MAX_BOX:  # (8 classes: 34 GB)
+            raise InputError(f"balanced fairness needs Φ on a box of {INITIAL_BOX} states "
+                             f"per loaded class, {np.prod(bf_dims.astype(float)):.3g} "
+                             f"states for these {int(np.sum(rho > 0))} (more than "
+                             f"{balanced.MAX_BOX}): the flow-level simulator cannot run bf "
+                             "with so many loaded classes", "policy")
         bf_log = balanced.log_balance_box_kernel(a, bf_dims)
     t = 0.0
     started = time.perf_counter()

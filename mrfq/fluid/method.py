@@ -132,10 +132,15 @@ def flow_point(scenario: Scenario, policy: str, load: float) -> dict:
     the ratio estimator 0.9014 [0.9000, 0.9029])."""
     cfg = scenario.fluid
     started = time.perf_counter()
-    result = flow_service_rates(scenario.requirements, scenario.class_loads(load), policy,
-                                scenario.size_laws, flows=cfg.flows, warmup=WARMUP,
-                                replications=cfg.replications, seed=cfg.seed,
-                                weights=scenario.weights, confidence=CONFIDENCE)
+    try:
+        result = flow_service_rates(scenario.requirements, scenario.class_loads(load), policy,
+                                    scenario.size_laws, flows=cfg.flows, warmup=WARMUP,
+                                    replications=cfg.replications, seed=cfg.seed,
+                                    weights=scenario.weights, confidence=CONFIDENCE)
+    except InputError as exc:  # (e.g. balanced fairness's box: the file's [fluid] flows)
+        exc.field = {"flows": "fluid.flows", "policy": "fluid.policies"}.get(exc.field,
+                                                                             exc.field)
+        raise exc.located(scenario.source) from None
     classes = []
     for k in range(len(scenario.classes)):
         gamma, low, high = (float(x[k]) for x in (result.ratio, result.ratio_low,
