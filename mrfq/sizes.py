@@ -37,12 +37,8 @@ cdf                ``points``, ``file`` or ``workload``;   a CDF table, linear b
   the law's exact mean (bytes become work units, mean 1 = m packets); ``rescale = false``
   takes them as work units. Either table's sizes, as used, lie in [1e-100, 1e100].
 
-**Packets.** :func:`packet_counts` turns a work x into N = 1 + ⌊x / θ⌋ packets, θ =
-−ln(1 − 1/m) (m > 1; N = 1 when m = 1). For x ~ Exp(1) this is exactly geometric on
-{1, 2, …} with mean m (P(N > n) = P(x ≥ nθ) = (1 − 1/m)^n), the law the packet engine draws
-today; for x ≡ 1 it gives N = m exactly for integer m (m − 1 < 1/θ < m); for any law with a
-smooth density E[N] = m − O(1/m) (θ = 1/m + 1/(2m²) + …, the floor removes ½ on average);
-N ≥ 1. Rounding, max(1, round(m x)), would be neither geometric nor mean-preserving.
+**Packets.** A work x becomes N = 1 + ⌊x / θ⌋ packets, θ = −ln(1 − 1/m): :mod:`mrfq.counts`
+(with E[N], exactly).
 """
 
 from __future__ import annotations
@@ -386,21 +382,6 @@ def _cdf_table(spec: dict, field: str, source: str | None, base_dir: str | Path 
     x = workloads.check_span(x / workloads.raw_moment(x, f, 1) if rescale else x, rescale,
                              where, source)
     return np.vstack([x, f]), digest
-
-
-def packet_counts(work: np.ndarray, mean_size: float) -> np.ndarray:
-    """Packets per flow for works ``work`` (fluid units) and mean size m (see module doc).
-
-    N = 1 + ⌊x / θ⌋ with θ = −ln(1 − 1/m): exactly geometric with mean m for exponential
-    x, N = m for x = 1 (integer m), N ≥ 1 always (capped at 2^62).
-    """
-    if not mean_size >= 1:
-        raise InputError(f"must be >= 1 packet, got {mean_size!r}", "mean_size")
-    work = np.asarray(work, dtype=np.float64)
-    if mean_size == 1:
-        return np.ones(work.shape, dtype=np.int64)
-    theta = -math.log1p(-1.0 / mean_size)
-    return 1 + np.minimum(np.floor(work / theta), 2.0 ** 62).astype(np.int64)
 
 
 #: the load (of the most loaded resource) from which a law with a finite variance but an

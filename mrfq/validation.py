@@ -142,7 +142,7 @@ def _route_across_routers(scenario) -> bool:
 
 def _job_size_matches(tasks, size: SizeLaw) -> bool:
     """A cluster class's law of tasks per job is its flow-size law: geometric tasks
-    (exactly geometric packets of exponential work, :func:`mrfq.sizes.packet_counts`)
+    (exactly geometric packets of exponential work, :func:`mrfq.counts.packet_counts`)
     for exponential sizes, fixed for deterministic ones, or the same size law (a job's
     work, N task durations of mean d, then follows it up to the task granularity; compared
     by their keys, so a file named by two paths is one law)."""

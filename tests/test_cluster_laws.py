@@ -9,6 +9,7 @@ built-in numbers; a class keeps its draws whatever the others' laws; the kernel 
 the slow twin; validation names the law as a known limitation; a heavy tail warns; bad
 input is one line naming its field."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -111,10 +112,14 @@ def test_a_class_keeps_its_draws_whatever_the_others_laws():
     """Class b (geometric, exponential) has the same jobs and task durations when class a
     takes a lognormal task count and fixed durations (durations are a hash of (seed,
     job, task) through the class's own law); ``task_durations`` gives the durations the
-    kernel runs with (a run given them is the same run)."""
+    kernel runs with (a run given them is the same run). At the same job rates: at the same
+    loads class a's rate follows its law's exact E[N] (mrfq.counts), class b's does not."""
     plain = _model()
     mixed = _model(tasks=[parse_size(LOGNORMAL), "geometric"],
                    duration_law=["fixed", "exponential"])
+    assert mixed.rates[1] == plain.rates[1] and mixed.rates[0] != plain.rates[0]
+    np.testing.assert_allclose(mixed.loads, plain.loads, rtol=1e-15)
+    mixed = dataclasses.replace(mixed, rates=plain.rates)
     arrival, classes, tasks = workload(plain, 500, 4)
     arrival2, classes2, tasks2 = workload(mixed, 500, 4)
     assert np.array_equal(arrival, arrival2) and np.array_equal(classes, classes2)

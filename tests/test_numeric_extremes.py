@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mrfq import workloads
+from mrfq.counts import mean_count
 from mrfq.errors import InputError
 from mrfq.fluid.method import WARMUP, transient_warning
 from mrfq.intervals import relaxation_flows
@@ -114,28 +115,29 @@ def test_a_round_trip_that_fills_the_engine_is_refused_before_the_run(tmp_path):
     (tmp_path / "s.toml").write_text(text)
     result = run_cli("simulate", "s.toml", "--policy", "bmf", "--load", "0.3", "-o",
                      "out.csv", cwd=tmp_path)
-    assert_one_line_error(result, "error: s.toml: classes[0].rtt: 1e+10 keeps at least 2.9e+08")
+    assert_one_line_error(result, "error: s.toml: classes[0].rtt: 1e+10 keeps at least 3e+08")
     assert not (tmp_path / "out.csv").exists()
 
 
 def test_the_round_trip_bound_is_littles_law_of_the_window():
-    """Class k keeps ≥ λ_k max(E[x]/(θ W) − 1, 0) rtt_k flows in progress, λ_k = ρ_k /
-    (m E[x]), θ = −ln(1 − 1/m) (a work x makes 1 + ⌊x/θ⌋ ≥ x/θ packets); refused above
-    the engine's limit, accepted below."""
+    """Class k keeps ≥ λ_k max(E[N]/W − 1, 0) rtt_k flows in progress, λ_k = ρ_k / E[N]
+    (a flow of N packets waits ≥ N/W − 1 round trips); refused above the engine's limit,
+    accepted below."""
     from mrfq.scenario.limits import check_round_trips
 
     limit, m, window = 1000, 20.0, 5
-    theta = -math.log(1 - 1 / m)
-    per_rtt = 0.2 / m * (1 / (theta * window) - 1)
+    per_rtt = 0.2 / m * (m / window - 1)
     rtt = limit / per_rtt
-    check_round_trips([rtt * 0.99, 0.0], [0.2, 0.2], [1.0, 1.0], m, window, limit, None)
+    check_round_trips([rtt * 0.99, 0.0], [0.2, 0.2], [m, m], window, limit, None)
     with pytest.raises(InputError, match="keeps at least 1.01e\\+03") as info:
-        check_round_trips([0.0, rtt * 1.01], [0.2, 0.2], [1.0, 1.0], m, window, limit, None)
+        check_round_trips([0.0, rtt * 1.01], [0.2, 0.2], [m, m], window, limit, None)
     assert info.value.field == "classes[1].rtt"
     # flows no longer than a window wait no round trip: m = 1.5 makes 1-packet flows
     # of a deterministic work 1 (the bound with E[N] = m · E[x] refused this run)
-    check_round_trips([1e300], [0.2], [1.0], 1.5, 1, limit, None)
-    check_round_trips([1e300], [0.2], [1.0], 1.0, 1, limit, None)
+    deterministic = mean_count(parse_size({"distribution": "deterministic"}), 1.5)
+    assert deterministic == 1.0
+    check_round_trips([1e300], [0.2], [deterministic], 1, limit, None)
+    check_round_trips([1e300], [0.2], [1.0], 1, limit, None)
 
 
 def test_a_deterministic_one_packet_class_with_a_huge_rtt_runs(tmp_path):

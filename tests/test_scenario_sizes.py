@@ -92,16 +92,23 @@ def test_exponential_law_keeps_todays_geometric_stream_bit_for_bit():
 
 
 def test_other_laws_change_only_their_own_class():
+    """A law whose flows keep E[N] = m (deterministic sizes at integer m: N = m) leaves the
+    arrivals and the other classes' sizes as they were; a law with E[N] ≠ m (Pareto at
+    m = 20) changes its own class's flow rate to ρ_k / E[N] (mrfq.counts), so the
+    superposed arrivals change with it."""
     loads, seed = np.array([0.4, 0.1, 0.2]), np.random.SeedSequence(8)
     base = _blocks(ArrivalStream(seed, loads, 20.0))
-    laws = [parse_size(PARETO), parse_size({"distribution": "deterministic"}),
-            parse_size(None)]
-    mixed = _blocks(ArrivalStream(seed, loads, 20.0, laws))
-    times, classes, sizes = mixed
+    deterministic = parse_size({"distribution": "deterministic"})
+    laws = [deterministic, parse_size(None), deterministic]
+    times, classes, sizes = _blocks(ArrivalStream(seed, loads, 20.0, laws))
     assert np.array_equal(times, base[0]) and np.array_equal(classes, base[1])
-    assert np.array_equal(sizes[classes == 2], base[2][classes == 2])  # exponential class
-    assert np.all(sizes[classes == 1] == 20)  # deterministic: N = m exactly
-    assert not np.array_equal(sizes[classes == 0], base[2][classes == 0])
+    assert np.array_equal(sizes[classes == 1], base[2][classes == 1])  # exponential class
+    assert np.all(sizes[classes != 1] == 20)  # deterministic: N = m exactly
+    pareto = parse_size(PARETO)
+    stream = ArrivalStream(seed, loads, 20.0, [pareto, parse_size(None), deterministic])
+    expected = _expected_packets(pareto, 20.0)
+    assert abs(expected - 20.0) > 0.01  # (so that the rate below differs from ρ / m)
+    assert stream.total_rate == pytest.approx(0.4 / expected + 0.3 / 20.0, rel=1e-9)
     # the key changes with the law (and only when a law is not exponential)
     assert len({point_key(s, Point("packet", "pf", 0.5)) for s in (
         make_scenario(axis="link"), _with_sizes(PARETO),
@@ -124,7 +131,7 @@ def _expected_packets(law, m):
                                   {"distribution": "hyperexponential", "scv": 10}])
 def test_packet_counts_of_the_stream_follow_the_law(size):
     """Class-0 sizes: mean within 4 standard errors of E[N] computed from the law's CDF
-    (≈ m), the minimum as the law's support says, and the class rate λ = ρ / m."""
+    (≈ m), the minimum as the law's support says, and the class rate λ = ρ / E[N]."""
     m, loads = 20.0, np.array([0.4, 0.1, 0.2])
     law = parse_size(size)
     stream = ArrivalStream(np.random.SeedSequence(3), loads, m,
@@ -137,8 +144,11 @@ def test_packet_counts_of_the_stream_follow_the_law(size):
     theta = -math.log1p(-1.0 / m)
     low = {"pareto": 1 + math.floor((1.5 / 2.5) / theta)}.get(law.distribution, 1)
     assert mine.min() == low
-    assert stream.total_rate == pytest.approx(loads.sum() / m, rel=1e-12)
-    assert mine.size / times[-1] == pytest.approx(loads[0] / m, rel=4 / math.sqrt(mine.size))
+    # λ_0 = ρ_0 / E[N]: the class offers exactly its load ρ_0 (mrfq.counts)
+    assert stream.total_rate == pytest.approx(loads[0] / expected + loads[1:].sum() / m,
+                                              rel=1e-9)
+    assert mine.size / times[-1] == pytest.approx(loads[0] / expected,
+                                                  rel=4 / math.sqrt(mine.size))
     assert times.size == 30 * ARRIVAL_BLOCK
 
 
@@ -148,8 +158,11 @@ def test_unrescaled_empirical_law_lowers_the_flow_rate(tmp_path):
                       "rescale": False})
     loads = np.array([0.3, 0.1])
     stream = ArrivalStream(np.random.SeedSequence(1), loads, 10.0, [law, parse_size(None)])
-    assert stream.total_rate == pytest.approx(0.3 / 30 + 0.1 / 10, rel=1e-12)
-    _, classes, sizes = _blocks(stream, 2)
     theta = -math.log1p(-0.1)
+    # E[N] = the mean of its rows' counts, 19 and 38 packets (≈ 3 m): λ_0 = ρ_0 / E[N]
+    mean_packets = (1 + math.floor(2 / theta) + 1 + math.floor(4 / theta)) / 2
+    assert mean_packets == 28.5
+    assert stream.total_rate == pytest.approx(0.3 / mean_packets + 0.1 / 10, rel=1e-12)
+    _, classes, sizes = _blocks(stream, 2)
     assert set(np.unique(sizes[classes == 0])) == {1 + math.floor(2 / theta),
                                                    1 + math.floor(4 / theta)}

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from scipy import integrate
 
+from mrfq.counts import packet_counts
 from mrfq.errors import InputError
-from mrfq.sizes import packet_counts, parse_size
+from mrfq.sizes import parse_size
 
 N = 200_000
 Z = 4.4  # two-sided normal quantile for ~1e-5: a fixed seed, so a failure is a real bug

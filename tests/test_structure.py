@@ -247,8 +247,8 @@ def test_the_import_comment_check():
 #: imports the other (what a packet point needs from the fluid model, the kinds pass in).
 LAYERS = (
     ("mrfq.errors", "mrfq.policies", "mrfq.seeds", "mrfq.io", "mrfq.fields", "mrfq.progress",
-     "mrfq.workloads", "mrfq.arrivals", "mrfq.sizes", "mrfq.explicit", "mrfq.intervals",
-     "mrfq.executor", "mrfq.arguments"),
+     "mrfq.workloads", "mrfq.arrivals", "mrfq.sizes", "mrfq.counts", "mrfq.explicit",
+     "mrfq.intervals", "mrfq.executor", "mrfq.arguments"),
     ("mrfq.scenario",),
     ("mrfq.fluid", "mrfq.packet"),
     ("mrfq.stats", "mrfq.allocation", "mrfq.cluster"),

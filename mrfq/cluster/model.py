@@ -27,11 +27,12 @@ from scipy import stats
 from mrfq import executor, policies, seeds
 from mrfq.cluster import checks, durations, kernel
 from mrfq.cluster.timeline import Timeline
+from mrfq.counts import mean_count, packet_counts
 from mrfq.errors import InputError
 from mrfq.scenario import ClusterConfig
 from mrfq.scenario.cluster import per_class_laws
 from mrfq.scenario.limits import MAX_DURATION, MAX_TASKS, MIN_DURATION
-from mrfq.sizes import SizeLaw, packet_counts, parse_size
+from mrfq.sizes import SizeLaw, parse_size
 
 #: laws of the number of tasks of a job, and of a task's duration
 GEOMETRIC, FIXED, EXPONENTIAL = "geometric", "fixed", "exponential"
@@ -94,22 +95,29 @@ def law_key(laws: tuple) -> str | dict | list:
 
 
 def law_mean(law: str | SizeLaw) -> float:
-    """The mean of a law in units of its class's mean (E[N_k] or d_k): 1, except for a
-    table law with ``rescale = false`` (:attr:`mrfq.sizes.SizeLaw.mean`)."""
+    """The mean of a duration law in units of d_k: 1, except for a table law with
+    ``rescale = false`` (:attr:`mrfq.sizes.SizeLaw.mean`)."""
     return 1.0 if isinstance(law, str) else law.mean
+
+
+def expected_tasks(laws: Sequence, mean_tasks: np.ndarray) -> np.ndarray:
+    """E[N_k] per class: m_k for geometric and fixed tasks (the same floats), the exact mean
+    of N = 1 + ⌊x/θ⌋ for a size law (:func:`mrfq.counts.mean_count`; m_k + O(1))."""
+    return np.array([mean_count(law, float(m)) if isinstance(law, SizeLaw) else m
+                     for law, m in zip(laws, mean_tasks, strict=True)], dtype=np.float64)
 
 
 @dataclass(frozen=True)
 class ClusterModel:
     """Servers, job classes and a scheduler (module doc for the units).
 
-    ``rates[k]``: Poisson job arrivals per time unit; ``mean_tasks[k]``: m_k, the mean E[N_k] of
-    a job's number of tasks, whose law is ``tasks``: geometric on 1, 2, …, fixed (N = m_k
-    rounded), or a flow-size law of :mod:`mrfq.sizes` of mean 1 (a :class:`~mrfq.sizes.SizeLaw`:
-    N = 1 + ⌊x / θ⌋ for x drawn from it, θ = −ln(1 − 1/m_k), as a flow's packets,
-    :func:`mrfq.sizes.packet_counts`: E[N_k] = m_k up to O(1/m_k); m_k = 1 means one task per
-    job, whatever the law); ``durations[k]``: d_k, a task's mean duration, whose law is
-    ``duration_law``: exponential, fixed, or a flow-size law (duration d_k x, E = d_k E[x]: d_k
+    ``rates[k]``: Poisson job arrivals per time unit; ``mean_tasks[k]``: m_k, the mean number
+    of tasks of a job, whose law is ``tasks``: geometric on 1, 2, …, fixed (N = m_k rounded),
+    or a flow-size law of :mod:`mrfq.sizes` of mean 1 (a :class:`~mrfq.sizes.SizeLaw`: N = 1 +
+    ⌊x / θ⌋ for x drawn from it, θ = −ln(1 − 1/m_k), as a flow's packets, whose exact mean
+    E[N_k] = m_k + O(1) is :func:`expected_tasks`; m_k = 1: one task per job, whatever the
+    law); ``durations[k]``: d_k, a task's mean duration, whose law is ``duration_law``:
+    exponential, fixed, or a flow-size law (duration d_k x, E = d_k E[x]: d_k
     unless an un-rescaled table). Each law: one for every class, or a sequence with one per
     class (:func:`class_laws`; ``task_laws`` and ``duration_laws`` hold them per class);
     ``slots_per_server``: k of the slot scheduler (the largest server is cut into k slots);
@@ -200,7 +208,8 @@ class ClusterModel:
     def work(self) -> np.ndarray:
         """Mean fluid work of a job: E[N_k] d_k δ_k (for the built-in laws, the means
         m_k and d_k themselves: multiplied by 1.0, the same floats as before the laws)."""
-        return self.mean_tasks * self.expected_duration * self.delta
+        return expected_tasks(self.task_laws, self.mean_tasks) * self.expected_duration \
+            * self.delta
 
     @property
     def loads(self) -> np.ndarray:
@@ -229,7 +238,8 @@ def pooled_model(requirements: ArrayLike, loads: ArrayLike, policy: str,
     # so the same floats as one number's, per class
     duration_mean = np.array([law_mean(law) for law in class_laws(
         options.get("duration_law", EXPONENTIAL), K, DURATION_LAWS, "duration_law")])
-    work = mean * (durations * duration_mean) / C
+    task_laws = class_laws(options.get("tasks", GEOMETRIC), K, TASK_LAWS, "tasks")
+    work = expected_tasks(task_laws, mean) * (durations * duration_mean) / C
     return ClusterModel(capacity=np.full((1, a.shape[1]), C), demand=a, policy=policy,
                         rates=loads / work,
                         mean_tasks=mean, durations=durations, **options)

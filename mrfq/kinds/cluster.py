@@ -100,6 +100,10 @@ def key_parts(scenario: Scenario, point: Point) -> dict:
     for k in ("tasks", "duration_law"):  # as run (a size law by its key: a file's digest)
         if scenario.classes:  # (a trace has none: its jobs bring tasks and durations)
             cfg[k] = law_key(configured_laws(scenario.cluster, scenario.class_names, k))
+    if scenario.classes and any(  # a size law of tasks: rates from the exact E[N]
+            isinstance(law, SizeLaw)
+            for law in configured_laws(scenario.cluster, scenario.class_names, "tasks")):
+        cfg["task_rate"] = "rho / E[N] d delta"
     if not policies.get(policies.CLUSTER, point.policy).parameters:
         cfg.pop("slots_per_server")  # only the slot scheduler reads it
     return {**model_key_parts(scenario, point.load), "cluster": cfg,

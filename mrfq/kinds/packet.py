@@ -21,6 +21,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from mrfq import policies, seeds, stats
+from mrfq.counts import mean_count
 from mrfq.errors import InputError
 from mrfq.executor import spawned_pool
 from mrfq.fluid.markov import (
@@ -83,8 +84,8 @@ def key_parts(scenario: Scenario, point: Point) -> dict:
     """The classes' packet mixes, weights and round-trip times, the class loads, the run
     configuration, seed and replication, the engine's and the statistics' versions (read
     from their modules at each call, so that a bump changes the key), and what only some
-    points depend on: the parameters the policy reads, non-geometric size laws, a
-    steady-state start (absent when they do not apply, so older keys hold)."""
+    points depend on: the parameters the policy reads, non-geometric size laws (rate
+    ρ_k / E[N_k]), a steady-state start (absent when they do not apply: older keys hold)."""
     cfg = scenario.packet
     parts = {"resources": len(scenario.resources),
              "classes": [{"packets": floats(c.packet_requirements),
@@ -103,7 +104,7 @@ def key_parts(scenario: Scenario, point: Point) -> dict:
         parts["network"] = {"routes": [list(r) for r in scenario.routes],
                             "routers": [list(m) for _, m in scenario.routers]}
     if not scenario.exponential_sizes:
-        parts["sizes"] = [law.key() for law in scenario.size_laws]
+        parts.update(sizes=[law.key() for law in scenario.size_laws], flow_rate="rho / E[N]")
     if cfg.init != "empty":
         target = policies.fluid_counterpart(point.policy)
         parts.update(init=cfg.init, tolerance=scenario.fluid.tolerance,
@@ -125,7 +126,7 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
         raise InputError(exc.problem, "packet.flows", scenario.source) from None
     check_parameters_read(scenario.packet, [policy], scenario.source)
     check_round_trips([c.rtt for c in scenario.classes], scenario.class_loads(load),
-                      [law.mean for law in scenario.size_laws], scenario.packet.mean_size,
+                      [mean_count(law, scenario.packet.mean_size) for law in scenario.size_laws],
                       scenario.packet.window, kernel.MAX_SLOTS, scenario.source)
     if scenario.packet.init != "fluid":
         return

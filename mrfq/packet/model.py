@@ -8,8 +8,9 @@ import numpy as np
 
 from mrfq import seeds
 from mrfq.arrivals import PoissonArrivals
+from mrfq.counts import mean_count, packet_counts
 from mrfq.scenario import Scenario
-from mrfq.sizes import SizeLaw, packet_counts
+from mrfq.sizes import SizeLaw
 
 #: flows generated per block; fixed so the stream does not depend on how it is consumed
 ARRIVAL_BLOCK = 4096
@@ -88,13 +89,15 @@ class ArrivalStream:
     Three independent PCG64 streams (inter-arrival, class, size) spawned from ``seed_seq``,
     consumed in fixed blocks, so the sequence depends only on the seed. Inter-arrival
     times are standard exponentials divided by the total flow rate Λ = Σ_k λ_k, λ_k =
-    ρ_k / (m E[X_k]) (E[X_k] = 1 except for an un-rescaled empirical law), so all loads
-    share the same underlying draws (common random numbers).
+    ρ_k / E[N_k] (E[N_k] = m for exponential sizes; for another law the exact mean of its
+    packet counts, :func:`mrfq.counts.mean_count`, which differs from m E[X_k] by O(1)),
+    so every class offers exactly its load ρ_k and all loads share the same underlying
+    draws (common random numbers).
 
     Sizes: a geometric draw of mean m for every flow of the block (exactly the stream of
     an all-exponential scenario, ``laws=None``); a class with another law (``laws[k]``, a
     :class:`~mrfq.sizes.SizeLaw`) then replaces its flows' sizes by N = 1 + ⌊x / θ⌋
-    packets of works x drawn from its own stream (:func:`mrfq.sizes.packet_counts`), so
+    packets of works x drawn from its own stream (:func:`mrfq.counts.packet_counts`), so
     exponential classes keep their sizes whatever the other classes' laws.
     """
 
@@ -109,8 +112,9 @@ class ArrivalStream:
         self._other = [(k, law, seeds.stream(seed_seq, tag + 10 + k))
                        for k, law in enumerate(laws or ()) if law.distribution != "exponential"]
         for k, law, _ in self._other:
-            if law.mean != 1.0:
-                rates[k] /= law.mean
+            # λ_k = ρ_k / E[N_k], E[N_k] the exact mean of the packets its law gives
+            # (mrfq.counts: not m E[X] for small m), so the run offers its nominal load
+            rates[k] = class_loads[k] / mean_count(law, mean_size)
         self._poisson = PoissonArrivals(gaps, classes, rates, ARRIVAL_BLOCK)
         self.total_rate = self._poisson.total_rate
         self._p = 1.0 / mean_size

@@ -10,8 +10,6 @@ near several bounds at once may still need more memory than a machine has.
 
 from __future__ import annotations
 
-import math
-
 from mrfq import fields
 from mrfq.errors import InputError
 from mrfq.fields import count_text  # noqa: F401 - the cluster checks' import
@@ -180,22 +178,18 @@ def check_batches(jobs: int, warmup: float, batches: int, given: set,
                      f"after the warm-up {warmup:g}), got {jobs:,}", "cluster.jobs", source)
 
 
-def check_round_trips(rtts: list[float], class_loads: list[float], law_means: list[float],
-                      mean_size: float, window: int, limit: int, source: str | None) -> None:
+def check_round_trips(rtts: list[float], class_loads: list[float], mean_counts: list[float],
+                      window: int, limit: int, source: str | None) -> None:
     """InputError (field ``classes[k].rtt``) when the round trips alone keep more than
     ``limit`` flows in progress on average (the packet engine's bound on flows at once,
     where a run stops). A flow of N packets under a window of W packets waits at least
-    ⌈N/W⌉ − 1 ≥ N/W − 1 round trips, and N = 1 + ⌊x/θ⌋ ≥ x/θ packets for a work x
-    (θ = −ln(1 − 1/m), m = ``mean_size``; :func:`mrfq.sizes.packet_counts`), so by
-    Jensen and Little's law class k keeps at least λ_k · max(E[x_k]/(θ W) − 1, 0) ·
-    rtt_k flows in progress, λ_k = ρ_k / (m E[x_k]) flows per time unit (ρ_k its load,
-    E[x_k] = ``law_means[k]`` its size law's mean; time in packet-service units). An rtt
-    of 1e10 stopped a run after seconds, blaming the load."""
-    if mean_size <= 1:  # (one packet per flow: no flow ever waits a round trip)
-        return
-    theta = -math.log1p(-1.0 / mean_size)
-    per_class = [rho / (mean_size * x) * max(x / (theta * window) - 1.0, 0.0) * rtt
-                 for rtt, rho, x in zip(rtts, class_loads, law_means, strict=True)]
+    ⌈N/W⌉ − 1 ≥ N/W − 1 round trips, so by Jensen and Little's law class k keeps at least
+    λ_k · max(E[N_k]/W − 1, 0) · rtt_k flows in progress, λ_k = ρ_k / E[N_k] flows per
+    time unit (ρ_k its load, E[N_k] = ``mean_counts[k]`` its mean packets per flow,
+    :func:`mrfq.counts.mean_count`; time in packet-service units). An rtt of 1e10 stopped
+    a run after seconds, blaming the load."""
+    per_class = [rho / n * max(n / window - 1.0, 0.0) * rtt
+                 for rtt, rho, n in zip(rtts, class_loads, mean_counts, strict=True)]
     if sum(per_class) > limit:
         k = max(range(len(per_class)), key=per_class.__getitem__)
         raise InputError(f"{rtts[k]:g} keeps at least {sum(per_class):.3g} flows in progress "

@@ -1,0 +1,128 @@
+"""The exact mean of a flow's packet count (mrfq.counts.mean_count) and what rests on it:
+a packet run and a cluster run offer their nominal load whatever the size law and m.
+
+Before mrfq.counts the flow rate was ρ_k / (m E[X]), and a packet run of datamining sizes at
+m = 2.5 offered 1.163 times its load (benchmarks/packet_counts_bias.py)."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.special import ndtr
+
+from mrfq.cluster import pooled_model, workload
+from mrfq.counts import mean_count, packet_counts
+from mrfq.packet.model import ArrivalStream
+from mrfq.sizes import parse_size
+
+CHOSEN = [[0.2, 0.0], [0.5, 0.3], [1.0, 0.3], [3.0, 1.0]]  # a flat segment inside
+LAWS = {
+    "deterministic": {"distribution": "deterministic"},
+    "hyperexponential": {"distribution": "hyperexponential", "scv": 6.0},
+    "lognormal": {"distribution": "lognormal", "sigma": 1.5},
+    "pareto": {"distribution": "pareto", "shape": 4.0},
+    "bounded pareto": {"distribution": "pareto", "shape": 1.5, "max": 40.0},
+    "websearch": {"distribution": "cdf", "workload": "websearch"},
+    "datamining": {"distribution": "cdf", "workload": "datamining"},
+    "table with an atom": {"distribution": "cdf", "points": [[0.5, 0.4], [1.0, 0.7],
+                                                             [2.0, 0.7], [4.0, 1.0]]},
+    "unscaled table": {"distribution": "cdf", "points": CHOSEN, "rescale": False},
+}
+
+
+def _survival_at_or_above(law, t: np.ndarray) -> np.ndarray:
+    """P(X ≥ t), from the law's CDF alone: 1 − F(t) where F is continuous, and the atoms
+    (deterministic X ≡ 1, a table's first size x_0) counted as sizes ≥ t."""
+    if law.distribution == "deterministic":
+        return (t <= 1.0).astype(np.float64)
+    if law.distribution == "lognormal":  # 1 − Φ without cancellation in the far tail
+        s = law.params["sigma"]
+        return ndtr(-(np.log(t) + s * s / 2) / s)
+    survival = 1.0 - law.cdf(t)
+    if law.distribution == "cdf":
+        survival = np.where(t <= law.values[0][0], 1.0, survival)
+    return survival
+
+
+def slow_mean_count(law, m: float) -> float:
+    """E[N] = Σ_{n ≥ 0} P(N > n) = 1 + Σ_{n ≥ 1} P(X ≥ nθ), term by term until the terms
+    are negligible (N − 1 ≥ n exactly when x ≥ nθ)."""
+    theta = -math.log(1 - 1 / m)
+    total, start, chunk = 1.0, 1, 1 << 18
+    while True:
+        n = np.arange(start, start + chunk, dtype=np.float64)
+        terms = _survival_at_or_above(law, n * theta)
+        total += float(terms.sum())
+        if terms[-1] < 1e-17 or start > 1 << 26:
+            return total
+        start += chunk
+
+
+@pytest.mark.parametrize("name", sorted(LAWS))
+@pytest.mark.parametrize("m", [1.5, 2.5, 7.0, 40.0])
+def test_the_mean_count_is_the_sum_of_its_tail(name, m):
+    law = parse_size(LAWS[name])
+    assert mean_count(law, m) == pytest.approx(slow_mean_count(law, m), rel=1e-9, abs=1e-9)
+
+
+def test_worked_values():
+    # deterministic sizes: N = 1 + ⌊1/θ⌋, θ = −ln(1 − 1/m); at m = 2.5, 1/θ = 1.957: N = 2
+    deterministic = parse_size(LAWS["deterministic"])
+    assert mean_count(deterministic, 2.5) == 2.0
+    assert mean_count(deterministic, 20.0) == 20.0
+    exponential = parse_size(None)
+    assert mean_count(exponential, 2.5) == 2.5 and mean_count(exponential, 1e6) == 1e6
+    for law in LAWS.values():
+        assert mean_count(parse_size(law), 1.0) == 1.0
+    # a table with one segment, uniform on [1, 3]: P(X ≥ nθ) = 1 up to 1, then 1 − (nθ − 1)/2
+    uniform = parse_size({"distribution": "cdf", "points": [[1.0, 0.0], [3.0, 1.0]],
+                          "rescale": False})
+    theta = -math.log(1 - 1 / 3.0)
+    expected = 1 + sum(1.0 if n * theta <= 1 else 1 - (n * theta - 1) / 2
+                       for n in range(1, math.floor(3 / theta) + 1))
+    assert mean_count(uniform, 3.0) == pytest.approx(expected, rel=1e-14)
+
+
+@pytest.mark.parametrize("name", ["datamining", "lognormal", "bounded pareto", "hyperexponential"])
+def test_the_mean_count_is_what_the_draws_average(name):
+    """Independent draws (Monte Carlo, 10^6) against the closed forms, within 4 SE."""
+    law = parse_size(LAWS[name])
+    counts = packet_counts(law.sample(np.random.default_rng(11), 1_000_000), 2.5)
+    assert abs(counts.mean() - mean_count(law, 2.5)) <= 4 * counts.std() / 1000
+
+
+def test_an_empirical_law_averages_its_rows(tmp_path):
+    (tmp_path / "s.csv").write_text("0.1\n0.7\n2.2\n")
+    law = parse_size({"distribution": "empirical", "file": "s.csv", "rescale": False},
+                     base_dir=tmp_path)
+    assert mean_count(law, 4.0) == pytest.approx(packet_counts([0.1, 0.7, 2.2], 4.0).mean())
+
+
+@pytest.mark.parametrize("name", ["datamining", "deterministic"])
+def test_a_packet_run_offers_its_nominal_load(name):
+    """Packets per time unit of 2^20 flows (≈ 2·10^6 dominant packet services at m = 2.5)
+    against the class load 0.8, within 4 SE (the old rate ρ/(m E[X]) gave 0.930 and 0.640)."""
+    law = parse_size(LAWS[name])
+    stream = ArrivalStream(np.random.SeedSequence(3), np.array([0.8]), 2.5, [law])
+    times, sizes = [], []
+    while sum(t.size for t in times) < 1 << 20:
+        t, _, n = stream.next_block()
+        times.append(t), sizes.append(n)
+    t, n = np.concatenate(times), np.concatenate(sizes)
+    offered = n.sum() / t[-1]
+    # a compound Poisson process: Var(Σ N) over time T = λ T E[N²]
+    se = math.sqrt(n.size * np.mean(n.astype(np.float64) ** 2)) / t[-1]
+    assert abs(offered - 0.8) <= 4 * se and se < 0.01
+
+
+def test_a_cluster_with_a_task_law_offers_its_nominal_load():
+    """Pooled cluster, jobs of datamining-many tasks with m = 2.5: the model's loads are
+    the requested ones, and 10^6 jobs' tasks × d / C per time unit match them."""
+    law = parse_size(LAWS["datamining"])
+    model = pooled_model([[1.0, 0.5]], [0.6], "drf", tasks_per_resource=10, mean_tasks=2.5,
+                         tasks=law)
+    np.testing.assert_allclose(model.loads, [0.6], rtol=1e-14)
+    arrival, _, tasks = workload(model, 1_000_000, 5)
+    offered = tasks.sum() * 1.0 / 10 / arrival[-1]
+    se = math.sqrt(tasks.size * np.mean(tasks.astype(np.float64) ** 2)) / 10 / arrival[-1]
+    assert abs(offered - 0.6) <= 4 * se and se < 0.006
