@@ -38,6 +38,7 @@ from mrfq.intervals import (
     tin_factor,
 )
 from mrfq.stats.estimators import (
+    LUGSAIL_BATCHES,
     MAX_LAG1,
     MIN_BATCHES,
     MIN_REPLICATIONS_FOR_T,
@@ -83,7 +84,6 @@ from mrfq.stats.sums import (
     utilisation_batches,
 )
 from mrfq.stats.tables import (
-    LUGSAIL_BATCHES,
     combine_replications,
     in_progress_average,
     merged_histogram,

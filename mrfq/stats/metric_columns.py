@@ -8,8 +8,10 @@ point estimate is always the one from all data, the interval brackets it, and an
 that cannot be trusted has NaN bounds and a problem string ("" when fine).
 
 * :func:`flow_interval_columns` — ``mean_sojourn`` (mean flow completion time), and
-  ``mean_slowdown``: ratio estimators (Σ T / n, Σ (T/N) / n) with the delta-method
-  interval; ``jain_index``: :func:`jain_interval`.
+  ``mean_slowdown``: ratio estimators (Σ T / n, Σ (T/N) / n) over the flows after γ's
+  relaxation cut, with γ's delta-method interval (one run: lugsail batches,
+  :func:`~mrfq.stats.estimators.cut_batch_interval`); ``jain_index``:
+  :func:`jain_interval`.
 * :func:`quantile_columns` — ``p50_sojourn``, ``p95_sojourn``, ``p99_sojourn`` of the
   per-packet sojourn: the quantile of the merged histogram, the interval by sectioning
   over the replications' own quantiles or the batches' (:func:`batch_unit_interval`),
@@ -20,6 +22,8 @@ that cannot be trusted has NaN bounds and a problem string ("" when fine).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from mrfq.intervals import (
@@ -29,11 +33,15 @@ from mrfq.intervals import (
     ratio_interval,
     t_interval,
 )
-from mrfq.stats.estimators import MIN_REPLICATIONS_FOR_T, batch_ratio_interval
+from mrfq.stats.estimators import (
+    MIN_REPLICATIONS_FOR_T,
+    batch_ratio_interval,
+    cut_batch_interval,
+)
 from mrfq.stats.metric_intervals import (
     QUANTILES,
-    batch_unit_interval,
     jain_interval,
+    lugsail_unit_interval,
     round_outward,
     sectioning_interval,
 )
@@ -57,21 +65,41 @@ def _batch_counts(flows: int, batches: int) -> np.ndarray:
                     dtype=np.float64)
 
 
+def _kept(values: list, drop: int) -> float:
+    """The sum of a replication's batch values from batch ``drop`` on."""
+    return float(np.sum(np.asarray(values, dtype=np.float64)[drop:]))
+
+
 def flow_interval_columns(per: list, confidence: float, many: bool, max_lag1: float,
-                          min_batches: int) -> dict:
+                          min_batches: int, drops: Sequence[int] | None = None) -> dict:
     """Intervals of mean flow completion time (``mean_sojourn``), ``mean_slowdown`` and
-    ``jain_index`` of one class from its replication rows (module doc)."""
+    ``jain_index`` of one class from its replication rows (module doc), with γ's rules:
+    each replication's first ``drops[r]`` batches left out (γ's relaxation cut; then the
+    estimates ``mean_sojourn`` and ``mean_slowdown`` are returned too, over the flows
+    kept), and over one run's batches :func:`cut_batch_interval` (lugsail batch means).
+    Jain's index keeps every flow of the record and plain batch means."""
+    drops = [0] * len(per) if drops is None else list(drops)
     out = {}
     old = "records from before the interval's sums"
     short = [r for r, p in enumerate(per) if not p.get("batch_sojourn_sums")]
+    if not all(isinstance(p.get("batch_sojourn_sums"), list) for p in per):
+        out |= _missing("mean_sojourn", old) if not many else {}
+        drops = [0] * len(per)  # (no batches to cut: as the record measured)
     if many:
         counts = np.array([float(p["flows_measured"]) for p in per])
         times = np.array([float(p["mean_sojourn"]) * c if c else 0.0
                           for p, c in zip(per, counts, strict=True)])
+        for r, (p, d) in enumerate(zip(per, drops, strict=True)):
+            if d:
+                times[r] = _kept(p["batch_sojourn_sums"], d)
+                counts[r] = _kept(_batch_counts(int(p["flows_measured"]),
+                                                len(p["batch_sojourn_sums"])), d)
+        if any(drops):
+            out["mean_sojourn"] = float(times.sum() / counts.sum()) if counts.sum() else np.nan
         out |= interval_columns("mean_sojourn", ratio_interval(
             times, counts, confidence, require_positive=True, method="replications"))
-    elif not all(isinstance(p.get("batch_sojourn_sums"), list) for p in per):
-        out |= _missing("mean_sojourn", old)
+    elif "mean_sojourn_problem" in out:
+        pass
     elif short:
         out |= _missing("mean_sojourn", "fewer measured flows than batches"
                         + (f" in replication {short[0]}" if len(per) > 1 else ""))
@@ -79,29 +107,44 @@ def flow_interval_columns(per: list, confidence: float, many: bool, max_lag1: fl
         ys = [np.asarray(p["batch_sojourn_sums"], dtype=np.float64) for p in per]
         xs = [_batch_counts(int(p["flows_measured"]), y.size) for p, y in zip(per, ys,
                                                                               strict=True)]
-        out |= interval_columns("mean_sojourn", batch_ratio_interval(
-            ys, xs, confidence, max_lag1=max_lag1, min_batches=min_batches,
-            require_positive=True))
+        if drops[0]:
+            kept = sum(x[drops[0]:].sum() for x in xs)
+            out["mean_sojourn"] = float(sum(y[drops[0]:].sum() for y in ys) / kept) \
+                if kept else np.nan
+        out |= interval_columns("mean_sojourn", cut_batch_interval(
+            ys, xs, confidence, drop=drops[0], max_lag1=max_lag1, min_batches=min_batches))
     if not all("rate_sum" in p and isinstance(p.get("size_bin_flows"), list) for p in per):
         return out | _missing("mean_slowdown", old) | _missing("jain_index", old)
+    listed = all(p.get("batch_flow_counts") for p in per)
     if many:
         n = [float(sum(p["size_bin_flows"])) for p in per]
+        slowdown = [p["slowdown_sum"] for p in per]
+        for r, (p, d) in enumerate(zip(per, drops, strict=True)):
+            if d and listed:
+                slowdown[r] = _kept(p["batch_slowdown_sums"], d)
+                n[r] = _kept(p["batch_flow_counts"], d)
+        if any(drops) and listed:
+            out["mean_slowdown"] = float(sum(slowdown) / sum(n)) if sum(n) else np.nan
         out |= interval_columns("mean_slowdown", ratio_interval(
-            [p["slowdown_sum"] for p in per], n, confidence, require_positive=True,
-            method="replications"))
+            slowdown, n, confidence, require_positive=True, method="replications"))
+        all_flows = [float(sum(p["size_bin_flows"])) for p in per]
         out |= interval_columns("jain_index", jain_interval(
             [[p["rate_sum"]] for p in per], [[p["rate_sq_sum"]] for p in per],
-            [[c] for c in n], confidence, method="replications"))
+            [[c] for c in all_flows], confidence, method="replications"))
         return out
     if not all(isinstance(p.get("batch_flow_counts"), list) for p in per):
         return out | _missing("mean_slowdown", old) | _missing("jain_index", old)
-    if any(not p["batch_flow_counts"] for p in per):
+    if not listed:
         why = "fewer measured flows than batches"
         return out | _missing("mean_slowdown", why) | _missing("jain_index", why)
     counts = [p["batch_flow_counts"] for p in per]
-    out |= interval_columns("mean_slowdown", batch_ratio_interval(
-        [p["batch_slowdown_sums"] for p in per], counts, confidence, max_lag1=max_lag1,
-        min_batches=min_batches, require_positive=True))
+    if drops[0]:
+        kept = sum(_kept(c, drops[0]) for c in counts)
+        out["mean_slowdown"] = sum(_kept(p["batch_slowdown_sums"], drops[0])
+                                   for p in per) / kept if kept else np.nan
+    out |= interval_columns("mean_slowdown", cut_batch_interval(
+        [p["batch_slowdown_sums"] for p in per], counts, confidence, drop=drops[0],
+        max_lag1=max_lag1, min_batches=min_batches))
     out |= interval_columns("jain_index", jain_interval(
         [p["batch_rate_sums"] for p in per], [p["batch_rate_sq_sums"] for p in per],
         counts, confidence, merge=True, max_lag1=max_lag1, min_batches=min_batches,
@@ -128,8 +171,8 @@ def quantile_columns(per: list, hist: np.ndarray, edges: np.ndarray, confidence:
         elif all(isinstance(p.get("batch_packet_quantiles"), list) for p in per):
             levels = [[np.array([b[i] for b in level], dtype=np.float64)
                        for level in p["batch_packet_quantiles"]] for p in per]
-            ci = batch_unit_interval(estimate, levels, confidence, max_lag1=max_lag1,
-                                     min_batches=min_batches)
+            ci = lugsail_unit_interval(estimate, levels, confidence, max_lag1=max_lag1,
+                                       min_batches=min_batches)
         else:
             ci = _flagged(estimate, 0, 0, np.nan, "batch-sectioning",
                           "records from before per-batch quantiles")

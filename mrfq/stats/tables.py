@@ -24,18 +24,13 @@ from mrfq.stats.estimators import (
     MAX_LAG1,
     MIN_BATCHES,
     MIN_REPLICATIONS_FOR_T,
-    batch_ratio_interval,
+    cut_batch_interval,
     jain_index,
 )
 from mrfq.stats.metric_columns import flow_interval_columns, quantile_columns
 from mrfq.stats.metric_intervals import QUANTILES
 from mrfq.stats.startup import relaxation_drops, warmup_cut
 from mrfq.stats.sums import flow_metric_sums
-
-#: batches of the γ interval of a run (lugsail batch means from twice as many halves):
-#: measured at load 0.9 (VALIDATION.md, "Intervals at load 0.9"), 10 batches of one
-#: 20 000-flow run still covered 88–93%, 5 covered 91–96%
-LUGSAIL_BATCHES = 5
 
 # ------------------------------------------------------------------------ flow records
 
@@ -171,11 +166,6 @@ def _replication_batches(row: pd.Series, mean_size: float) -> tuple[np.ndarray, 
     return mean_size * counts, means * counts, False
 
 
-def _regroup(sums: np.ndarray, groups: int) -> np.ndarray:
-    """Consecutive batch sums added up into ``groups`` near-equal groups (in order)."""
-    return np.array([part.sum() for part in np.array_split(sums, groups)])
-
-
 def _batch_counts(row: pd.Series) -> np.ndarray:
     """Flows in each batch of a class row (Σ T of the batch over its mean sojourn)."""
     sums = np.asarray(row["batch_sojourn_sums"], dtype=np.float64)
@@ -221,9 +211,12 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
     each replication its own number with the interval over replications, the most any
     needs with pooled batches): its leading batches are dropped from γ,
     ``ratio_estimate`` and ``flows_measured``
-    (``relaxation_batches`` says how many, the most of any replication; ``mean_sojourn``,
-    ``sojourn_gamma`` and the delay and flow metrics keep the record's cut, the flows
-    their intervals rest on).
+    (``relaxation_batches`` says how many, the most of any replication), and from
+    ``mean_sojourn``, ``sojourn_gamma``, ``mean_slowdown`` and ``mean_packet_sojourn``
+    (its packets: the same share of the run's flow buckets) with their intervals, which
+    follow γ's rules (lugsail batches, :func:`mrfq.stats.estimators.cut_batch_interval`);
+    Jain's index and the sojourn percentiles keep the record's cut. A run too short for
+    its relaxation cut has every interval of its row withheld with γ's problem.
       Records written before batch size sums were stored give the interval of
       m / mean(T) instead; then ``gamma`` is that estimate (``ci_method``
       "batch-means (m/T)") so that the interval still brackets it.
@@ -245,7 +238,7 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
     :func:`flow_metric_sums`); and with ``sojourn_edges`` (the kernel's histogram bin
     edges): ``packets_measured``, ``mean_packet_sojourn`` (router entry to last departure,
     time units) with ``packet_sojourn_low``/``_high`` (the same interval rules as γ: over
-    replications, or over the histogram's flow buckets as batches, correlation-checked),
+    replications, or lugsail batches of the histogram's flow buckets),
     and ``p50_sojourn``, ``p95_sojourn``, ``p99_sojourn`` from the merged histogram
     (:func:`histogram_quantile`: within one bin, ≤ 1/32 of the value, of the exact
     percentile of the same packets).
@@ -268,8 +261,8 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
         per = [t[t["class"] == name].iloc[0] for t in tables]
         counts = np.array([p["flows_measured"] for p in per], dtype=np.float64)
         sums = np.array([_replication_sums(p, mean_size) for p in per])
-        # mean sojourn on the record's own cut, the flows its interval (mean_fct_low/high)
-        # and the other flow metrics use; γ and flows_measured are after the relaxation cut
+        # mean sojourn on the record's own cut (replaced below by the one after the
+        # relaxation cut, where there is one, as γ and flows_measured)
         pooled = float(sums[:, 1].sum() / counts.sum()) if counts.sum() > 0 else np.nan
         dropped = 0.0
         if drop:  # the relaxation cut: the leading batches of every replication
@@ -297,10 +290,6 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             batches = [_replication_batches(p, mean_size) for p in per]
             batches = [(b[0][drop:], b[1][drop:], b[2]) for b in batches]
             exact = all(b[2] for b in batches)
-            lugsail = exact and min(b[0].size for b in batches) >= 2 * LUGSAIL_BATCHES
-            if lugsail:
-                batches = [(_regroup(b[0], 2 * LUGSAIL_BATCHES),
-                            _regroup(b[1], 2 * LUGSAIL_BATCHES), True) for b in batches]
             method = "batch-ratio" if exact else "batch-means (m/T)"
             short = [r for r, b in enumerate(batches) if b[0].size == 0]
             if short:
@@ -310,16 +299,18 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
                               + (f" in replication {r}" if len(per) > 1 else ""))
                 gamma = ratio
             else:
-                ci = batch_ratio_interval([b[0] for b in batches], [b[1] for b in batches],
-                                          confidence, max_lag1=max_lag1,
-                                          min_batches=LUGSAIL_BATCHES if lugsail
-                                          else min_batches,
-                                          require_positive=True, lugsail=lugsail,
-                                          correct_bias=exact, method=method)
+                ci = cut_batch_interval([b[0] for b in batches], [b[1] for b in batches],
+                                        confidence, exact=exact, max_lag1=max_lag1,
+                                        min_batches=min_batches, correct_bias=exact,
+                                        method=method)
                 gamma = ci.estimate
         if ci.problem:
             problems.append(ci.problem)
         bad = bool(problems)
+        # mean sojourn and slowdown over the flows γ rests on (relaxation cut included)
+        flow_columns = flow_interval_columns(per, confidence, many, max_lag1, min_batches,
+                                             drops)
+        pooled = flow_columns.get("mean_sojourn", pooled)
         cuts = [p.get("warmup_cut") for p in per]
         rows.append({
             "class": name,
@@ -341,11 +332,26 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             "warmup_cut": float(max(cuts)) if _known(cuts) else np.nan,
             "relaxation_batches": drop,
             **_flow_metric_columns(per),
-            **flow_interval_columns(per, confidence, many, max_lag1, min_batches),
+            **flow_columns,
             **_packet_delay_columns(per, confidence, many, sojourn_edges, max_lag1,
-                                    min_batches),
+                                    min_batches, drops),
         })
+        if relax_problem:  # too short for its warm-up: no interval of the row holds
+            _withhold(rows[-1], relax_problem)
     return pd.DataFrame(rows)
+
+
+def _withhold(row: dict, problem: str) -> None:
+    """NaN bounds and ``problem`` first for every interval of a class row but γ's."""
+    for key in [k for k in row if k.endswith("_problem") and k != "ci_problem"] + [
+            "packet_ci_problem"]:
+        if key not in row:
+            continue
+        stem = "packet_sojourn" if key == "packet_ci_problem" else key[:-len("_problem")]
+        if f"{stem}_low" in row:
+            row[f"{stem}_low"] = row[f"{stem}_high"] = np.nan
+            stated = row[key] if isinstance(row[key], str) else ""
+            row[key] = "; ".join(filter(None, [problem, stated]))
 
 
 def _flow_metric_columns(per: list) -> dict:
@@ -371,10 +377,22 @@ def merged_histogram(per: list, bins: int) -> np.ndarray:
     return total
 
 
+def _bucket_drop(row: pd.Series, drop: int) -> int:
+    """Leading flow buckets of a replication's packet batches standing for its first
+    ``drop`` flow batches (γ's relaxation cut): round(drop / B · buckets)."""
+    batches, buckets = row.get("batch_sojourn_sums"), row.get("batch_packet_counts")
+    if not drop or not isinstance(batches, list) or not batches:
+        return 0
+    return int(round(drop / len(batches) * len(buckets)))
+
+
 def _packet_delay_columns(per: list, confidence: float, many: bool,
                           edges: np.ndarray | None, max_lag1: float,
-                          min_batches: int) -> dict:
-    """Per-packet sojourn columns of one class (see :func:`combine_replications`)."""
+                          min_batches: int, drops: Sequence[int] = ()) -> dict:
+    """Per-packet sojourn columns of one class (see :func:`combine_replications`): the
+    mean and its interval over the packets of the flows γ rests on (``drops``: γ's
+    relaxation cut, :func:`_bucket_drop`) with γ's interval rules (lugsail batches,
+    :func:`cut_batch_interval`); the percentiles over the record's packets."""
     names = ("packets_measured", "mean_packet_sojourn", "packet_sojourn_low",
              "packet_sojourn_high", "packet_ci_problem") + tuple(
                  f"{stem}{end}" for _, stem in QUANTILES for end in ("", "_low", "_high",
@@ -383,7 +401,14 @@ def _packet_delay_columns(per: list, confidence: float, many: bool,
         return dict.fromkeys(names, np.nan)
     counts = np.array([p["packets_measured"] for p in per], dtype=np.float64)
     sums = np.array([p["packet_sojourn_sum"] for p in per], dtype=np.float64)
+    # γ's relaxation cut of d of a replication's B flow batches, as its leading flow
+    # buckets: the same share d / B of the measured arrivals (to the nearest bucket)
+    cut = [_bucket_drop(p, d) for p, d in zip(per, drops or [0] * len(per), strict=True)]
     if many:
+        for r, (p, d) in enumerate(zip(per, cut, strict=True)):
+            if d:
+                counts[r] = float(np.sum(p["batch_packet_counts"][d:]))
+                sums[r] = float(np.sum(p["batch_packet_sojourn_sums"][d:]))
         ci = ratio_interval(sums, counts, confidence, require_positive=True,
                             method="replications")
     else:
@@ -391,14 +416,15 @@ def _packet_delay_columns(per: list, confidence: float, many: bool,
         # of batches: all keep their last (common number of) batches, and the mean is
         # that of those batches, so that the interval brackets it
         common = min(len(p["batch_packet_counts"]) for p in per)
+        drop = min(max(cut), common)
         ys = [np.asarray(p["batch_packet_sojourn_sums"], dtype=np.float64)[-common:]
               if common else np.empty(0) for p in per]
         xs = [np.asarray(p["batch_packet_counts"], dtype=np.float64)[-common:]
               if common else np.empty(0) for p in per]
-        counts = np.array([x.sum() for x in xs])
-        sums = np.array([y.sum() for y in ys])
-        ci = batch_ratio_interval(ys, xs, confidence, max_lag1=max_lag1,
-                                  min_batches=min_batches, require_positive=True)
+        counts = np.array([x[drop:].sum() for x in xs])
+        sums = np.array([y[drop:].sum() for y in ys])
+        ci = cut_batch_interval(ys, xs, confidence, drop=drop, max_lag1=max_lag1,
+                                min_batches=min_batches)
     hist = merged_histogram(per, len(edges) - 1)
     total = float(counts.sum())
     return {
