@@ -8,9 +8,13 @@ says), with more batches than a run keeps so that the variance estimate is stead
 Per class: the pilot's γ_k, its relative asymptotic variance per flow
 σ²_rel = n · Var(γ̂_k)/γ̂_k² from correlation-checked batch means
 (:func:`mrfq.stats.runlength.relative_variance`) and the measured flows needed for a
-relative half-width h, n = (z σ_rel / h)² (:func:`mrfq.stats.runlength.flows_for_precision`),
-turned into flow arrivals with the warm-up allowance. The point's binding class is the one
-that needs the most. The pilot's services per flow and per CPU second give the time.
+relative half-width h, n = (q σ_rel / h)² (:func:`mrfq.stats.runlength.flows_for_precision`),
+turned into flow arrivals with the warm-up allowance: for one run q is the median factor of
+its t interval over lugsail batches (2.65 with 5 batches, so that half of such runs
+report h or less; z = 1.96 under-sized them: a review measured 6.03% for 4%), for
+replications z (the stopping rule adds them until h is reached). The point's binding
+class is the one that needs the most. The pilot's services per flow and per CPU second
+give the time.
 
 It is an estimate from a pilot: the variance rests on a few batches, and on few
 relaxation times at high load; ``factor_low``/``factor_high`` is the 95% range of the
@@ -37,6 +41,7 @@ from mrfq.kinds import packet
 from mrfq.kinds.packet import packet_point
 from mrfq.packet.engine import check_flows
 from mrfq.scenario import Scenario, load_scenario
+from mrfq.stats import LUGSAIL_BATCHES, MIN_REPLICATIONS_FOR_T
 from mrfq.stats.runlength import (
     flows_for_precision,
     half_width,
@@ -198,7 +203,12 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
                                  f"pilot spans {span:.0f} relaxation times (< "
                                  f"{RELAXATIONS_PER_DOF}): σ² likely underestimated")
         need = flows_for_precision(rv.variance, precision, confidence)
-        flows_needed = math.ceil(need / (1.0 - warm)) if np.isfinite(need) else math.nan
+        # one run reports t with 4 degrees of freedom over its lugsail batches: sized so
+        # that its half-width is the target in half of such runs (interval_factor: q 2.65)
+        need_run = flows_for_precision(rv.variance, precision, confidence,
+                                       LUGSAIL_BATCHES, lugsail=True)
+        flows_needed = (math.ceil(need_run / (1.0 - warm)) if np.isfinite(need_run)
+                        else math.nan)
         reps = (max(MIN_REPLICATIONS, math.ceil(need / per_replication))
                 if np.isfinite(need) else math.nan)
         configured = per_replication * cfg.replications
@@ -210,7 +220,10 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             "pilot_relaxations": span, "factor_low": low, "factor_high": high,
             "pilot_dof": dof, "pilot_problem": problem, "target_precision": precision,
             "flows_needed": flows_needed, "replications_needed": reps,
-            "half_width_configured": half_width(rv.variance, configured, confidence),
+            "half_width_configured": half_width(
+                rv.variance, configured, confidence, *(
+                    (cfg.replications, False) if cfg.replications >= MIN_REPLICATIONS_FOR_T
+                    else (LUGSAIL_BATCHES, True))),
             "services_per_flow": services_per_flow, "services_per_cpu_s": rate,
             "configured_replications": cfg.replications,
             "wall_s_configured": cfg.flows * cfg.replications * seconds_per_flow})

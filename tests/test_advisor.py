@@ -19,7 +19,8 @@ from mrfq.advisor import (
     sweep_wall_time,
 )
 from mrfq.scenario import scenario_from_dict
-from mrfq.stats.runlength import variance_factor
+from mrfq.stats import LUGSAIL_BATCHES
+from mrfq.stats.runlength import interval_factor, variance_factor
 
 TINY = {"resources": ["cpu", "link"],
         "classes": [{"name": "1", "requirements": [0.1, 1.0], "load_share": 4},
@@ -55,14 +56,18 @@ def table():
 
 def test_flows_needed_follow_the_formula(table):
     z = sps.norm.ppf(0.975)
+    # one run's γ interval: t over 5 lugsail batches, whose median half-width factor is q
+    q = interval_factor(0.95, LUGSAIL_BATCHES, lugsail=True)
+    assert 2.6 < q < 2.7
     assert list(table["class"]) == ["1", "2"] and (table["target_precision"] == 0.02).all()
     for row in table.itertuples():
-        measured = (z * row.sigma_rel / 0.02) ** 2  # n = (z σ_rel / h)², measured flows
-        assert row.flows_needed == math.ceil(measured / 0.9)  # + the 10% warm-up
+        one_run = (q * row.sigma_rel / 0.02) ** 2  # n = (q σ_rel / h)², measured flows
+        assert row.flows_needed == math.ceil(one_run / 0.9)  # + the 10% warm-up
+        measured = (z * row.sigma_rel / 0.02) ** 2  # replications: the stopping rule's z
         assert row.replications_needed == max(MIN_REPLICATIONS,
                                                math.ceil(measured / (4000 * 0.9)))
-        # the run as configured (4 000 flows, 3 600 measured): z σ_rel / √3600
-        assert row.half_width_configured == pytest.approx(z * row.sigma_rel / 60)
+        # the run as configured (4 000 flows, 3 600 measured, one run): q σ_rel / √3600
+        assert row.half_width_configured == pytest.approx(q * row.sigma_rel / 60)
         assert 0.5 < row.sigma_rel < 20 and row.pilot_flows == 2000
         # χ² on the batches, or on the relaxation times spanned / 20 if fewer
         assert row.pilot_relaxations == pytest.approx(2000 / relaxation_flows(

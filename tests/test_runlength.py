@@ -11,6 +11,7 @@ from scipy import stats as sps
 from mrfq.stats.runlength import (
     flows_for_precision,
     half_width,
+    interval_factor,
     relative_variance,
     variance_factor,
 )
@@ -133,3 +134,22 @@ def test_flows_for_precision_is_z_sigma_over_h_squared():
 def test_missing_data_is_nan_with_a_reason():
     est = relative_variance([1.0], [1.0], 10)
     assert math.isnan(est.variance) and est.problem
+
+
+def test_interval_factor_is_the_median_half_width():
+    """z for a known variance; t_{B−1} √(median χ²_{B−1} / (B − 1)) for B normal units;
+    with lugsail batches the median of t_4 σ̂_L / σ by simulation of 10 normal halves
+    paired into 5 batches (2·10^5 runs: within 1%), above the plain factor."""
+    assert interval_factor() == pytest.approx(sps.norm.ppf(0.975), rel=1e-12)
+    plain = sps.t.ppf(0.975, 4) * math.sqrt(sps.chi2.median(4) / 4)
+    assert interval_factor(0.95, 5) == pytest.approx(plain, rel=1e-9)
+    rng = np.random.default_rng(6)
+    halves = rng.normal(size=(200_000, 10))
+    batches = (halves[:, 0::2] + halves[:, 1::2]) / 2
+    v_batches = batches.var(axis=1, ddof=1) / 5  # estimates of Var(mean)
+    v_halves = halves.var(axis=1, ddof=1) / 10
+    lugsail = np.maximum(2 * v_batches - v_halves, v_batches)
+    simulated = sps.t.ppf(0.975, 4) * np.median(np.sqrt(lugsail / (halves.var() / 10)))
+    assert interval_factor(0.95, 5, lugsail=True) == pytest.approx(simulated, rel=0.01)
+    assert interval_factor(0.95, 5, lugsail=True) > plain * 1.03
+    assert half_width(4.0, 100.0, 0.95, 5) == pytest.approx(plain * 0.2, rel=1e-12)

@@ -9,8 +9,10 @@ Pure functions (numpy/scipy) behind the run-length advisor (:mod:`mrfq.advisor`)
   does), and the 95% range of the factor by which the true σ²_rel may differ from the
   estimate (χ² with batches − 1 degrees of freedom, fewer for batch means with excess
   kurtosis).
-* :func:`flows_for_precision` — n = (z · σ_rel / h)², the observations for a relative
-  half-width h of the normal-theory interval; :func:`half_width` its inverse.
+* :func:`flows_for_precision` — n = (q · σ_rel / h)², the observations for a relative
+  half-width h: q = z for the normal-theory interval, or the median factor of a t
+  interval with few degrees of freedom (:func:`interval_factor`: what one run's lugsail
+  interval reports); :func:`half_width` its inverse.
 
 For a stationary series with lag-k autocorrelations ρ_k the asymptotic variance of the
 mean is Var(X)(1 + 2 Σ ρ_k) per observation; for an AR(1) series with coefficient φ that is
@@ -24,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import integrate, optimize
 from scipy import stats as sps
 
 from mrfq.stats.estimators import MAX_LAG1, MIN_BATCHES, merge_batches
@@ -101,21 +104,50 @@ def relative_variance(y: np.ndarray | Sequence[float], x: np.ndarray | Sequence[
     return RelativeVariance(estimate, variance, b, float(lag1), dof, low, high, problem)
 
 
-def _z(confidence: float) -> float:
-    return float(sps.norm.ppf(0.5 + confidence / 2.0))
+def interval_factor(confidence: float = 0.95, units: int | None = None,
+                    lugsail: bool = False) -> float:
+    """q of a relative half-width q · σ_rel / √n at ``confidence``: z for a known variance
+    (``units`` None); for a t interval over ``units`` independent units, the median of
+    t_{units−1} · σ̂ / σ, the half-width such an interval reports in half of its runs.
+
+    With normal units σ̂²/σ² = A/(B − 1), A ~ χ²_{B−1} (B = ``units``). ``lugsail``: one
+    run's γ interval (:func:`mrfq.stats.estimators.cut_batch_interval`), B batches from
+    2B halves and the variance max(2 V_B − V_2B, V_B): with halves b_i ± d_i/2 it is
+    max(2A/(B − 1) − (A + D)/(2B − 1), A/(B − 1)) σ², D ~ χ²_B independent of A, whose
+    law is integrated here (B = 5: q = 2.65; plain batch means 2.54; z = 1.96)."""
+    tail = 0.5 + confidence / 2.0
+    if units is None:
+        return float(sps.norm.ppf(tail))
+    dof = units - 1
+
+    def below(c: float) -> float:  # P(σ̂² ≤ c² σ²)
+        if not lugsail:
+            return float(sps.chi2.cdf(dof * c * c, dof))
+
+        def density(a: float) -> float:  # A = a, and the lugsail term ≤ c²
+            d_least = (2 * units - 1) * (2 * a / dof - c * c) - a
+            return float(sps.chi2.pdf(a, dof) * sps.chi2.sf(d_least, units))
+        return float(integrate.quad(density, 0.0, dof * c * c, limit=200)[0])
+
+    median = optimize.brentq(lambda c: below(c) - 0.5, 1e-3, 10.0, xtol=1e-12)
+    return float(sps.t.ppf(tail, dof) * median)
 
 
-def flows_for_precision(variance: float, precision: float, confidence: float = 0.95
-                        ) -> float:
-    """Observations n for a relative half-width ``precision`` of the ``confidence``
-    normal interval, n = (z · σ_rel / h)² with σ²_rel = ``variance`` per observation
-    (NaN when the variance is)."""
+def flows_for_precision(variance: float, precision: float, confidence: float = 0.95,
+                        units: int | None = None, lugsail: bool = False) -> float:
+    """Observations n for a relative half-width ``precision`` at ``confidence``,
+    n = (q · σ_rel / h)² with σ²_rel = ``variance`` per observation and q
+    :func:`interval_factor` (``units``, ``lugsail``: the interval's; None: normal);
+    NaN when the variance is."""
     if not 0.0 < precision < 1.0:
         raise ValueError(f"precision must be in (0, 1), got {precision!r}")
-    return float(_z(confidence) ** 2 * variance / precision ** 2)
+    q = interval_factor(confidence, units, lugsail)
+    return float(q ** 2 * variance / precision ** 2)
 
 
-def half_width(variance: float, observations: float, confidence: float = 0.95) -> float:
-    """Relative half-width z · σ_rel / √n of the ``confidence`` normal interval after
-    ``observations`` observations (the inverse of :func:`flows_for_precision`)."""
-    return float(_z(confidence) * math.sqrt(variance / observations))
+def half_width(variance: float, observations: float, confidence: float = 0.95,
+               units: int | None = None, lugsail: bool = False) -> float:
+    """Relative half-width q · σ_rel / √n after ``observations`` observations (the
+    inverse of :func:`flows_for_precision`, the same ``units`` and ``lugsail``)."""
+    q = interval_factor(confidence, units, lugsail)
+    return float(q * math.sqrt(variance / observations))
