@@ -206,16 +206,30 @@ def _abandon(pool: ProcessPoolExecutor) -> None:
             process.terminate()
 
 
-def _dask(function, items, arguments, scheduler, follow_up=None):
+def _connect(scheduler: str):
+    """A Dask client of ``scheduler`` (InputError, field ``scheduler``, if it cannot be
+    reached within 10 s or the optional extra is missing)."""
     try:
-        from distributed import Client, as_completed  # optional dependency (mrfq[dask])
+        from distributed import Client  # optional dependency (mrfq[dask])
     except ImportError:
         raise InputError("needs the optional extra: pip install 'mrfq[dask]'",
                          "scheduler") from None
     try:
-        client = Client(scheduler, timeout="10s")
+        return Client(scheduler, timeout="10s")
     except (OSError, ValueError) as exc:  # (ValueError: a transport not installed, ucx://)
         raise InputError(f"cannot reach the Dask scheduler: {exc}", "scheduler") from None
+
+
+def check_scheduler(scheduler: str) -> None:
+    """InputError (field ``scheduler``) unless a Dask client reaches ``scheduler``: a
+    sweep calls it before it announces or starts any work."""
+    _connect(scheduler).close()
+
+
+def _dask(function, items, arguments, scheduler, follow_up=None):
+    from distributed import as_completed  # (present: _connect checked the extra)
+
+    client = _connect(scheduler)
     try:
         # the shared arguments (the scenario) go to the cluster once
         shared = [client.scatter(a, broadcast=True) if not isinstance(a, int | float | str)

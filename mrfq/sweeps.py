@@ -24,7 +24,7 @@ import pandas as pd
 
 from mrfq import arguments, policies
 from mrfq.errors import InputError
-from mrfq.executor import execute
+from mrfq.executor import check_scheduler, execute
 from mrfq.fluid.method import record_method
 from mrfq.io import atomic_path, check_writable_dir, write_csv
 from mrfq.kinds import (  # noqa: F401 - Point, point_key, point_filename: the sweep's API
@@ -152,6 +152,8 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
             + ", ".join(path.name for path in broken[:3]) + (", ..." if len(broken) > 3 else ""))
     done = plan.read
     total = done + len(todo)
+    if scheduler and todo:  # unreachable: one line, before any point is announced
+        check_scheduler(scheduler)
     if log:
         log(f"{total} points, {done} already done, {len(todo)} to compute"
             + (f" (packet replications added until the 95% half-width is "
