@@ -35,7 +35,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from mrfq import arguments, fields, policies
+from mrfq import arguments, fields, intervals, policies
 from mrfq.errors import InputError
 from mrfq.kinds import packet
 from mrfq.kinds.packet import packet_point
@@ -85,13 +85,14 @@ def _pilot_scenario(scenario: Scenario, flows: int, seed: int | None) -> Scenari
 
 
 def relaxation_flows(scenario: Scenario, load: float) -> float:
-    """Flow arrivals in one relaxation time of the point's busiest resource, read as an
-    M/M/1 queue at its load ρ: λ · 1/(μ(1 − √ρ)²) = ρ/(1 − √ρ)² (the relaxation time of
-    Abate & Whitt, "Transient behavior of the M/M/1 queue", 1987, in mean service times;
-    arrivals per service time ≈ ρ). 343 at ρ = 0.9, 5.8 at 0.5: what a pilot must span for
-    its batch means to see the correlation of the number in progress."""
-    rho = float(np.max(scenario.resource_loads(load)))
-    return rho / (1.0 - math.sqrt(rho)) ** 2
+    """Flow arrivals (all classes) in one relaxation time of the point's busiest
+    resource: (Λ / Λ*) ρ*/(1 − √ρ*)², :func:`mrfq.intervals.relaxation_flows` (the rule of
+    the run's own warm-up; Abate & Whitt, "Transient behavior of the M/M/1 queue", 1987,
+    in mean service times). 342 at load 0.9 of Figure 3, 6 at 0.5: what a pilot must span
+    for its batch means to see the correlation of the number in progress. (The advisor
+    had its own copy without Λ / Λ*, the share of the flows that cross the busiest
+    resource, so a pilot was short wherever some class did not cross it.)"""
+    return intervals.relaxation_flows(scenario.class_loads(load), scenario.requirements)
 
 
 def pilot_length(scenario: Scenario, load: float) -> int:
@@ -220,10 +221,11 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             "pilot_relaxations": span, "factor_low": low, "factor_high": high,
             "pilot_dof": dof, "pilot_problem": problem, "target_precision": precision,
             "flows_needed": flows_needed, "replications_needed": reps,
+            # t over the replications from 10 on, else over their pooled lugsail batches
             "half_width_configured": half_width(
                 rv.variance, configured, confidence, *(
                     (cfg.replications, False) if cfg.replications >= MIN_REPLICATIONS_FOR_T
-                    else (LUGSAIL_BATCHES, True))),
+                    else (LUGSAIL_BATCHES * cfg.replications, True))),
             "services_per_flow": services_per_flow, "services_per_cpu_s": rate,
             "configured_replications": cfg.replications,
             "wall_s_configured": cfg.flows * cfg.replications * seconds_per_flow})

@@ -241,6 +241,9 @@ def _bounded_pareto_moment(alpha: float, low: float, high: float, r: int) -> flo
     norm = alpha * low ** alpha / (1.0 - (low / high) ** alpha)
     if r == alpha:
         return norm * math.log(high / low)
+    if abs(r - alpha) < 1e-3:  # (H^(r−α) − L^(r−α)) / (r − α) without the cancellation
+        return norm * low ** (r - alpha) * math.expm1((r - alpha) * math.log(high / low)) \
+            / (r - alpha)
     return norm * (high ** (r - alpha) - low ** (r - alpha)) / (r - alpha)
 
 

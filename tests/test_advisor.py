@@ -18,7 +18,7 @@ from mrfq.advisor import (
     relaxation_flows,
     sweep_wall_time,
 )
-from mrfq.scenario import scenario_from_dict
+from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.stats import LUGSAIL_BATCHES
 from mrfq.stats.runlength import interval_factor, variance_factor
 
@@ -167,3 +167,29 @@ def test_cli_warns_about_a_pilot_too_short_for_its_load(tmp_path):
     assert "unknown" in result.stdout  # no range for the need
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 2 and all("spans 11 relaxation times" in w for w in warnings)
+
+
+def test_a_pilot_spans_the_relaxation_times_of_the_runs_warm_up():
+    """On a network where not every class crosses the busiest resource the relaxation
+    time in flows of all classes is (Λ / Λ*) ρ*/(1 − √ρ*)² (the run's warm-up rule); the
+    advisor's copy left out Λ / Λ* (linear_network at 0.9: 342 instead of 570 flows)."""
+    scenario = load_scenario("linear_network")
+    rho = float(np.max(scenario.resource_loads(0.9)))
+    bare = rho / (1 - math.sqrt(rho)) ** 2
+    loads, a = scenario.class_loads(0.9), np.asarray(scenario.requirements)
+    busiest = int(np.argmax(np.asarray(loads) @ a))
+    share = np.sum(loads) / np.sum(np.asarray(loads)[a[:, busiest] > 0])
+    assert share > 1.5
+    assert relaxation_flows(scenario, 0.9) == pytest.approx(share * bare, rel=1e-12)
+
+
+def test_the_configured_half_width_uses_the_runs_own_units():
+    """3 replications pool 5 lugsail batches each (t over 15 units); 12 replications give
+    t over 12; one run t over 5 (a review found 3 replications sized as one run)."""
+    for replications, units, lugsail in ((3, 15, True), (12, 12, False), (1, 5, True)):
+        scenario = scenario_from_dict(TINY).with_overrides(replications=replications)
+        table = advise(scenario, pilot_flows=2000, loads=[0.5])
+        measured = 4000 * 0.9 * replications
+        for row in table.itertuples():
+            assert row.half_width_configured == pytest.approx(
+                interval_factor(0.95, units, lugsail) * row.sigma_rel / math.sqrt(measured))

@@ -126,3 +126,53 @@ def test_a_cluster_with_a_task_law_offers_its_nominal_load():
     offered = tasks.sum() * 1.0 / 10 / arrival[-1]
     se = math.sqrt(tasks.size * np.mean(tasks.astype(np.float64) ** 2)) / 10 / arrival[-1]
     assert abs(offered - 0.6) <= 4 * se and se < 0.006
+
+
+EXTREMES = [({"distribution": "pareto", "shape": 100.0}, 20000.0),
+            ({"distribution": "pareto", "shape": 120.0, "max": 2.0}, 1000.0),
+            ({"distribution": "pareto", "shape": 1e6}, 1e9),
+            ({"distribution": "pareto", "shape": 1 + 1e-15, "max": 10.0}, 20000.0),
+            ({"distribution": "pareto", "shape": 1 + 1e-12, "max": 1e100}, 1e9),
+            ({"distribution": "pareto", "shape": 1.0001}, 2.0 ** 53),
+            ({"distribution": "lognormal", "sigma": 8.0}, 1e6),
+            ({"distribution": "lognormal", "sigma": 1e-8}, 2.0 ** 20 + 11),
+            ({"distribution": "hyperexponential", "scv": 1e6}, 3.0)]
+
+
+@pytest.mark.parametrize("spec, m", EXTREMES)
+def test_extreme_laws_keep_the_bounds_every_law_obeys(spec, m):
+    """x/θ ≤ N < 1 + x/θ for every flow, so E[X]/θ ≤ E[N] ≤ 1 + E[X]/θ whatever the law
+    (a review found an OverflowError at Pareto shape 100, m = 20 000, and E[N] 0.6% off
+    its bounds at shape 1 + 1e-15)."""
+    law = parse_size(spec)
+    theta = -math.log1p(-1 / m)
+    assert law.mean == pytest.approx(1.0, rel=1e-9)
+    assert law.mean / theta <= mean_count(law, m) <= 1 + law.mean / theta
+
+
+def test_a_narrow_lognormal_at_large_m_is_summed_where_it_steps():
+    """σ = 1e-8: X is within 1e-7 of 1, so N = 1 + ⌊1/θ⌋ for all but the flows near a
+    step; term by term over the 2^20 + 100 terms around 1/θ (the Euler–Maclaurin tail
+    from 2^20 gave 3.8e-7 too much)."""
+    law = parse_size({"distribution": "lognormal", "sigma": 1e-8})
+    m = 2.0 ** 20 + 11
+    assert mean_count(law, m) == pytest.approx(slow_mean_count(law, m), rel=1e-13)
+
+
+def test_the_packet_budget_counts_the_packets_a_law_makes():
+    """An un-rescaled table of sizes 10^6–2·10^6 work units at m = 20 000 makes E[N] ≈
+    3·10^10 packets per flow: 1 000 flows reach 3·10^13 > 2^43 packet arrivals, refused
+    before any work (the budget of flows × m passed it: 2·10^7)."""
+    from mrfq.errors import InputError
+    from mrfq.scenario import scenario_from_dict
+    raw = {"name": "unscaled", "resources": ["link"],
+           "classes": [{"name": "a", "requirements": [1.0], "load_share": 1,
+                        "size": {"distribution": "cdf", "rescale": False,
+                                 "points": [[1e6, 0.0], [2e6, 1.0]]}}],
+           "load": {"axis": "link", "values": [0.5]},
+           "packet": {"policies": ["fifo"], "mean_size": 20000, "flows": 1000}}
+    with pytest.raises(InputError, match="2.99992e\\+10 packets") as info:
+        scenario_from_dict(raw)
+    assert info.value.field == "packet.mean_size"
+    raw["packet"]["flows"] = 100  # 3·10^12: within the budget
+    scenario_from_dict(raw)

@@ -59,6 +59,7 @@ from mrfq.stats import (
     utilisation,
     utilisation_batches,
     utilisation_columns,
+    withhold,
 )
 
 NAME = "packet"
@@ -299,6 +300,7 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     combined = combine_replications(tables, packet.mean_size, confidence,
                                     sojourn_edges=sojourn_bin_edges(),
                                     warmup_flows=start_up)
+    relaxation = combined.attrs.get("relaxation_problem", "")
     if fluid_record is not None:
         classes = fluid_record["classes"]
         combined = stats.with_fluid_variance(
@@ -317,8 +319,7 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     combined["precision_reached"] = (np.nan if packet.precision is None
                                      else bool((achieved <= packet.precision).all()))
     combined["ci_warning"] = class_warnings(scenario, records[0]["load"])
-    # point-level: Jain's index over all measured flows, utilisation of every resource,
-    # with their intervals; NaN for records from before these metrics
+    # point-level (NaN for records from before them): Jain's index, utilisation
     rows = [c for r in records for c in r["classes"]]
     if all("rate_sum" in c and isinstance(c.get("size_bin_flows"), list) for c in rows):
         combined["jain_overall"] = jain_index(sum(c["rate_sum"] for c in rows),
@@ -326,10 +327,9 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
                                               sum(sum(c["size_bin_flows"]) for c in rows))
     else:
         combined["jain_overall"] = np.nan
-    for column, value in jain_overall_columns(records, confidence).items():
-        combined[column] = value
-    for column, value in utilisation_columns(records, list(scenario.resources),
-                                             confidence).items():
+    point = {**jain_overall_columns(records, confidence),
+             **utilisation_columns(records, list(scenario.resources), confidence)}
+    for column, value in withhold(point, relaxation).items():  # (a run too short)
         combined[column] = value
     if packet.init == "fluid":  # flows in progress at t = 0, over all replications
         combined["initial_flows"] = [

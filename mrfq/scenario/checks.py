@@ -10,13 +10,14 @@ file is assembled in :mod:`mrfq.scenario.files`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mrfq import fields, policies
+from mrfq.counts import mean_count
 from mrfq.errors import InputError
 from mrfq.scenario.config import (
     FLUID_METHODS,
@@ -284,13 +285,22 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
 
 
 def check_packet_budget(packet: PacketConfig, n_resources: int, field: str,
-                        source: str | None) -> None:
+                        source: str | None, classes: Sequence = ()) -> None:
     """InputError when a replication's expected packet arrivals at resources, flows ×
-    mean_size × resources, reach the engine's limit (MAX_FLOWS = 2^43): the run would stop
-    there after hours (mean_size = 1e308 overflowed and hung)."""
-    expected = packet.flows * packet.mean_size * n_resources
+    packets per flow × resources, reach the engine's limit (MAX_FLOWS = 2^43): the run
+    would stop there after hours (mean_size = 1e308 overflowed and hung). Packets per
+    flow: mean_size, or with ``classes`` their mix, Σ ρ_k / Σ (ρ_k / E[N_k]) (flow rates
+    ρ_k / E[N_k], :func:`mrfq.counts.mean_count`: an un-rescaled table of sizes 10^6
+    times the mean makes 10^6 times more packets)."""
+    per_flow = packet.mean_size
+    shares = [c.load_share for c in classes]
+    if classes and sum(shares) > 0:
+        rates = sum(share / mean_count(c.size, packet.mean_size)
+                    for share, c in zip(shares, classes, strict=True))
+        per_flow = sum(shares) / rates
+    expected = packet.flows * per_flow * n_resources
     if expected >= MAX_FLOWS:
-        raise fail(f"{packet.flows:,} flows × {packet.mean_size:g} packets × {n_resources} "
+        raise fail(f"{packet.flows:,} flows × {per_flow:.6g} packets × {n_resources} "
                    f"resources = {expected:.3g} packet arrivals per replication, more than "
                    "2^43 (the engine's limit): fewer or shorter flows", field, source)
 

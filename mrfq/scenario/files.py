@@ -93,7 +93,7 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     fluid = parse_fluid(raw.get("fluid", {}), source, classes)
     packet = parse_packet(raw.get("packet", {}), source)
     check_fq_names(packet, resources, "packet.fq_resource", source)
-    check_packet_budget(packet, len(resources), "packet.mean_size", source)
+    check_packet_budget(packet, len(resources), "packet.mean_size", source, classes)
     check_init(packet, classes, "packet.init", source)
 
     flows, timeline = parse_flows(raw.get("flows"), raw.get("timeline"), names,

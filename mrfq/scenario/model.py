@@ -234,7 +234,7 @@ class Scenario(ByValue):
         merged["policies"] = list(merged["policies"])
         packet = parse_packet(merged, self.source, "keyword")
         check_fq_names(packet, self.resources, "fq_resource", None)
-        check_packet_budget(packet, len(self.resources), "mean_size", None)
+        check_packet_budget(packet, len(self.resources), "mean_size", None, self.classes)
         if "max_replications" in raw and packet.precision is None:
             raise InputError(UNUSED_BUDGET, "max_replications")
         check_window(packet.window, len(self.resources), len(self.classes), "window", None)

@@ -88,6 +88,7 @@ from mrfq.stats.tables import (
     in_progress_average,
     merged_histogram,
     replication_table,
+    withhold,
 )
 
 #: bump when the per-class estimates a stored packet point holds change (part of its key;
@@ -119,5 +120,5 @@ __all__ = [
     "utilisation_columns",
     # mrfq.stats.tables
     "LUGSAIL_BATCHES", "WARMUP_LIMIT_PROBLEM", "combine_replications", "in_progress_average",
-    "merged_histogram", "relaxation_cut", "replication_table", "warmup_cut",
+    "merged_histogram", "relaxation_cut", "replication_table", "warmup_cut", "withhold",
 ]

@@ -3,19 +3,23 @@
 Every reported statistic ``<name>`` gets ``<name>_low``, ``<name>_high`` and
 ``<name>_problem`` with the conventions of γ (:func:`mrfq.stats.combine_replications`):
 over the replications when there are ≥ :data:`MIN_REPLICATIONS_FOR_T` of them, otherwise
-over the consecutive batches of the run(s), merged in pairs while they are correlated; the
-point estimate is always the one from all data, the interval brackets it, and an interval
-that cannot be trusted has NaN bounds and a problem string ("" when fine).
+over the consecutive batches of the run(s) (pooled over fewer replications); the interval
+brackets its estimate, and an interval that cannot be trusted has NaN bounds and a
+problem string ("" when fine). The means (FCT, slowdown, packet sojourn) rest on the
+flows after γ's relaxation cut; Jain's index, the percentiles and the utilisation on the
+record's own cut.
 
 * :func:`flow_interval_columns` — ``mean_sojourn`` (mean flow completion time), and
   ``mean_slowdown``: ratio estimators (Σ T / n, Σ (T/N) / n) over the flows after γ's
-  relaxation cut, with γ's delta-method interval (one run: lugsail batches,
+  relaxation cut, with γ's delta-method interval (batches: lugsail,
   :func:`~mrfq.stats.estimators.cut_batch_interval`); ``jain_index``:
-  :func:`jain_interval`.
+  :func:`jain_interval` (batches merged in pairs while correlated).
 * :func:`quantile_columns` — ``p50_sojourn``, ``p95_sojourn``, ``p99_sojourn`` of the
   per-packet sojourn: the quantile of the merged histogram, the interval by sectioning
-  over the replications' own quantiles or the batches' (:func:`batch_unit_interval`),
-  rounded out to histogram bin edges (:func:`round_outward`).
+  over the replications' own quantiles or the batches' (lugsail, no correlation gate:
+  :func:`lugsail_unit_interval`; runs too short for 5 batches at a merged level:
+  :func:`batch_unit_interval`), rounded out to histogram bin edges
+  (:func:`round_outward`).
 * :func:`utilisation_columns` — per resource the busy fraction, a ratio (busy time /
   time) over replications or over the kernel's flow buckets.
 """
@@ -90,7 +94,7 @@ def flow_interval_columns(per: list, confidence: float, many: bool, max_lag1: fl
         times = np.array([float(p["mean_sojourn"]) * c if c else 0.0
                           for p, c in zip(per, counts, strict=True)])
         for r, (p, d) in enumerate(zip(per, drops, strict=True)):
-            if d:
+            if d and p["batch_sojourn_sums"]:  # (no batches: γ cuts nothing there either)
                 times[r] = _kept(p["batch_sojourn_sums"], d)
                 counts[r] = _kept(_batch_counts(int(p["flows_measured"]),
                                                 len(p["batch_sojourn_sums"])), d)
@@ -120,10 +124,10 @@ def flow_interval_columns(per: list, confidence: float, many: bool, max_lag1: fl
         n = [float(sum(p["size_bin_flows"])) for p in per]
         slowdown = [p["slowdown_sum"] for p in per]
         for r, (p, d) in enumerate(zip(per, drops, strict=True)):
-            if d and listed:
+            if d and p.get("batch_flow_counts"):  # as the mean sojourn above
                 slowdown[r] = _kept(p["batch_slowdown_sums"], d)
                 n[r] = _kept(p["batch_flow_counts"], d)
-        if any(drops) and listed:
+        if any(drops):
             out["mean_slowdown"] = float(sum(slowdown) / sum(n)) if sum(n) else np.nan
         out |= interval_columns("mean_slowdown", ratio_interval(
             slowdown, n, confidence, require_positive=True, method="replications"))

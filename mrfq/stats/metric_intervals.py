@@ -12,7 +12,8 @@ per-packet sojourn, Jain's index, and the merging of per-batch values they share
   batch estimates at successive pair-merged levels (32 → 16 → 8 … batches): the first
   level whose deviations θ̂_i − θ̂ have lag-1 autocorrelation ≤ ``max_lag1`` is used, as
   the batch means of γ are merged (:func:`mrfq.stats.estimators.merge_batches`).
-* :func:`lugsail_unit_interval` — the one-run percentiles' interval: sectioning at the
+* :func:`lugsail_unit_interval` — the percentiles' interval over batches (one run, or
+  fewer than 10 replications pooled): sectioning at the
   deepest level with at least :data:`~mrfq.stats.estimators.LUGSAIL_BATCHES` batches,
   with γ's lugsail variance against the level below and no correlation gate (on M/D/1 at
   load 0.9 the gated rule gave p99 in 58% of 20 000-flow runs, covering 69% of those;

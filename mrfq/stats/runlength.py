@@ -21,6 +21,7 @@ Var(X)(1 + φ)/(1 − φ) — the closed form the tests check against.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -104,6 +105,7 @@ def relative_variance(y: np.ndarray | Sequence[float], x: np.ndarray | Sequence[
     return RelativeVariance(estimate, variance, b, float(lag1), dof, low, high, problem)
 
 
+@functools.lru_cache(maxsize=256)  # (an integral: the advisor asks twice per row)
 def interval_factor(confidence: float = 0.95, units: int | None = None,
                     lugsail: bool = False) -> float:
     """q of a relative half-width q · σ_rel / √n at ``confidence``: z for a known variance

@@ -229,7 +229,8 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
     ``ci_units`` − 1 degrees of freedom).
 
     Other columns: ``ratio_estimate`` (= gamma with current records), ``sojourn_gamma``
-    m / mean(T), ``mean_sojourn`` (pooled), ``mean_in_progress`` and ``little_gamma``
+    m / mean(T) (γ's target when E[N] = m: exponential sizes; :mod:`mrfq.counts`),
+    ``mean_sojourn`` (pooled), ``mean_in_progress`` and ``little_gamma``
     (means over replications), ``flows_measured`` and ``warmup_flows`` (sums),
     ``warmup_cut`` (largest over replications; NaN for old records).
 
@@ -337,21 +338,24 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
                                     min_batches, drops),
         })
         if relax_problem:  # too short for its warm-up: no interval of the row holds
-            _withhold(rows[-1], relax_problem)
-    return pd.DataFrame(rows)
+            withhold(rows[-1], relax_problem)
+    table = pd.DataFrame(rows)
+    table.attrs["relaxation_problem"] = relax_problem  # (for the point-level intervals)
+    return table
 
 
-def _withhold(row: dict, problem: str) -> None:
-    """NaN bounds and ``problem`` first for every interval of a class row but γ's."""
-    for key in [k for k in row if k.endswith("_problem") and k != "ci_problem"] + [
-            "packet_ci_problem"]:
-        if key not in row:
-            continue
+def withhold(row: dict, problem: str) -> dict:
+    """NaN bounds and ``problem`` first for every interval of ``row`` (a class row, or
+    point-level columns) but γ's, when ``problem`` (a run too short for its warm-up)."""
+    if not problem:
+        return row
+    for key in [k for k in row if k.endswith("_problem") and k != "ci_problem"]:
         stem = "packet_sojourn" if key == "packet_ci_problem" else key[:-len("_problem")]
         if f"{stem}_low" in row:
             row[f"{stem}_low"] = row[f"{stem}_high"] = np.nan
             stated = row[key] if isinstance(row[key], str) else ""
             row[key] = "; ".join(filter(None, [problem, stated]))
+    return row
 
 
 def _flow_metric_columns(per: list) -> dict:
