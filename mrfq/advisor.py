@@ -40,6 +40,7 @@ from mrfq.errors import InputError
 from mrfq.kinds import packet
 from mrfq.kinds.packet import packet_point
 from mrfq.packet.engine import check_flows
+from mrfq.packet.model import flow_rates
 from mrfq.scenario import Scenario, load_scenario
 from mrfq.stats import LUGSAIL_BATCHES, MIN_REPLICATIONS_FOR_T
 from mrfq.stats.runlength import (
@@ -92,7 +93,9 @@ def relaxation_flows(scenario: Scenario, load: float) -> float:
     for its batch means to see the correlation of the number in progress. (The advisor
     had its own copy without Λ / Λ*, the share of the flows that cross the busiest
     resource, so a pilot was short wherever some class did not cross it.)"""
-    return intervals.relaxation_flows(scenario.class_loads(load), scenario.requirements)
+    rho = scenario.class_loads(load)
+    return intervals.relaxation_flows(rho, scenario.requirements, flow_rates(
+        rho, scenario.packet.mean_size, scenario.size_laws))
 
 
 def pilot_length(scenario: Scenario, load: float) -> int:

@@ -175,7 +175,8 @@ def histogram_quantile(counts: np.ndarray, edges: np.ndarray, q: float) -> float
     return float(edges[i] + min(max(fraction, 0.0), 1.0) * (edges[i + 1] - edges[i]))
 
 
-def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray) -> float:
+def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray,
+                     flow_rates: np.ndarray | None = None) -> float:
     """Flow arrivals (all classes) in one relaxation time of the most loaded resource.
 
     With ρ* the load of the most loaded resource j*, the relaxation time of a queue at
@@ -184,7 +185,8 @@ def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray) -> float
     through j* brings to it. In flows of all classes that is (Λ / Λ*) · ρ* / (1 − √ρ*)²,
     Λ the flow arrival rate and Λ* that of the classes using j* — 342 at load 0.9 on the
     Figure 3 scenario, 6 at load 0.5. ``class_loads`` ρ_k (packets per time unit = flow
-    rate × mean size, so the mean size cancels), ``requirements`` a_kj (K × J). A run
+    rate × mean size, so the mean size cancels), ``requirements`` a_kj (K × J),
+    ``flow_rates`` λ_k for Λ / Λ* when the classes' mean sizes differ (default ∝ ρ_k). A run
     started empty is still biased after a relaxation time or two: the start-up cut of
     ``warmup = "auto"`` is :data:`mrfq.stats.RELAXATIONS` of them."""
     rho = np.asarray(class_loads, dtype=np.float64)
@@ -195,5 +197,6 @@ def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray) -> float
     if not 0.0 < busiest < 1.0:
         return 0.0 if busiest <= 0.0 else np.inf
     through = a[:, j] > 0
-    share = rho.sum() / rho[through].sum()  # Λ / Λ* (flow rates ∝ ρ_k: one mean size)
+    rates = rho if flow_rates is None else np.asarray(flow_rates, dtype=np.float64)
+    share = rates.sum() / rates[through].sum()  # Λ / Λ*
     return float(share * busiest / (1.0 - np.sqrt(busiest)) ** 2)

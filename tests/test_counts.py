@@ -176,3 +176,26 @@ def test_the_packet_budget_counts_the_packets_a_law_makes():
     assert info.value.field == "packet.mean_size"
     raw["packet"]["flows"] = 100  # 3·10^12: within the budget
     scenario_from_dict(raw)
+
+
+def test_the_warm_up_counts_flows_at_their_own_rates():
+    """Λ / Λ* of the relaxation time in flows (the share of the flows that cross the
+    busiest resource) from the flow rates ρ_k / E[N_k]: a class that never crosses it
+    with flows five times as long arrives five times less often than its load says."""
+    from mrfq.kinds.packet import start_up_flows
+    from mrfq.scenario import scenario_from_dict
+    from mrfq.stats import RELAXATIONS
+    long = {"distribution": "cdf", "rescale": False, "points": [[4.0, 0.0], [6.0, 1.0]]}
+    scenario = scenario_from_dict({
+        "name": "two", "resources": ["a", "b"],
+        "classes": [{"name": "x", "requirements": [1.0, 0.0], "load_share": 2},
+                    {"name": "y", "requirements": [0.0, 1.0], "load_share": 1,
+                     "size": long}],
+        "load": {"axis": "a", "values": [0.8]},
+        "packet": {"mean_size": 20, "warmup": "auto", "flows": 100000}})
+    rho = scenario.class_loads(0.8)
+    rates = rho / np.array([20.0, mean_count(parse_size(long), 20)])
+    assert rates[1] < rates[0] / 9  # (5 m packets per flow at half the load)
+    busiest = 0.8 / (1 - math.sqrt(0.8)) ** 2
+    expected = RELAXATIONS * rates.sum() / rates[0] * busiest
+    assert start_up_flows(scenario, 0.8) == math.ceil(expected)

@@ -209,7 +209,9 @@ def transient_warning(scenario: Scenario, load: float) -> str:
     where sojourns are short, so γ comes out high and the interval, from replications
     biased alike, misses it (quickstart, DRF, load 1 − 10⁻⁹, 10⁶ flows: γ 3.8·10⁻⁴
     [3.5·10⁻⁴, 4.2·10⁻⁴] where the stationary γ is of order 10⁻⁹)."""
-    relaxation = relaxation_flows(scenario.class_loads(load), scenario.requirements)
+    rho = scenario.class_loads(load)
+    relaxation = relaxation_flows(rho, scenario.requirements,  # flow rates ρ_k / E[X_k]
+                                  rho / np.array([law.mean for law in scenario.size_laws]))
     flows = scenario.fluid.flows
     if relaxation <= WARMUP * flows:
         return ""

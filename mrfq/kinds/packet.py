@@ -37,14 +37,9 @@ from mrfq.kinds.replications import Stopping, chosen_replications
 from mrfq.kinds.replications import first_replications as first_of_config
 from mrfq.kinds.replications import stopping as stopping_rule
 from mrfq.packet import kernel
-from mrfq.packet.engine import (
-    Replication,
-    check_flows,
-    run_replication,
-    sojourn_bin_edges,
-)
+from mrfq.packet.engine import Replication, check_flows, run_replication, sojourn_bin_edges
 from mrfq.packet.initial import draw_initial_flows
-from mrfq.packet.model import PacketModel
+from mrfq.packet.model import PacketModel, flow_rates
 from mrfq.scenario import Scenario, scenario_from_dict
 from mrfq.scenario import check_init as check_scenario_init
 from mrfq.scenario.checks import check_parameters_read
@@ -229,8 +224,9 @@ def start_up_flows(scenario: Scenario, load: float) -> int:
     choice stands)."""
     if scenario.packet.warmup != "auto":
         return 0
-    flows = stats.RELAXATIONS * stats.relaxation_flows(scenario.class_loads(load),
-                                                       scenario.requirements)
+    rho = scenario.class_loads(load)  # (Λ / Λ* from the flow rates: sizes may differ)
+    flows = stats.RELAXATIONS * stats.relaxation_flows(rho, scenario.requirements, flow_rates(
+        rho, scenario.packet.mean_size, scenario.size_laws))
     return int(np.ceil(flows)) if np.isfinite(flows) else scenario.packet.flows
 
 

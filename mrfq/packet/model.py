@@ -83,6 +83,19 @@ class PacketModel:
         )
 
 
+def flow_rates(class_loads: np.ndarray, mean_size: float,
+               laws: list[SizeLaw] | None = None) -> np.ndarray:
+    """Flow arrival rates λ_k = ρ_k / E[N_k] per time unit: E[N_k] = m for exponential
+    sizes (``laws`` None: every class), else the exact mean of the packets its law gives
+    (:func:`mrfq.counts.mean_count`; not m E[X] for small m), so that every class offers
+    exactly its load ρ_k."""
+    rates = np.asarray(class_loads, dtype=np.float64) / mean_size
+    for k, law in enumerate(laws or ()):
+        if law.distribution != "exponential":
+            rates[k] = class_loads[k] / mean_count(law, mean_size)
+    return rates
+
+
 class ArrivalStream:
     """Poisson flow arrivals (superposed classes), sizes in packets of mean ``mean_size``.
 
@@ -107,14 +120,10 @@ class ArrivalStream:
         # would differ; tags PACKET_ARRIVALS + 0, 1, 2 and + 10 + k
         tag = seeds.PACKET_ARRIVALS
         gaps, classes, self._sizes = (seeds.stream(seed_seq, tag + i) for i in range(3))
-        rates = np.asarray(class_loads, dtype=np.float64) / mean_size
+        rates = flow_rates(class_loads, mean_size, laws)
         # classes whose law is not exponential: (class, law, its own size stream)
         self._other = [(k, law, seeds.stream(seed_seq, tag + 10 + k))
                        for k, law in enumerate(laws or ()) if law.distribution != "exponential"]
-        for k, law, _ in self._other:
-            # λ_k = ρ_k / E[N_k], E[N_k] the exact mean of the packets its law gives
-            # (mrfq.counts: not m E[X] for small m), so the run offers its nominal load
-            rates[k] = class_loads[k] / mean_count(law, mean_size)
         self._poisson = PoissonArrivals(gaps, classes, rates, ARRIVAL_BLOCK)
         self.total_rate = self._poisson.total_rate
         self._p = 1.0 / mean_size
