@@ -157,12 +157,15 @@ def _lognormal_sum(sigma: float, theta: float) -> float:
     mu = -sigma * sigma / 2
     first = math.floor(math.exp(mu - 9.5 * sigma) / theta)  # the terms before: 1 each
     last = math.ceil(math.exp(mu + 9.5 * sigma) / theta)
-    if last - first > 4 * DIRECT_TERMS:
+    covered = last - first <= 4 * DIRECT_TERMS  # the bulk one by one, else the start
+    if not covered:
         first, last = 1, DIRECT_TERMS - 1
     n = np.arange(max(first, 1), last + 1, dtype=np.float64)
     direct = max(first - 1, 0) + float(ndtr((mu - np.log(n * theta)) / sigma).sum())
     a = (last + 1) * theta
     z = (math.log(a) - mu) / sigma
+    if covered and not z > 9.0:  # (θ at the bulk's resolution, m ~ 2^53: a rounds into
+        return direct              # it, where the formula does not hold; the rest < 1e-20)
     survival = float(ndtr(-z))
     excess = float(ndtr(sigma - z)) - a * survival  # E[(X − a)⁺]
     density = math.exp(-z * z / 2) / (math.sqrt(2 * math.pi) * a * sigma)

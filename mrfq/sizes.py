@@ -238,13 +238,13 @@ def _h2(scv: float) -> tuple[tuple[float, float], tuple[float, float]]:
 
 def _bounded_pareto_moment(alpha: float, low: float, high: float, r: int) -> float:
     """E[X^r] of the Pareto(α, x_m = low) truncated to [low, high]."""
-    norm = alpha * low ** alpha / (1.0 - (low / high) ** alpha)
+    # with expm1, so that r near α or H near L keep their digits (1 − (L/H)^α and
+    # H^(r−α) − L^(r−α) cancel there)
+    span = math.log(high / low)
+    norm = alpha * low ** alpha / -math.expm1(-alpha * span)
     if r == alpha:
-        return norm * math.log(high / low)
-    if abs(r - alpha) < 1e-3:  # (H^(r−α) − L^(r−α)) / (r − α) without the cancellation
-        return norm * low ** (r - alpha) * math.expm1((r - alpha) * math.log(high / low)) \
-            / (r - alpha)
-    return norm * (high ** (r - alpha) - low ** (r - alpha)) / (r - alpha)
+        return norm * span
+    return norm * low ** (r - alpha) * math.expm1((r - alpha) * span) / (r - alpha)
 
 
 def _read_sizes(path: Path, where: str, source: str | None) -> np.ndarray:

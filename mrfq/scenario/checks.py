@@ -10,6 +10,7 @@ file is assembled in :mod:`mrfq.scenario.files`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -295,11 +296,17 @@ def check_packet_budget(packet: PacketConfig, n_resources: int, field: str,
     per_flow = packet.mean_size
     shares = [c.load_share for c in classes]
     if classes and sum(shares) > 0:
-        rates = sum(share / mean_count(c.size, packet.mean_size)
-                    for share, c in zip(shares, classes, strict=True))
-        per_flow = sum(shares) / rates
+        try:  # (E[N] of m near 1e308 overflows: then it is surely over the limit)
+            with np.errstate(all="ignore"):
+                rates = sum(share / mean_count(c.size, packet.mean_size)
+                            for share, c in zip(shares, classes, strict=True))
+            per_flow = sum(shares) / rates
+        except (OverflowError, ZeroDivisionError):
+            per_flow = math.nan
     expected = packet.flows * per_flow * n_resources
-    if expected >= MAX_FLOWS:
+    if not math.isfinite(per_flow):  # (said with m, counted as over the limit)
+        per_flow, expected = packet.mean_size, math.inf
+    if not expected < MAX_FLOWS:
         raise fail(f"{packet.flows:,} flows × {per_flow:.6g} packets × {n_resources} "
                    f"resources = {expected:.3g} packet arrivals per replication, more than "
                    "2^43 (the engine's limit): fewer or shorter flows", field, source)

@@ -221,7 +221,9 @@ class Scenario(ByValue):
         """A copy with every class's flow-size law replaced by ``spec`` (a ``size`` table
         or a :class:`~mrfq.sizes.SizeLaw`; validated like the file's)."""
         law = parse_size(spec, "size", self.source)
-        return replace(self, classes=tuple(replace(c, size=law) for c in self.classes))
+        classes = tuple(replace(c, size=law) for c in self.classes)
+        check_packet_budget(self.packet, len(self.resources), "size", None, classes)
+        return replace(self, classes=classes)
 
     def with_overrides(self, **changes: Any) -> Scenario:
         """A copy with packet-section fields replaced (validated like the file's; errors
