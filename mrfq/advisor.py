@@ -35,12 +35,12 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from mrfq import arguments, fields, intervals, policies
+from mrfq import arguments, fields, policies
 from mrfq.errors import InputError
 from mrfq.kinds import packet
 from mrfq.kinds.packet import packet_point
 from mrfq.packet.engine import check_flows
-from mrfq.packet.model import flow_rates
+from mrfq.packet.model import relaxation_flows  # (also the advisor's name)
 from mrfq.scenario import Scenario, load_scenario
 from mrfq.stats import LUGSAIL_BATCHES, MIN_REPLICATIONS_FOR_T
 from mrfq.stats.runlength import (
@@ -83,19 +83,6 @@ def _pilot_scenario(scenario: Scenario, flows: int, seed: int | None) -> Scenari
     pilot = replace(cfg, flows=int(flows), replications=1, precision=None,
                     batches=PILOT_BATCHES, seed=cfg.seed if seed is None else seed)
     return replace(scenario, packet=pilot)
-
-
-def relaxation_flows(scenario: Scenario, load: float) -> float:
-    """Flow arrivals (all classes) in one relaxation time of the point's busiest
-    resource: (Λ / Λ*) ρ*/(1 − √ρ*)², :func:`mrfq.intervals.relaxation_flows` (the rule of
-    the run's own warm-up; Abate & Whitt, "Transient behavior of the M/M/1 queue", 1987,
-    in mean service times). 342 at load 0.9 of Figure 3, 6 at 0.5: what a pilot must span
-    for its batch means to see the correlation of the number in progress. (The advisor
-    had its own copy without Λ / Λ*, the share of the flows that cross the busiest
-    resource, so a pilot was short wherever some class did not cross it.)"""
-    rho = scenario.class_loads(load)
-    return intervals.relaxation_flows(rho, scenario.requirements, flow_rates(
-        rho, scenario.packet.mean_size, scenario.size_laws))
 
 
 def pilot_length(scenario: Scenario, load: float) -> int:

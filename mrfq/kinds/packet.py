@@ -39,7 +39,7 @@ from mrfq.kinds.replications import stopping as stopping_rule
 from mrfq.packet import kernel
 from mrfq.packet.engine import Replication, check_flows, run_replication, sojourn_bin_edges
 from mrfq.packet.initial import draw_initial_flows
-from mrfq.packet.model import PacketModel, flow_rates
+from mrfq.packet.model import PacketModel, relaxation_flows
 from mrfq.scenario import Scenario, scenario_from_dict
 from mrfq.scenario import check_init as check_scenario_init
 from mrfq.scenario.checks import check_parameters_read
@@ -220,13 +220,11 @@ def packet_point(scenario: Scenario, policy: str, load: float, replication: int)
 def start_up_flows(scenario: Scenario, load: float) -> int:
     """Flows from each replication's start that ``warmup = "auto"`` leaves out of γ at
     least: :data:`mrfq.stats.RELAXATIONS` relaxation times of the most loaded resource
-    (:func:`mrfq.stats.relaxation_flows`); 0 with a fixed warm-up fraction (the user's
+    (:func:`mrfq.packet.model.relaxation_flows`); 0 with a fixed warm-up fraction (the user's
     choice stands)."""
     if scenario.packet.warmup != "auto":
         return 0
-    rho = scenario.class_loads(load)  # (Λ / Λ* from the flow rates: sizes may differ)
-    flows = stats.RELAXATIONS * stats.relaxation_flows(rho, scenario.requirements, flow_rates(
-        rho, scenario.packet.mean_size, scenario.size_laws))
+    flows = stats.RELAXATIONS * relaxation_flows(scenario, load)
     return int(np.ceil(flows)) if np.isfinite(flows) else scenario.packet.flows
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mrfq import seeds
+from mrfq import intervals, seeds
 from mrfq.arrivals import PoissonArrivals
 from mrfq.counts import mean_count, packet_counts
 from mrfq.scenario import Scenario
@@ -94,6 +94,17 @@ def flow_rates(class_loads: np.ndarray, mean_size: float,
         if law.distribution != "exponential":
             rates[k] = class_loads[k] / mean_count(law, mean_size)
     return rates
+
+
+def relaxation_flows(scenario: Scenario, load: float) -> float:
+    """Flow arrivals (all classes) in one relaxation time of the busiest resource at
+    ``load``: (Λ / Λ*) ρ*/(1 − √ρ*)², :func:`mrfq.intervals.relaxation_flows` with Λ / Λ*
+    from the flow rates (:func:`flow_rates`: classes' mean sizes may differ). 342 at load
+    0.9 of Figure 3, 6 at 0.5. The warm-up of ``warmup = "auto"`` and the advisor's pilot
+    length both count in these."""
+    rho = scenario.class_loads(load)
+    return intervals.relaxation_flows(rho, scenario.requirements, flow_rates(
+        rho, scenario.packet.mean_size, scenario.size_laws))
 
 
 class ArrivalStream:
