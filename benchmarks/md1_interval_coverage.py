@@ -2,8 +2,9 @@
 window 1), against the exact E[T] = 1 + ρ / (2 (1 − ρ)) and γ = 1 / E[T] (a finding of
 the eighteenth session's review: the means' and percentiles' intervals cover less than
 γ's at high load). Per seed one point (``flows`` × ``replications``, warm-up "auto");
-prints, per interval, the seeds where it is given, the share covering the exact value,
-and the median relative half-width.
+prints, per interval, the seeds where it is given, the share covering the exact value
+(and the shares of intervals wholly below and above it), and the median relative
+half-width.
 
     PYTHONPATH=. python benchmarks/md1_interval_coverage.py RHO FLOWS REPLICATIONS SEEDS
 """
@@ -23,8 +24,10 @@ PERCENTILES_09 = {"p50_sojourn": 4.0130, "p95_sojourn": 15.1287, "p99_sojourn": 
 def coverage(table: pd.DataFrame, low: str, high: str, exact: float) -> str:
     given = table[low].notna()
     inside = ((table[low] <= exact) & (exact <= table[high]))[given]
+    below, above = (table[high] < exact)[given].mean(), (table[low] > exact)[given].mean()
     width = ((table[high] - table[low]) / 2 / exact)[given].median()
-    return f"{given.sum()} given, cover {inside.mean():.3f}, median half-width {width:.4f}"
+    return (f"{given.sum()} given, cover {inside.mean():.3f} (interval below the exact "
+            f"value {below:.3f}, above {above:.3f}), median half-width {width:.4f}")
 
 
 if __name__ == "__main__":
@@ -46,5 +49,8 @@ if __name__ == "__main__":
                                            sojourn))
     print("mean packet sojourn ", coverage(table, "packet_sojourn_low",
                                            "packet_sojourn_high", sojourn))
+    # the link's busy fraction is ρ exactly (every packet's work is 1, offered at rate ρ)
+    print("utilisation         ", coverage(table, "utilisation_link_low",
+                                           "utilisation_link_high", rho))
     for name, exact in PERCENTILES_09.items() if rho == 0.9 else ():
         print(f"{name:20s}", coverage(table, f"{name}_low", f"{name}_high", exact))

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from mrfq import api, console, pipeline, table_warnings
+from mrfq import api, console, pipeline, table_warnings, validation
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import COUNT, OneOf, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
@@ -235,8 +235,9 @@ def plot(sources, output, formats, jobs):
 
     A SOURCE may be a results directory of ``mrfq sweep`` (Figure 3 layout: one panel per
     packet policy, fluid lines, packet points with CIs; plus the Figure 1/2 panels) or a
-    fluid CSV written by ``mrfq fluid`` (Figure 1/2 layout), or a directory of ``mrfq
-    flows`` (dominant share over time).
+    fluid CSV written by ``mrfq fluid`` (Figure 1/2 layout), a directory of ``mrfq
+    flows`` (dominant share over time), or one of ``mrfq cluster`` (a trace run's
+    shares, utilisation and completion times over time).
     """
 
     _check_jobs(jobs)
@@ -283,7 +284,8 @@ def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str 
               "--precision (default: the scenario's, 1000).")
 @user_errors
 def sweep(scenario, results, jobs, scheduler, precision, max_replications):
-    """Every (policy, load, replication) packet point of SCENARIO plus the fluid curves.
+    """Every point of SCENARIO: each (policy, load, replication) packet point, each
+    (policy, load) cluster point ([cluster]), and the fluid curves.
 
     One file per point (hash-named, atomic): an interrupted sweep resumes where it was.
     """
@@ -298,10 +300,7 @@ def _print_validation(table, tolerance: float) -> bool:
                                  for p, w in zip(table["passed"], warned, strict=True)])
     _show(shown, ["kind", "policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
                   "relative_difference", "status", "verdict"], 4)
-    failed = int((~table["passed"]).sum())
-    inside = int(table["fluid_in_ci"].sum())
-    click.echo(f"{len(table) - failed}/{len(table)} points pass ({inside} with the fluid "
-               f"value in the 95% CI, {len(table) - failed - inside} within {tolerance:.0%})")
+    click.echo(validation.count_line(table, tolerance))
     known = table[table["known_limitation"] != ""]
     for (policy, reason), rows in known.groupby(["policy", "known_limitation"], sort=False):
         click.echo(f"{len(rows)} failing {policy} point{'s' * (len(rows) != 1)}: known "
@@ -311,7 +310,7 @@ def _print_validation(table, tolerance: float) -> bool:
                    "where they pass: not a validation; ci_warning in validation.csv)")
         for line in table_warnings.interval_warnings(table):
             click.echo(line)
-    return failed == 0
+    return bool(table["passed"].all())
 
 
 @main.command()

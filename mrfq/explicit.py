@@ -69,6 +69,12 @@ def parse_flows(raw_flows: Any, raw_timeline: Any, class_names: list[str], windo
     if timeline.duration / timeline.interval > 1e6:
         raise InputError("more than 10^6 intervals in the duration", "timeline.interval",
                          source)
+    count = timeline.duration / timeline.interval
+    if abs(count - round(count)) > 1e-9 * count:  # a last bin past the end: half empty
+        raise InputError(f"must divide the duration ({timeline.duration:g} / "
+                         f"{timeline.interval:g} = {count:g} intervals): the last one "
+                         "would run past the duration, its shares over time not run",
+                         "timeline.interval", source)
     if not isinstance(raw_flows, list) or not raw_flows:
         raise InputError("must list at least one [[flows]] table", "flows", source)
     flows = []

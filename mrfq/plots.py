@@ -417,20 +417,25 @@ def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
     share can exceed 1 by up to one packet's service time over the interval (a packet
     begun in the interval before): a binning artefact, drawn, not clipped."""
     rows = timeline[timeline["resource"] == "dominant"]
-    policies = list(dict.fromkeys(rows["policy"]))
-    flows = list(dict.fromkeys(rows["flow"]))
+    policies, flows = list(dict.fromkeys(rows["policy"])), list(dict.fromkeys(rows["flow"]))
     grid, columns = _grid(len(policies))
     fig = Figure(figsize=(4.2 * columns, 3.2 * grid + 0.6), layout="constrained")
     axes = fig.subplots(grid, columns, sharex=True, sharey=True, squeeze=False)
     top = np.nanmax(rows[[c for c in ("share", "fair_share") if c in rows]].to_numpy(),
                     initial=0.0)
+    starts = np.unique(rows["time"].to_numpy(float))  # (the intervals' starts)
+    end = starts[-1] + (np.diff(starts).min() if starts.size > 1 else 1.0)
     for ax, policy in zip(axes.ravel(), policies, strict=False):
         part = rows[rows["policy"] == policy]
         for i, flow in enumerate(flows):
             line = part[part["flow"] == flow].sort_values("time")
-            ax.step(line["time"], line["share"], where="post", color=_colour(i), label=flow)
+            # each value holds over its interval, the last one to the end too
+            times, share = np.append(line["time"], end), line["share"].to_numpy(float)
+            ax.step(times, np.append(share, share[-1:]), where="post", color=_colour(i),
+                    label=flow)
             if "fair_share" in line and line["fair_share"].notna().any():
-                ax.step(line["time"], line["fair_share"], where="post", color=_colour(i),
+                fair = line["fair_share"].to_numpy(float)
+                ax.step(times, np.append(fair, fair[-1:]), where="post", color=_colour(i),
                         linestyle="--", linewidth=1.0, alpha=0.8)
         ax.set_title(label(policy))
         ax.set_ylim(0, max(1.05, 1.03 * top))

@@ -95,8 +95,10 @@ def known_limitations(scenario: Scenario) -> dict[str, str]:
     ``"cluster:<name>"`` → why, for every cluster policy when the scenario has per-job
     parallelism caps, listed servers or placement constraints, a law of the tasks per
     job that is not its class's flow-size law (:func:`_job_size_matches`), or task
-    durations drawn from a size law."""
-    weights = np.asarray(scenario.weights, dtype=np.float64)
+    durations drawn from a size law. Only loaded classes count: a class with
+    ``load_share = 0`` is never simulated, so it cannot be why a point fails."""
+    loaded = [k for k, c in enumerate(scenario.classes) if c.load_share > 0]
+    weights = np.asarray(scenario.weights, dtype=np.float64)[loaded]
     found = {}
     for name in scenario.packet.policies:
         entry = policies.get(policies.PACKET, name)
@@ -105,10 +107,10 @@ def known_limitations(scenario: Scenario) -> dict[str, str]:
             if condition == policies.UNEQUAL_WEIGHTS:
                 holds = bool(np.unique(weights).size > 1)
             elif condition == policies.UNEQUAL_DOMINANT_SHARES:
-                holds = _unequal_dominant_shares(scenario.requirements, weights,
-                                                 entry.realises)
+                holds = _unequal_dominant_shares(
+                    np.asarray(scenario.requirements)[loaded], weights, entry.realises)
             elif condition == policies.ROUTES_ACROSS_ROUTERS:
-                holds = _route_across_routers(scenario)
+                holds = _route_across_routers(scenario, loaded)
             else:  # a registry entry naming a condition no check here knows
                 raise ValueError(f"no check for the known limitation {condition!r}")
             if holds:
@@ -134,10 +136,11 @@ def known_limitations(scenario: Scenario) -> dict[str, str]:
     return found
 
 
-def _route_across_routers(scenario) -> bool:
-    """Some class's route visits resources of two or more routers (SPEC §3.2)."""
+def _route_across_routers(scenario, classes: list[int]) -> bool:
+    """Some class of ``classes`` has a route visiting resources of two or more routers
+    (SPEC §3.2)."""
     router = scenario.router_index
-    return any(len({int(router[j]) for j in route}) > 1 for route in scenario.routes)
+    return any(len({int(router[j]) for j in scenario.routes[k]}) > 1 for k in classes)
 
 
 def _job_size_matches(tasks, size: SizeLaw) -> bool:
@@ -300,6 +303,20 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
+def count_line(table: pd.DataFrame, tolerance: float) -> str:
+    """One line counting a validation table's verdicts: the points that pass, those
+    covered (the fluid value in the interval, or, for a simulated fluid value, within the
+    joint interval: counted apart) and those only within ``tolerance``."""
+    failed = int((~table["passed"]).sum())
+    inside = int(table["fluid_in_ci"].sum())
+    joint = int(table["verdict"].astype(str).str.startswith("within joint CI").sum())
+    covered = (f"{inside - joint} with the fluid value in the 95% CI, {joint} within the "
+               "joint CI of a simulated fluid value" if joint else
+               f"{inside} with the fluid value in the 95% CI")
+    return (f"{len(table) - failed}/{len(table)} points pass ({covered}, "
+            f"{len(table) - failed - inside} within {tolerance:.0%})")
+
+
 def fair_dominant_shares(scenario: Scenario, policy: str, flows: pd.DataFrame,
                          times: np.ndarray) -> np.ndarray:
     """[flow, time]: the dominant share each explicit flow of ``scenario`` (``flows``:
@@ -308,7 +325,8 @@ def fair_dominant_shares(scenario: Scenario, policy: str, flows: pd.DataFrame,
     one transaction per flow present — a windowed flow from its start until it completes
     or stops, an open-loop flow from its start until its stop — and an open-loop flow's
     share capped at what it offers (its rate: a packet's dominant service is 1), the
-    capacity it leaves going to the others (recomputed until no cap binds)."""
+    capacity it leaves going to the others (recomputed until no cap binds; for DRF,
+    progressive filling of the others' dominant shares of the whole capacity)."""
     fluid_policy = policies.fluid_counterpart(policy)
     shares = np.full((len(flows), len(times)), np.nan)
     if fluid_policy is None:
@@ -330,7 +348,14 @@ def fair_dominant_shares(scenario: Scenario, policy: str, flows: pd.DataFrame,
             remaining = 1.0 - sum(fixed[k] * a[k] for k in fixed)
             if free.size == 0 or np.any(remaining <= 0):
                 break
-            phi = allocate(fluid_policy, a[free] / remaining, weights=w[free])
+            scaled = a[free] / remaining  # the capacity the capped flows leave, as 1
+            weights = w[free]
+            if fluid_policy == policies.named(policies.FLUID).DRF:
+                # DRF levels the dominant shares of the whole capacity, max_j a_kj, not of
+                # what is left: weights × (scaled dominant / dominant) keep its units (a
+                # review found 0.576 / 0.512 where progressive filling gives 0.533 each)
+                weights = weights * scaled.max(axis=1) / a[free].max(axis=1)
+            phi = allocate(fluid_policy, scaled, weights=weights)
             over = phi > cap[free] * (1 + 1e-12)
             if not over.any():
                 shares[free, i] = phi

@@ -118,8 +118,12 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
         # up to a rounding error: 1e-9 of the server's capacity more
         return all(demand[k][r] <= free[l][r] + 1e-9 * capacity[l][r] for r in range(R))
 
-    def server(k):
-        ok = [l for l in range(L) if fits(k, l)]
+    def usable(k, l):  # once empty, server l could run a task of class k
+        return allowed[k][l] and all(demand[k][r] <= capacity[l][r] * (1 + 1e-9)
+                                     for r in range(R))
+
+    def server(k, barred=()):
+        ok = [l for l in range(L) if fits(k, l) and l not in barred]
         if policy != NAME.DRFH_BEST_FIT or not ok:
             return ok[0] if ok else -1
         first = next(r for r in range(R) if demand[k][r] > 0)
@@ -140,12 +144,14 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
             used = 0.0
             for k in range(K):
                 used += counts[k] * phi[k] * a[k][r]
-            present = [phi[k] * a[k][r] for k in range(K) if counts[k] > 0]
+            # BMF's largest share on a resource: weighted, φ_k a_kr / w_k
+            present = [phi[k] * a[k][r] / weights[k] for k in range(K) if counts[k] > 0]
             top = max(present) if present else 0.0
             if used < 1 - 1e-9:
                 continue
             for k in range(K):
-                if counts[k] > 0 and a[k][r] > 0 and phi[k] * a[k][r] >= top * (1 - 1e-9):
+                if counts[k] > 0 and a[k][r] > 0 and (
+                        phi[k] * a[k][r] / weights[k] >= top * (1 - 1e-9)):
                     out[k][r] = True
         for k in range(K):
             if not any(out[k]):
@@ -159,11 +165,13 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
         if policy == NAME.BMF:
             ranks = []
             for r in range(R):
-                if neck[k][r]:
-                    mine = job["running"] * demand[k][r] / total[r]
-                    ahead = mine + demand[k][r] / total[r] * (1.0 + 1e-9)
-                    ranks.append(1 + sum(1 for o in live
-                                         if o["running"] * demand[o["k"]][r] / total[r] > ahead))
+                if neck[k][r]:  # weighted shares of resource r: x D_kr / (C_r w_k)
+                    mine = job["running"] * demand[k][r] / total[r] / weights[k]
+                    ahead = mine + demand[k][r] / total[r] / weights[k] * (1.0 + 1e-9)
+                    ranks.append(1 + sum(
+                        1 for o in live
+                        if o["running"] * demand[o["k"]][r] / total[r] / weights[o["k"]]
+                        > ahead))
             return min(ranks) + 0.5 * (phi[k] - job["running"] * delta[k])
         if policy == NAME.FIFO:
             return -job["id"]
@@ -212,11 +220,17 @@ def naive_cluster(policy, capacity, demand, weights, arrival, job_class, job_tas
                 return (-score(o, live, neck), o["k"], o["id"])
 
             top = min(pending, key=order)
+            barred = ()
             if ideal and server(top["k"]) < 0 and phi[top["k"]] > top["running"] * delta[
                     top["k"]]:
-                break  # held for the most deprived job
+                # held for the most deprived job: the servers it can use take no task;
+                # those it can never use go on to the others
+                barred = [l for l in range(L) if usable(top["k"], l)]
+                ready = [job for job in pending if server(job["k"], barred) >= 0]
+                if not ready:
+                    break
             job = min(ready, key=order)
-            k, l = job["k"], server(job["k"])
+            k, l = job["k"], server(job["k"], barred)
             for r in range(R):
                 free[l][r] -= demand[k][r]
             free_slots[l] -= task_slots[k]

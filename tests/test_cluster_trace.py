@@ -72,6 +72,9 @@ def test_a_google_like_workload_round_trips_through_the_schema(tmp_path):
     ("650000000,,10,0,3,4,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp",
      "FINISH at 650000000 µs is before its SCHEDULE at 700000000 µs (job 10, task 0)"),
     ("700000000,,10,-1,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, task index", "must be ≥ 0, got -1"),
+    # (a traceback, "internal error", exit 3, before: the job IDs are kept as int64)
+    ("700000000,,99999999999999999999999,0,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, job ID",
+     "must be 0 to 2^63 − 1, got 99999999999999999999999"),
     ("700000000,,10,0,3,1,u1,2,4,1e-300,0,0.001,0", "row 2, CPU request",
      "must be 0 or >= 1e-08 (the larger of a task's two requests: a machine of capacity 1 "
      "would run more than 100,000,000 such tasks at once"),

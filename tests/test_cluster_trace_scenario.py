@@ -150,6 +150,10 @@ def test_a_truncated_gz_trace_is_one_line_exit_2_and_nothing_written(tmp_path):
      "resources: a trace scenario has two resources"),
     (lambda t: t.format(trace="trace.csv") + "[[classes]]\nname = \"a\"\n",
      "classes: a trace scenario takes its jobs from cluster.trace"),
+    # every column was labelled with the other resource's name (a review)
+    (lambda t: t.format(trace="trace.csv").replace('["cpu", "memory"]', '["memory", "cpu"]'),
+     "resources: ['memory', 'cpu']: a trace's requests are CPU, then memory"),
+    (lambda t: t.format(trace="."), "cluster.trace: is a directory, not a task_events file"),
 ])
 def test_bad_trace_scenarios_are_one_line_exit_2_and_nothing_written(tmp_path, edit,
                                                                       message):

@@ -70,6 +70,28 @@ def test_drfq_routers_are_named_where_a_route_crosses_routers():
     assert known_limitations(apart) == {}
 
 
+def test_an_unloaded_class_names_no_limitation():
+    """A class with ``load_share = 0`` is never simulated nor validated, so its route
+    across routers, its weight or its shares cannot explain a failure (a review found
+    an unloaded class on a route b → a labelling the other classes' failures)."""
+    two = {"ra": ["a"], "rb": ["b"]}
+    loaded = [{"name": "A", "requirements": [1, 0], "load_share": 1},
+              {"name": "B", "requirements": [0, 1], "load_share": 1}]
+    idle = {"name": "Z", "requirements": [1, 1], "route": ["b", "a"], "load_share": 0}
+    for z in ({**idle}, {**idle, "route": ["a", "b"], "weight": 2}):
+        scenario = make_scenario(resources=["a", "b"], classes=[*loaded, z],
+                                 policies=["drfq", "drfq-dovetail", "mr3"], routers=two)
+        assert known_limitations(scenario) == {}
+    # loaded, the same class is named (for the route, and the weight where it has one)
+    scenario = make_scenario(resources=["a", "b"], classes=[*loaded, {**idle, "load_share": 1,
+                                                                      "weight": 2}],
+                             policies=["drfq", "mr3"], routers=two)
+    named = known_limitations(scenario)
+    assert named["drfq"] == (policies.LIMITATIONS[policies.UNEQUAL_WEIGHTS] + "; "
+                             + policies.LIMITATIONS[policies.ROUTES_ACROSS_ROUTERS])
+    assert "mr3" in named
+
+
 def test_a_failing_point_of_a_named_policy_says_so_and_still_fails():
     summary = pd.DataFrame([
         {"kind": "fluid", "policy": "drf", "load": 0.5, "class": "1", "gamma": 0.5,
@@ -116,3 +138,25 @@ def test_fair_shares_of_isolation_rogue_are_drf_with_the_rogue_capped():
     # the others share the rest equally: 2.1 x + 0.1 = 1 on both resources
     np.testing.assert_allclose(capped[:3], [(1 - 0.1) / 2.1] * 3, rtol=1e-9)
     assert np.isnan(fair_dominant_shares(scenario, "fifo", flows, np.array([5.0]))).all()
+
+
+def test_a_capped_flow_leaves_drf_levelling_dominant_shares_of_the_whole_capacity():
+    """A (0.5, 1) and B (1, 0.5) backlogged, and a B flow offering 0.2: progressive
+    filling gives A and B the same dominant share x with 1.5 x + 0.2 = 1 on the CPU,
+    8/15 each (0.6 each at rate 0.1: 1.5 x + 0.1 = 1). DRF on the requirements rescaled
+    to the capacity left levelled shares of what is left (0.576 / 0.512, a review)."""
+    scenario = make_scenario(resources=["cpu", "link"], classes=[
+        {"name": "A", "requirements": [0.5, 1], "load_share": 1},
+        {"name": "B", "requirements": [1, 0.5], "load_share": 1}], policies=["drfq"])
+    flows = pd.DataFrame({"flow": ["A", "B", "slow"], "class": ["A", "B", "B"],
+                          "start": [0.0] * 3, "stop": [np.inf] * 3,
+                          "rate": [0.0, 0.0, 0.2], "completion": [np.nan] * 3})
+    for rate, level in ((0.2, 8 / 15), (0.1, 0.6)):
+        shares = fair_dominant_shares(scenario, "drfq", flows.assign(rate=[0, 0, rate]),
+                                      np.array([1.0]))[:, 0]
+        np.testing.assert_allclose(shares, [level, level, rate], rtol=1e-9)
+    # PF of what is left is PF with the capped flow fixed: both resources saturated,
+    # 0.5 a + b = 0.8 and a + 0.5 b = 0.9, a = 2/3, b = 7/15 (both multipliers > 0)
+    pf = fair_dominant_shares(scenario, "pf", flows, np.array([1.0]))[:, 0]
+    np.testing.assert_allclose(pf, [2 / 3, 7 / 15, 0.2], rtol=1e-6)
+

@@ -109,6 +109,47 @@ def test_the_run_own_interval_stands_where_the_model_has_no_variance():
     assert out["ci_low"].iloc[0] == 0.50 and np.isnan(out["variance_ratio"].iloc[0])
 
 
+def test_a_run_whose_variance_contradicts_the_model_keeps_its_own_interval():
+    """The model's variance only where the run's own is a plausible draw of it: with 5
+    batches the ratio's law is χ²₄/4, whose central 99.9% is [0.016, 5.0]. Just inside:
+    the model's interval; outside either end: the run's own, the ratio still reported (a
+    review found a class limited by its window over a round-trip time of 50 given an
+    interval 60 times wider than its runs' spread)."""
+    from mrfq.stats.model_variance import consistent_ratio
+
+    low, high = (float(sps.chi2.ppf(p, 4) / 4) for p in (0.0005, 0.9995))
+    assert 0.0159 < low < 0.0161 and 4.99 < high < 5.01
+    assert consistent_ratio(low * 1.01, 5) and consistent_ratio(high * 0.99, 5)
+    assert not consistent_ratio(low * 0.99, 5) and not consistent_ratio(high * 1.01, 5)
+    sd = 0.5 * np.sqrt(4.0 / 1000)
+    t = sps.t.ppf(0.975, 4)
+    for ratio, model in ((low * 1.02, True), (high * 0.98, True), (low * 0.98, False),
+                         (high * 1.02, False), (1 / 4000, False)):
+        half = t * sd * np.sqrt(ratio)
+        out = with_fluid_variance(_table(0.52, 0.52 - half, 0.52 + half),
+                                  np.array([0.5]), np.array([4.0]))
+        assert out["variance_ratio"].iloc[0] == pytest.approx(ratio)
+        assert (out["ci_method"].iloc[0] == FLUID_VARIANCE) == model
+        expected = sps.norm.ppf(0.975) * sd if model else half
+        assert out["ci_high"].iloc[0] - 0.52 == pytest.approx(expected)
+
+
+def test_a_run_too_short_for_the_model_is_withheld_not_given_its_own_interval():
+    """The model's half-width reaches the estimate (v_k = 4, 10 flows: z · 0.5 · √0.4 =
+    0.62 ≥ 0.52): the run is too short by the model's account, and its own interval,
+    however narrow, was kept (a review: 60 flows, an interval 11 times narrower than the
+    model's, a failed validation). Withheld, saying why."""
+    out = with_fluid_variance(_table(0.52, 0.50, 0.54, flows=10), np.array([0.5]),
+                              np.array([4.0]))
+    assert np.isnan(out["ci_low"].iloc[0]) and np.isnan(out["ci_high"].iloc[0])
+    assert "run too short" in out["ci_problem"].iloc[0]
+    assert out["variance_ratio"].iloc[0] > 0  # still reported
+    # long enough: the model's interval
+    out = with_fluid_variance(_table(0.52, 0.50, 0.54, flows=1000), np.array([0.5]),
+                              np.array([4.0]))
+    assert out["ci_method"].iloc[0] == FLUID_VARIANCE and not out["ci_problem"].iloc[0]
+
+
 def test_a_run_too_short_stays_withheld_but_a_wide_data_interval_does_not():
     short = _table(0.52, np.nan, np.nan, "runs of at least 1400 flows are needed")
     out = with_fluid_variance(short, np.array([0.5]), np.array([4.0]))

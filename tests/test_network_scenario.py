@@ -130,6 +130,35 @@ def test_a_route_changes_packet_keys_not_fluid_keys():
         routed, Point("packet", "bmf", 0.5, 0))
 
 
+def test_the_order_and_names_of_routers_keep_packet_keys_and_numbers():
+    """Routers are a partition of the resources: listed in another order, or renamed, a
+    network simulates the same numbers (every policy, bit for bit), so its points keep
+    their keys (a review found a reordered [routers] table recomputing them); moving a
+    resource to another router changes them."""
+    from mrfq.simulation import simulate
+
+    classes = [{"name": "long", "requirements": [1, 0.5, 0.5, 1], "load_share": 1},
+               {"name": "back", "requirements": [0.5, 1, 1, 0.3], "load_share": 1,
+                "route": ["cpu2", "link2", "cpu1", "link1"]},
+               {"name": "local", "requirements": [0.5, 1, 0, 0], "load_share": 1}]
+    packet = {"flows": 300, "mean_size": 10, "window": 4, "replications": 1, "seed": 3}
+
+    def scenario(routers):
+        return scenario_from_dict({**_raw(classes, routers), "packet": packet})
+
+    listed = scenario({"edge": ["cpu1", "link1"], "core": ["cpu2", "link2"]})
+    others = [scenario({"core": ["link2", "cpu2"], "edge": ["link1", "cpu1"]}),
+              scenario({"b": ["cpu2", "link2"], "a": ["cpu1", "link1"]})]
+    moved = scenario({"edge": ["cpu1"], "core": ["link1", "cpu2", "link2"]})
+    for policy in ("drfq", "drfq-dovetail", "mr3", "bottleneck-fq", "bmf", "pf", "fifo"):
+        point = Point("packet", policy, 0.5, 0)
+        assert {point_filename(s, point) for s in others} == {point_filename(listed, point)}
+        assert point_filename(moved, point) != point_filename(listed, point)
+        gamma = simulate(listed, policy, 0.5, seed=5).classes["gamma"].tolist()
+        for other in others:
+            assert simulate(other, policy, 0.5, seed=5).classes["gamma"].tolist() == gamma
+
+
 @pytest.mark.parametrize("name", [n for n in packaged_scenarios()
                                   if n not in ("linear_network", "nfv_chain", "triangle",
                                                "random_network")])

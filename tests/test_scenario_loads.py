@@ -76,14 +76,14 @@ def test_packet_mix_uses_the_normalised_mean_vector():
 
 def test_unequal_and_cycled_mixes():
     # (1, 0) w.p. 1/4 and (0, 1) w.p. 3/4: mean (1/4, 3/4) -> (1/3, 1).
-    # cycle over (1, 0), (0, 1), (0, 1): probabilities ignored, mean (1/3, 2/3) -> (1/2, 1).
+    # cycle over (1, 0), (0, 1), (0, 1): 1/3 each, mean (1/3, 2/3) -> (1/2, 1) (other
+    # probabilities are refused: tests/test_review20.py).
     # shares 1, 1: cpu 1/3 + 1/2 = 5/6, link 2; link at 0.5: ρ = (1/4, 1/4), cpu = 5/24
     classes = [{"load_share": 1, "packets": [{"requirements": [1, 0], "probability": 0.25},
                                              {"requirements": [0, 1], "probability": 0.75}]},
                {"load_share": 1, "packet_order": "cycle",
-                "packets": [{"requirements": [1, 0], "probability": 0.9},
-                            {"requirements": [0, 1], "probability": 0.05},
-                            {"requirements": [0, 1], "probability": 0.05}]}]
+                "packets": [{"requirements": [1, 0]}, {"requirements": [0, 1]},
+                            {"requirements": [0, 1], "probability": 1 / 3}]}]
     sc = scenario(classes, "link")
     assert sc.requirements == pytest.approx(np.array([[1 / 3, 1], [0.5, 1]]), rel=1e-14)
     assert sc.class_loads(0.5) == pytest.approx([0.25, 0.25], rel=1e-14)

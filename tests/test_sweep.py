@@ -394,15 +394,19 @@ def test_sigint_to_the_sweep_does_not_wait_for_running_points(tmp_path):
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     points = results / POINTS_DIR
     deadline = time.time() + 120
-    while time.time() < deadline and not (points.exists() and any(points.glob("*.json"))):
+
+    def written():  # finished points: not the hidden files they are written to first
+        return {p.name for p in points.glob("*.json") if not p.name.startswith(".")}
+
+    while time.time() < deadline and not (points.exists() and written()):
         time.sleep(0.05)
-    finished = {p.name for p in points.glob("*.json")}
+    finished = written()
     proc.send_signal(signal.SIGINT)
     started = time.time()
     _, err = proc.communicate(timeout=60)
     waited = time.time() - started
     assert proc.returncode == 130, err
     assert "interrupted" in err
-    assert finished <= {p.name for p in points.glob("*.json")}
+    assert finished <= written()
     # the point still running when the signal came had tens of seconds to go
     assert waited < 10, f"waited {waited:.1f} s for running points"

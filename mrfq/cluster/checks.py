@@ -157,6 +157,21 @@ def per_class(value: Any, K: int, name: str, minimum: float | None = None,
     return out
 
 
+def parallel_caps(value: Any, K: int) -> np.ndarray:
+    """``max_parallel``: None (no cap), one cap for every class or K of them, each an
+    integer ≥ 1 or inf (no cap), as a float64 array of K; InputError otherwise."""
+    why = "must be integers >= 1 (inf: no cap), one per class or one for all"
+    try:
+        cap = np.asarray(np.inf if value is None else value, float)
+    except (TypeError, ValueError):  # (a string: a raw ValueError before)
+        raise InputError(f"{why}, got {value!r}", "max_parallel") from None
+    cap = np.full(K, float(cap)) if cap.ndim == 0 else cap
+    if cap.shape != (K,) or np.any(np.isnan(cap)) or np.any(cap < 1) or np.any(
+            cap[np.isfinite(cap)] % 1):
+        raise InputError(why, "max_parallel")
+    return cap
+
+
 def jobs(K: int, job_class: Any, job_tasks: Any, arrival: Any = None
          ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Given jobs, as the kernel assumes them (:func:`mrfq.cluster.kernel.simulate`):

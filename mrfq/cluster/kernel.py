@@ -11,13 +11,14 @@ launches one task there. The scores, larger first (x_i: tasks job i runs, k its 
   dominant share — the fluid allocation φ of its class in the current state n (jobs per
   class in the system), :func:`mrfq.fluid.kernels.allocate_into` — and its current one;
 * ``BMF`` (BR §3.3): the job's status, its minimum rank over its bottleneck resources,
-  rank_ij = 1 + #{jobs whose share x D_kj / C_j of resource j exceeds job i's even after
-  job i launches one more task} (BR's rank at task granularity: jobs within one task of
-  each other tie, else an integer split of a bottleneck always ranks someone 2nd and
-  starves the jobs alone on theirs); the bottleneck resources of class k are those
-  saturated by the fluid BMF allocation in which class k holds the largest share (BMF's
-  definition), else all it uses. Equal statuses (ranks tie whenever shares do, e.g. from
-  an empty cluster) are ordered by the gap to the ideal: status + (φ_k − x_i δ_k) / 2;
+  rank_ij = 1 + #{jobs whose weighted share x D_kj / (C_j w_k) of resource j exceeds job
+  i's even after job i launches one more task} (BR's rank at task granularity: jobs
+  within one task of each other tie, else an integer split of a bottleneck always ranks
+  someone 2nd and starves the jobs alone on theirs); the bottleneck resources of class k
+  are those saturated by the fluid BMF allocation in which class k holds the largest
+  weighted share φ_k a_kj / w_k (BMF's definition), else all it uses. Equal statuses
+  (ranks tie whenever shares do, e.g. from an empty cluster) are ordered by the gap to
+  the ideal: status + (φ_k − x_i δ_k) / 2;
 * ``FIFO``: −(job index), i.e. the earliest job whose task fits;
 * ``DRF_ONLINE``, ``DRFH_FIRST_FIT``, ``DRFH_BEST_FIT``: −x_i δ_k / w_k, the lowest
   (global) dominant share;
@@ -32,9 +33,11 @@ launches one task there. The scores, larger first (x_i: tasks job i runs, k its 
 
 The rules with an ideal (``DRF``, ``PF``, ``BMF``) hold resources for the most deprived
 job: when the job of the largest score is below its ideal (φ_k > x_i δ_k) and its task
-fits nowhere, nothing is launched until it fits (otherwise the jobs of small tasks would
-take every freed crumb and starve a job of large tasks below its share). The others are
-work-conserving: the job of the largest score among those whose task fits.
+fits nowhere, nothing is launched on the servers it can use (allowed, and large enough
+for its task) until it fits (otherwise the jobs of small tasks would take every freed
+crumb and starve a job of large tasks below its share); the other servers, which it can
+never use, go on to the others by their scores. The others are work-conserving: the job
+of the largest score among those whose task fits.
 
 Parallelism caps (every rule): a class-k job runs at most ``max_parallel[k]`` tasks at
 once; at its cap it is not eligible, as a job with no task left to launch: the rule picks
@@ -57,6 +60,7 @@ import numpy as np
 from numba import njit
 
 from mrfq import policies
+from mrfq.cluster.bmf_status import bmf_status, bottlenecks
 from mrfq.cluster.durations import D_EXPONENTIAL, D_FIXED, task_duration, uniform
 from mrfq.cluster.heap import heap_pop, heap_push
 from mrfq.fluid.kernels import allocate_into
@@ -85,14 +89,18 @@ def _fits(policy, capacity, free, free_slots, task_slots, demand, allowed, k, l)
 
 
 @njit(cache=True)
-def _server(policy, capacity, free, free_slots, task_slots, demand, allowed, total, k):
-    """The server for a task of class k (module doc), -1 if it fits nowhere."""
+def _server(policy, capacity, free, free_slots, task_slots, demand, allowed, total, k,
+            usable, held):
+    """The server for a task of class k (module doc), -1 if it fits nowhere; with a held
+    class (``held`` ≥ 0) only among the servers that class cannot use (``usable``)."""
     L, R = free.shape
     best, best_h = -1, np.inf
     first = 0
     while demand[k, first] <= 0.0:
         first += 1
     for l in range(L):
+        if held >= 0 and usable[held, l]:
+            continue
         if not _fits(policy, capacity, free, free_slots, task_slots, demand, allowed, k, l):
             continue
         if policy != DRFH_BEST_FIT:
@@ -207,6 +215,15 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
     score, status, share = np.zeros(J), np.zeros(J), np.zeros(J)
     class_server = np.zeros(K, dtype=np.int64)
     ideal = policy == DRF or policy == PF or policy == BMF
+    # usable[k, l]: class k may run a task on server l once it is empty (the servers a
+    # held job's freed resources are kept on)
+    usable = np.zeros((K, L), dtype=np.bool_)
+    usable_all = np.ones(K, dtype=np.bool_)
+    for k in range(K):
+        for l in range(L):
+            usable[k, l] = _fits(FIFO, capacity, capacity, free_slots, task_slots, demand,
+                                 allowed, k, l)
+            usable_all[k] = usable_all[k] and usable[k, l]
     # timeline: each class's running tasks are integrated lazily, from the last time its
     # count changed (tl_last[k]) to the next change, so an event costs O(bins crossed)
     n_bins = timeline_bins + (timeline_bins % 2) if timeline_bins > 0 else 0
@@ -274,12 +291,13 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
         if changed and (policy == DRF or policy == PF or policy == BMF):
             allocate_into(fluid_policy, a, counts, weights, phi)
             if policy == BMF:
-                _bottlenecks(a, counts, phi, bottleneck)
+                bottlenecks(a, counts, phi, weights, bottleneck)
         # launch while some pending task fits somewhere
+        held = -1
         while True:
             if policy == BMF:
-                _bmf_status(active, n_active, job_class, running, demand, total,
-                            bottleneck, share, status)
+                bmf_status(active, n_active, job_class, running, demand, total, weights,
+                           bottleneck, share, status)
             pick, pick_server, top, top_s = -1, -1, -1, -np.inf
             for k in range(K):
                 class_server[k] = -2  # not looked up yet in this round
@@ -312,17 +330,24 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
                         continue
                 if class_server[k] == -2:  # the server depends on the class only
                     class_server[k] = _server(policy, capacity, free, free_slots, task_slots,
-                                              demand, allowed, total, k)
+                                              demand, allowed, total, k, usable,
+                                              -1 if held < 0 else job_class[held])
                 srv = class_server[k]
                 if srv < 0:
                     continue
                 score[j] = s
                 pick, pick_server = j, srv
+            if held >= 0 and top != held:  # another job is the most deprived now
+                held = -1
+                continue
             if pick < 0:
                 break
-            if top != pick and ideal and phi[job_class[top]] > running[top] * delta[
-                    job_class[top]]:
-                break  # hold the freed resources for a job below its ideal share
+            kt = job_class[top]
+            if top != pick and ideal and phi[kt] > running[top] * delta[kt] and held < 0:
+                if usable_all[kt]:
+                    break  # hold the freed resources for a job below its ideal share
+                held = top  # hold only the servers it can use: look again without them
+                continue
             k = job_class[pick]
             if n_bins > 0:
                 add_running(timeline, tl_dt, tl_last, class_running, k, t)
@@ -356,60 +381,6 @@ def simulate(policy, fluid_policy, capacity, demand, weights, allowed, max_paral
         for k in range(K):  # every class's tasks have ended: nothing left to add
             add_running(timeline, tl_dt, tl_last, class_running, k, now)
     return finish, jobs_area, busy, samples, events, timeline, tl_dt[0], done_by_end
-
-
-@njit(cache=True)
-def _bottlenecks(a, counts, phi, out):
-    """out[k, j]: resource j is a bottleneck of class k under the fluid allocation φ —
-    saturated, and class k's share φ_k a_kj is the largest there (BMF); a class with no
-    such resource gets every resource it uses."""
-    K, R = a.shape
-    for k in range(K):
-        for j in range(R):
-            out[k, j] = False
-    for j in range(R):
-        used, top = 0.0, 0.0
-        for k in range(K):
-            used += counts[k] * phi[k] * a[k, j]
-            if counts[k] > 0:
-                top = max(top, phi[k] * a[k, j])
-        if used < 1.0 - 1e-9:
-            continue
-        for k in range(K):
-            if counts[k] > 0 and a[k, j] > 0 and phi[k] * a[k, j] >= top * (1 - 1e-9):
-                out[k, j] = True
-    for k in range(K):
-        some = False
-        for j in range(R):
-            some = some or out[k, j]
-        if not some:
-            for j in range(R):
-                out[k, j] = a[k, j] > 0
-
-
-@njit(cache=True)
-def _bmf_status(active, n_active, job_class, running, demand, total, bottleneck, share,
-                status):
-    """status[j] = min over job j's bottleneck resources of its rank there (BR §3.3)."""
-    R = demand.shape[1]
-    for i in range(n_active):
-        status[active[i]] = np.inf
-    for r in range(R):
-        for i in range(n_active):
-            j = active[i]
-            share[j] = running[j] * demand[job_class[j], r] / total[r]
-        for i in range(n_active):
-            j = active[i]
-            if not bottleneck[job_class[j], r]:
-                continue
-            # ranks at task granularity: i' is ahead of j if it stays ahead after j
-            # launches one more task
-            ahead = share[j] + demand[job_class[j], r] / total[r] * (1.0 + 1e-9)
-            rank = 1.0
-            for i2 in range(n_active):
-                if share[active[i2]] > ahead:
-                    rank += 1.0
-            status[j] = min(status[j], rank)
 
 
 # here, not in timeline.py: Numba's cache of simulate is keyed on this file only, so a

@@ -163,17 +163,12 @@ class ClusterModel:
                              f"{dem.shape[1]}", "capacity")
         checks.pool(cap)
         if np.any(dem < 0) or np.any(dem.max(axis=1) <= 0):
-            raise InputError("every task needs some resource", "demand")
+            raise InputError("must be >= 0 for every resource, and every task needs some "
+                             "resource (a positive entry in each row)", "demand")
         checks.running(cap, dem, self.policy, self.slots_per_server)  # (the kernel's heap)
         set_(self, "allowed", checks.placement(cap, dem, self.allowed, self.policy,
                                                self.slots_per_server))
-        cap = np.asarray(np.inf if self.max_parallel is None else self.max_parallel, float)
-        cap = np.full(K, float(cap)) if cap.ndim == 0 else cap
-        if cap.shape != (K,) or np.any(np.isnan(cap)) or np.any(cap < 1) or np.any(
-                cap[np.isfinite(cap)] % 1):
-            raise InputError("must be integers >= 1 (inf: no cap), one per class or one "
-                             "for all", "max_parallel")
-        set_(self, "max_parallel", cap)
+        set_(self, "max_parallel", checks.parallel_caps(self.max_parallel, K))
         set_(self, "task_laws", class_laws(self.tasks, K, TASK_LAWS, "tasks"))
         for k, law in enumerate(self.task_laws):
             # workload() gives a fixed-tasks job m_k tasks: the work E[N_k] d_k δ_k (and

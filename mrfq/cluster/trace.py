@@ -145,6 +145,9 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> int:
     if t < 0:
         raise InputError(f"must be ≥ 0 (µs), got {t}", f"{where}, {COLUMNS[0]}",
                          source)
+    if not 0 <= job < 2**63:  # (the results keep job IDs as 64-bit integers)
+        raise InputError(f"must be 0 to 2^63 − 1, got {job}", f"{where}, {COLUMNS[2]}",
+                         source)
     if index < 0:  # (the schema numbers a job's tasks from 0)
         raise InputError(f"must be ≥ 0, got {index}", f"{where}, {COLUMNS[3]}", source)
     _field(row, 8, where, source)

@@ -106,6 +106,14 @@ def key_parts(scenario: Scenario, point: Point) -> dict:
         cfg["task_rate"] = "rho / E[N] d delta"
     if not policies.get(policies.CLUSTER, point.policy).parameters:
         cfg.pop("slots_per_server")  # only the slot scheduler reads it
+    # rules changed where they apply only, so the other points keep their keys: a held
+    # job keeps only the servers it can use; BMF ranks weighted shares
+    ideal = policies.named(policies.CLUSTER)
+    if point.policy in (ideal.DRF, ideal.PF, ideal.BMF) and (
+            scenario.cluster.servers or scenario.cluster.placement):
+        cfg["hold"] = "usable servers"
+    if point.policy == ideal.BMF and len(set(scenario.weights)) > 1:
+        cfg["bmf_ranks"] = "weighted"
     return {**model_key_parts(scenario, point.load), "cluster": cfg,
             "kernel": KERNEL_VERSION}
 

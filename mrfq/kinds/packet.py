@@ -66,10 +66,11 @@ PRIORITY = 0  # the expensive points first
 #: ``parameters``): only the points of the policies that read it depend on it
 PARAMETER_KEYS: dict[str, Callable[[Scenario], object]] = {
     policies.DELTA: lambda scenario: repr(scenario.packet.dovetail_delta),
-    # one scheduled resource: its index (as every key before lists); several: the list
+    # one scheduled resource: its index (as every key before lists); several: the set, in
+    # resource order (the kernel reads a mask)
     policies.FQ_RESOURCE: lambda scenario: (
         scenario.fq_resource_index if len(scenario.fq_resources) == 1
-        else list(scenario.fq_resources)),
+        else sorted(scenario.fq_resources)),
     # absent for BR's rule, which every point computed before the option used
     policies.VIRTUAL_TIME: lambda scenario: (None if scenario.packet.virtual_time == "started"
                                              else scenario.packet.virtual_time),
@@ -97,8 +98,10 @@ def key_parts(scenario: Scenario, point: Point) -> dict:
         if part is not None:
             parts[parameter] = part
     if scenario.network:  # routes and routers (SPEC §3.2); absent for the tandem
+        # the routers as a partition of the resources, in resource order: the numbers do
+        # not depend on the order [routers] lists them in, nor on their names
         parts["network"] = {"routes": [list(r) for r in scenario.routes],
-                            "routers": [list(m) for _, m in scenario.routers]}
+                            "routers": sorted(list(m) for _, m in scenario.routers)}
     if not scenario.exponential_sizes:
         parts.update(sizes=[law.key() for law in scenario.size_laws], flow_rate="rho / E[N]")
     if cfg.init != "empty":

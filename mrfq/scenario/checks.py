@@ -188,6 +188,15 @@ def parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traffi
             raise fail(f"probabilities sum to {probabilities.sum():g}, expected 1",
                        f"{where}.packets", source)
         if order == "cycle":
+            # the types in turn, 1/n each: other probabilities were dropped silently (a
+            # stored scenario writes 1/n, which reads back)
+            given = [p for p, e in enumerate(mix) if "probability" in e
+                     and abs(probs[p] - 1.0 / len(mix)) > 1e-12]
+            if given:
+                raise fail(f"packet_order = \"cycle\" sends the {len(mix)} packet types "
+                           f"in turn, 1/{len(mix)} each: leave out the probabilities, or "
+                           "use packet_order = \"random\" to draw them",
+                           f"{where}.packets[{given[0]}].probability", source)
             probabilities = np.full(len(rows), 1.0 / len(rows))
     scale = (probabilities @ vectors).max()
     if scale < MIN_LOAD_SHARE:  # (all subnormal: [1.4e-323, 1e-323] became [1, 0.667])

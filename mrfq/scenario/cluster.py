@@ -184,6 +184,9 @@ def trace_path(raw: Any, source: str | None) -> str:
         raise fail("names no file: give a task_events file (.csv or .csv.gz), or leave "
                    "trace out for a scenario of classes", "cluster.trace", source)
     path = _resolve(name, source)
+    if path.is_dir():
+        raise fail(f"is a directory, not a task_events file: {name} ({path})",
+                   "cluster.trace", source)
     if not path.is_file():
         raise fail(f"no such trace file: {name} (looked for {path})", "cluster.trace",
                    source)

@@ -139,6 +139,11 @@ def _trace_scenario(raw: dict, resources: tuple[str, ...], source: str) -> Scena
     if len(resources) != 2:
         raise fail("a trace scenario has two resources (the trace's CPU and memory "
                    f"requests), got {len(resources)}", "resources", source)
+    # matched by position, as a server table's columns: refused rather than mislabelled
+    if "mem" in resources[0].lower() or "cpu" in resources[1].lower():
+        raise fail(f"{list(resources)}: a trace's requests are CPU, then memory, and "
+                   "are matched to the resources by position: list them in that order",
+                   "resources", source)
     return Scenario(
         name=fields.file_name(raw.get("name", Path(source).stem), "name", source),
         description=fields.text(raw.get("description", ""), "description", source),

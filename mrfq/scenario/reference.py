@@ -202,7 +202,8 @@ SECTIONS = (
                            "memory) or a CSV file in its format (`servers,<resource>,...`, "
                            "capacities in [1e-6, 1e9]; path relative to the scenario "
                            "file), its columns taken as "
-                           "the scenario's resources in order. Default, the pool. A "
+                           "the scenario's resources in order. Default (or `[]`, "
+                           "as a stored scenario writes it), the pool. A "
                            "class-k task then needs a_k · (Σ servers) / "
                            "tasks_per_resource.",
                 "placement": "table class name → list of server indices (from 0, in "
@@ -235,7 +236,7 @@ SECTIONS = (
     }),
     Section("[timeline]", "Explicit flows' clock.", frozenset(explicit._TIMELINE_KEYS), {
         "duration": "number in (0, 1e9], required. The run's length (time units).",
-        "interval": "number > 0, required. Width of the timeline's bins.",
+        "interval": "number > 0 dividing the duration, required. Width of the timeline's bins.",
     }),
 )
 

@@ -19,6 +19,16 @@ with γ̂_k, 94.0% with γ_k^fluid). The run's own interval is kept beside it
 (``ci_low_data``, ``ci_high_data``), and ``variance_ratio`` is its variance over the
 model's: a ratio well above 1 says the packet system varies more than the fluid model
 (a packet effect the model does not have).
+
+The model's variance is used only where the run does not contradict it: a run's own
+variance estimate s² over u units is σ² χ²_{u−1}/(u − 1) when σ² is the model's, so a
+``variance_ratio`` outside the central :data:`MODEL_CONSISTENCY` of that law (below
+0.016 or above 5.0 with 5 lugsail batches; below 0.11 or above 3.3 with 10 replications)
+says the model does not describe this packet system — a round-trip time far above a
+flow's packet times makes a window-limited class's γ̂ vary 4 000 times less than the
+fluid model's, and the model's interval was then 60 times too wide — and the run's own
+interval is kept (``ci_method`` that of the run's). No committed study nor
+``fig3_quick`` (its ratios 0.056–3.4 with 5 batches) has a point outside.
 """
 
 from __future__ import annotations
@@ -34,6 +44,19 @@ FLUID_VARIANCE = "fluid-variance"
 #: model's variance replaces); every other problem (a run too short for the start-up cut,
 #: too few flows) withholds the interval as before
 _DATA_ONLY_PROBLEM = "interval reaches 0"
+#: the central probability of χ²_{u−1}/(u − 1) inside which a run's own variance over the
+#: model's leaves the model's variance in use (module doc): rejected at the 0.1% level
+MODEL_CONSISTENCY = 0.999
+
+
+def consistent_ratio(ratio: float, units: int, consistency: float = MODEL_CONSISTENCY
+                     ) -> bool:
+    """Whether a run's own variance over the model's (``variance_ratio``), estimated over
+    ``units`` independent units (u − 1 degrees of freedom), lies in the central
+    ``consistency`` of χ²_{u−1}/(u − 1), its law when the model's variance is right."""
+    dof = units - 1
+    tail = (1.0 - consistency) / 2
+    return bool(sps.chi2.ppf(tail, dof) / dof <= ratio <= sps.chi2.ppf(1 - tail, dof) / dof)
 
 
 def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
@@ -45,9 +68,11 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
     :data:`FLUID_VARIANCE`, the run's own interval in ``ci_low_data``/``ci_high_data``
     and ``variance_ratio`` (its variance over the model's: (half-width / t)² against
     (γ_k^fluid)² v_k / n_k). A class keeps the run's own interval (and ``variance_ratio``
-    NaN) where v_k or γ_k^fluid is not a positive finite number, and stays withheld where
+    NaN) where v_k or γ_k^fluid is not a positive finite number or where its own
+    variance contradicts the model's (:func:`consistent_ratio`), and is withheld where
     the run's interval was withheld for any reason but :data:`_DATA_ONLY_PROBLEM` or
-    where the model's interval too would reach 0.
+    where the model's interval would reach 0 (the run is too short for any interval,
+    its own narrower one included).
     ``fluid_gamma`` and ``flow_variance``: one per row of ``combined``, in its order."""
     out = combined.copy()
     out["ci_low_data"] = out["ci_low"]
@@ -70,9 +95,22 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
         if not problem and units >= 2:
             t = float(sps.t.ppf(0.5 + confidence / 2, units - 1))
             data_sd = (float(out["ci_high"].iloc[i]) - estimate) / t
-            out.iloc[i, out.columns.get_loc("variance_ratio")] = (data_sd / sd) ** 2
+            ratio = (data_sd / sd) ** 2
+            out.iloc[i, out.columns.get_loc("variance_ratio")] = ratio
+        else:
+            ratio = np.nan
         if not estimate - z * sd > 0:  # the model's interval says nothing either
+            # and the run's own, narrower one would claim what the model says it cannot
+            # know (a review: 60 flows failed validation on a run's interval 11 times
+            # narrower than the model's): withheld, run too short
+            out.iloc[i, out.columns.get_loc("ci_low")] = np.nan
+            out.iloc[i, out.columns.get_loc("ci_high")] = np.nan
+            out.iloc[i, out.columns.get_loc("ci_problem")] = problem or (
+                f"{_DATA_ONLY_PROBLEM} under the fluid model's variance (half-width "
+                f"{z * sd:.3g} ≥ estimate {estimate:.3g}): run too short")
             continue
+        if np.isfinite(ratio) and not consistent_ratio(ratio, units):
+            continue  # the model is not this system's: the run's own interval stands
         out.iloc[i, out.columns.get_loc("ci_low")] = estimate - z * sd
         out.iloc[i, out.columns.get_loc("ci_high")] = estimate + z * sd
         out.iloc[i, out.columns.get_loc("ci_method")] = FLUID_VARIANCE
