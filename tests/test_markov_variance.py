@@ -110,17 +110,27 @@ def test_the_run_own_interval_stands_where_the_model_has_no_variance():
 
 
 def test_a_run_whose_variance_contradicts_the_model_keeps_its_own_interval():
-    """The model's variance only where the run's own is a plausible draw of it: with 5
-    batches the ratio's law is χ²₄/4, whose central 99.9% is [0.016, 5.0]. Just inside:
-    the model's interval; outside either end: the run's own, the ratio still reported (a
-    review found a class limited by its window over a round-trip time of 50 given an
-    interval 60 times wider than its runs' spread)."""
-    from mrfq.stats.model_variance import consistent_ratio
+    """The model's variance only where the run's own is a plausible draw of it: over 5
+    plain units the ratio's law is χ²₄/4, central 99.9% [0.016, 5.0]; over 5 lugsail
+    batches (batch-ratio intervals) its upper tail is heavier, [0.016, 7.3]. Just
+    inside: the model's interval; outside either end: the run's own, the ratio still
+    reported (a review found a class limited by its window over a round-trip time of 50
+    given an interval 60 times wider than its runs' spread)."""
+    from mrfq.stats.model_variance import consistent_ratio, ratio_band
 
-    low, high = (float(sps.chi2.ppf(p, 4) / 4) for p in (0.0005, 0.9995))
-    assert 0.0159 < low < 0.0161 and 4.99 < high < 5.01
-    assert consistent_ratio(low * 1.01, 5) and consistent_ratio(high * 0.99, 5)
-    assert not consistent_ratio(low * 0.99, 5) and not consistent_ratio(high * 1.01, 5)
+    plain = ratio_band(5, False)
+    assert plain == pytest.approx(tuple(float(sps.chi2.ppf(p, 4) / 4)
+                                        for p in (0.0005, 0.9995)), rel=1e-9)
+    low, high = ratio_band(5, True)
+    assert low == pytest.approx(plain[0], rel=1e-4) and 7.2 < high < 7.4
+    # the lugsail law by simulation: max(2A/4 − (A + D)/9, A/4), A ~ χ²₄, D ~ χ²₅
+    rng = np.random.default_rng(1)
+    a, d = rng.chisquare(4, 400_000), rng.chisquare(5, 400_000)
+    law = np.maximum(2 * a / 4 - (a + d) / 9, a / 4)
+    assert np.mean(law > high) == pytest.approx(0.0005, abs=0.0002)
+    assert consistent_ratio(low * 1.01, 5, True) and consistent_ratio(high * 0.99, 5, True)
+    assert not consistent_ratio(low * 0.99, 5, True)
+    assert not consistent_ratio(high * 1.01, 5, True)
     sd = 0.5 * np.sqrt(4.0 / 1000)
     t = sps.t.ppf(0.975, 4)
     for ratio, model in ((low * 1.02, True), (high * 0.98, True), (low * 0.98, False),
@@ -136,14 +146,18 @@ def test_a_run_whose_variance_contradicts_the_model_keeps_its_own_interval():
 
 def test_a_run_too_short_for_the_model_is_withheld_not_given_its_own_interval():
     """The model's half-width reaches the estimate (v_k = 4, 10 flows: z · 0.5 · √0.4 =
-    0.62 ≥ 0.52): the run is too short by the model's account, and its own interval,
-    however narrow, was kept (a review: 60 flows, an interval 11 times narrower than the
-    model's, a failed validation). Withheld, saying why."""
-    out = with_fluid_variance(_table(0.52, 0.50, 0.54, flows=10), np.array([0.5]),
+    0.62 ≥ 0.52) and the run does not contradict the model (its variance 0.052 of the
+    model's, inside the band): the run is too short by the model's account, and its own
+    narrower interval was kept (a review: 60 flows, a failed validation). Withheld, saying
+    why. A run whose variance contradicts the model keeps its own (the test above)."""
+    out = with_fluid_variance(_table(0.52, 0.32, 0.72, flows=10), np.array([0.5]),
                               np.array([4.0]))
     assert np.isnan(out["ci_low"].iloc[0]) and np.isnan(out["ci_high"].iloc[0])
     assert "run too short" in out["ci_problem"].iloc[0]
-    assert out["variance_ratio"].iloc[0] > 0  # still reported
+    assert out["variance_ratio"].iloc[0] == pytest.approx(0.052, abs=0.001)
+    contradicting = with_fluid_variance(_table(0.52, 0.50, 0.54, flows=10),
+                                        np.array([0.5]), np.array([4.0]))
+    assert contradicting["ci_low"].iloc[0] == 0.50  # ratio 0.0005: the run's own
     # long enough: the model's interval
     out = with_fluid_variance(_table(0.52, 0.50, 0.54, flows=1000), np.array([0.5]),
                               np.array([4.0]))

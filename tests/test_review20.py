@@ -100,3 +100,16 @@ def test_a_timeline_interval_must_divide_its_duration():
                                          r"\(400 / 30 = 13.3333 intervals\)"):
         scenario_from_dict({**raw, "timeline": {"duration": 400, "interval": 30}})
     assert scenario_from_dict({**raw, "timeline": {"duration": 0.3, "interval": 0.1}})
+
+
+def test_a_duration_of_whole_intervals_up_to_rounding_has_no_bin_past_its_end():
+    """12.3 / 0.3 is 41.000000000000006 in floating point: accepted as 41 intervals, and
+    the timeline had a 42nd, starting at 12.3, with a link share of 3.33 (a review)."""
+    from mrfq.packet.flows import run_flows
+    from mrfq.scenario import load_scenario, scenario_from_dict
+
+    raw = load_scenario("isolation_rogue").to_dict()
+    raw["flows"] = [{**f, "stop": min(f.get("stop", 12.3), 12.3)} for f in raw["flows"]]
+    scenario = scenario_from_dict({**raw, "timeline": {"duration": 12.3, "interval": 0.3}})
+    times = run_flows(scenario, "drfq").timeline["time"].unique()
+    assert len(times) == 41 and max(times) < 12.3 - 0.29

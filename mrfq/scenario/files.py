@@ -140,7 +140,7 @@ def _trace_scenario(raw: dict, resources: tuple[str, ...], source: str) -> Scena
         raise fail("a trace scenario has two resources (the trace's CPU and memory "
                    f"requests), got {len(resources)}", "resources", source)
     # matched by position, as a server table's columns: refused rather than mislabelled
-    if "mem" in resources[0].lower() or "cpu" in resources[1].lower():
+    if resources[0].lower().startswith("mem") or resources[1].lower().startswith("cpu"):
         raise fail(f"{list(resources)}: a trace's requests are CPU, then memory, and "
                    "are matched to the resources by position: list them in that order",
                    "resources", source)

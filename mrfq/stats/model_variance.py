@@ -21,10 +21,12 @@ model's: a ratio well above 1 says the packet system varies more than the fluid 
 (a packet effect the model does not have).
 
 The model's variance is used only where the run does not contradict it: a run's own
-variance estimate s² over u units is σ² χ²_{u−1}/(u − 1) when σ² is the model's, so a
-``variance_ratio`` outside the central :data:`MODEL_CONSISTENCY` of that law (below
-0.016 or above 5.0 with 5 lugsail batches; below 0.11 or above 3.3 with 10 replications)
-says the model does not describe this packet system — a round-trip time far above a
+variance estimate s² over u units is σ² χ²_{u−1}/(u − 1) when σ² is the model's (over
+lugsail batches, the heavier-tailed law of :func:`mrfq.stats.runlength.
+variance_ratio_cdf`), so a ``variance_ratio`` outside the central
+:data:`MODEL_CONSISTENCY` of that law (with one run's 5 lugsail batches below 0.016 or
+above 7.3; with 10 replications below 0.11 or above 3.3) says the model does not
+describe this packet system — a round-trip time far above a
 flow's packet times makes a window-limited class's γ̂ vary 4 000 times less than the
 fluid model's, and the model's interval was then 60 times too wide — and the run's own
 interval is kept (``ci_method`` that of the run's). No committed study nor
@@ -33,8 +35,11 @@ interval is kept (``ci_method`` that of the run's). No committed study nor
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
+from scipy import optimize
 from scipy import stats as sps
 
 #: ``ci_method`` of an interval whose variance is the fluid model's
@@ -49,14 +54,26 @@ _DATA_ONLY_PROBLEM = "interval reaches 0"
 MODEL_CONSISTENCY = 0.999
 
 
-def consistent_ratio(ratio: float, units: int, consistency: float = MODEL_CONSISTENCY
-                     ) -> bool:
+def consistent_ratio(ratio: float, units: int, lugsail: bool = False,
+                     consistency: float = MODEL_CONSISTENCY) -> bool:
     """Whether a run's own variance over the model's (``variance_ratio``), estimated over
-    ``units`` independent units (u − 1 degrees of freedom), lies in the central
-    ``consistency`` of χ²_{u−1}/(u − 1), its law when the model's variance is right."""
-    dof = units - 1
+    ``units`` independent units, lies in the central ``consistency`` of its law when the
+    model's variance is right: χ²_{u−1}/(u − 1), or with ``lugsail`` batches (the
+    batch-ratio intervals) the lugsail estimate's law, whose upper tail is heavier
+    (:func:`mrfq.stats.runlength.variance_ratio_cdf`)."""
+    low, high = ratio_band(units, lugsail, consistency)
+    return bool(low <= ratio <= high)
+
+
+@functools.lru_cache(maxsize=64)
+def ratio_band(units: int, lugsail: bool, consistency: float = MODEL_CONSISTENCY
+               ) -> tuple[float, float]:
+    """The central ``consistency`` of a run's variance over the model's (module doc)."""
+    from mrfq.stats.runlength import variance_ratio_cdf  # (its integral: scipy's quad)
+
     tail = (1.0 - consistency) / 2
-    return bool(sps.chi2.ppf(tail, dof) / dof <= ratio <= sps.chi2.ppf(1 - tail, dof) / dof)
+    return tuple(float(optimize.brentq(lambda x, p=p: variance_ratio_cdf(
+        x, units, lugsail) - p, 1e-9, 1e3, xtol=1e-12)) for p in (tail, 1 - tail))
 
 
 def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
@@ -97,8 +114,9 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
             data_sd = (float(out["ci_high"].iloc[i]) - estimate) / t
             ratio = (data_sd / sd) ** 2
             out.iloc[i, out.columns.get_loc("variance_ratio")] = ratio
-        else:
-            ratio = np.nan
+            lugsail = out["ci_method"].iloc[i] == "batch-ratio"
+            if not consistent_ratio(ratio, units, lugsail):
+                continue  # the model is not this system's: the run's own interval stands
         if not estimate - z * sd > 0:  # the model's interval says nothing either
             # and the run's own, narrower one would claim what the model says it cannot
             # know (a review: 60 flows failed validation on a run's interval 11 times
@@ -109,8 +127,6 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
                 f"{_DATA_ONLY_PROBLEM} under the fluid model's variance (half-width "
                 f"{z * sd:.3g} ≥ estimate {estimate:.3g}): run too short")
             continue
-        if np.isfinite(ratio) and not consistent_ratio(ratio, units):
-            continue  # the model is not this system's: the run's own interval stands
         out.iloc[i, out.columns.get_loc("ci_low")] = estimate - z * sd
         out.iloc[i, out.columns.get_loc("ci_high")] = estimate + z * sd
         out.iloc[i, out.columns.get_loc("ci_method")] = FLUID_VARIANCE

@@ -120,19 +120,23 @@ def interval_factor(confidence: float = 0.95, units: int | None = None,
     tail = 0.5 + confidence / 2.0
     if units is None:
         return float(sps.norm.ppf(tail))
+    median = optimize.brentq(lambda c: variance_ratio_cdf(c * c, units, lugsail) - 0.5,
+                             1e-3, 10.0, xtol=1e-12)
+    return float(sps.t.ppf(tail, units - 1) * median)
+
+
+def variance_ratio_cdf(x: float, units: int, lugsail: bool = False) -> float:
+    """P(σ̂²/σ² ≤ x) for the variance estimate of an interval over ``units`` = B normal
+    units (:func:`interval_factor`'s law): A/(B − 1), A ~ χ²_{B−1}; ``lugsail``: max(2A/(B
+    − 1) − (A + D)/(2B − 1), A/(B − 1)), D ~ χ²_B independent of A."""
     dof = units - 1
+    if not lugsail:
+        return float(sps.chi2.cdf(dof * x, dof))
 
-    def below(c: float) -> float:  # P(σ̂² ≤ c² σ²)
-        if not lugsail:
-            return float(sps.chi2.cdf(dof * c * c, dof))
-
-        def density(a: float) -> float:  # A = a, and the lugsail term ≤ c²
-            d_least = (2 * units - 1) * (2 * a / dof - c * c) - a
-            return float(sps.chi2.pdf(a, dof) * sps.chi2.sf(d_least, units))
-        return float(integrate.quad(density, 0.0, dof * c * c, limit=200)[0])
-
-    median = optimize.brentq(lambda c: below(c) - 0.5, 1e-3, 10.0, xtol=1e-12)
-    return float(sps.t.ppf(tail, dof) * median)
+    def density(a: float) -> float:  # A = a, and the lugsail term ≤ x
+        d_least = (2 * units - 1) * (2 * a / dof - x) - a
+        return float(sps.chi2.pdf(a, dof) * sps.chi2.sf(d_least, units))
+    return float(integrate.quad(density, 0.0, dof * x, limit=200)[0])
 
 
 def flows_for_precision(variance: float, precision: float, confidence: float = 0.95,
