@@ -42,6 +42,8 @@ import pandas as pd
 from scipy import optimize
 from scipy import stats as sps
 
+from mrfq.stats.runlength import variance_ratio_cdf
+
 #: ``ci_method`` of an interval whose variance is the fluid model's
 FLUID_VARIANCE = "fluid-variance"
 #: the start of the data interval's problem that the model's interval does not share
@@ -69,8 +71,6 @@ def consistent_ratio(ratio: float, units: int, lugsail: bool = False,
 def ratio_band(units: int, lugsail: bool, consistency: float = MODEL_CONSISTENCY
                ) -> tuple[float, float]:
     """The central ``consistency`` of a run's variance over the model's (module doc)."""
-    from mrfq.stats.runlength import variance_ratio_cdf  # (its integral: scipy's quad)
-
     tail = (1.0 - consistency) / 2
     return tuple(float(optimize.brentq(lambda x, p=p: variance_ratio_cdf(
         x, units, lugsail) - p, 1e-9, 1e3, xtol=1e-12)) for p in (tail, 1 - tail))
@@ -84,8 +84,8 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
     z · γ_k^fluid √(v_k / n_k) (n_k = ``flows_measured``), ``ci_method``
     :data:`FLUID_VARIANCE`, the run's own interval in ``ci_low_data``/``ci_high_data``
     and ``variance_ratio`` (its variance over the model's: (half-width / t)² against
-    (γ_k^fluid)² v_k / n_k). A class keeps the run's own interval (and ``variance_ratio``
-    NaN) where v_k or γ_k^fluid is not a positive finite number or where its own
+    (γ_k^fluid)² v_k / n_k). A class keeps the run's own interval where v_k or
+    γ_k^fluid is not a positive finite number (``variance_ratio`` NaN) or where its own
     variance contradicts the model's (:func:`consistent_ratio`), and is withheld where
     the run's interval was withheld for any reason but :data:`_DATA_ONLY_PROBLEM` or
     where the model's interval would reach 0 (the run is too short for any interval,
