@@ -386,10 +386,7 @@ def insensitivity(fluid: pd.DataFrame, path: str | Path, title: str = "",
                 err = [pts["gamma"] - pts["ci_low"], pts["ci_high"] - pts["gamma"]]
                 ax.errorbar(pts["load"], pts["gamma"], yerr=err, fmt="x", color=_colour(i),
                             capsize=2)
-        ax.set_title(label(policy))
-        ax.set_xlabel(xlabel)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
+        ax.set(title=label(policy), xlabel=xlabel, xlim=(0, 1), ylim=(0, 1))
         ax.grid(alpha=0.3)
     axes[0].set_ylabel(r"service rate $\gamma_k$")
     # one legend: line styles for the laws (black), colours for the classes
@@ -412,10 +409,9 @@ def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
     :data:`MOST_COLUMNS` to a row, time ticks under every bottom panel), each flow's
     dominant share (its share of its dominant resource) per interval, and, dashed in the
     flow's colour, its fair share (``fair_share``: the fluid allocation the policy
-    realises; absent for a baseline). One legend for the figure. The y axis reaches the
-    largest share: an interval's service is that of the packets completing in it, so a
-    share can exceed 1 by up to one packet's service time over the interval (a packet
-    begun in the interval before): a binning artefact, drawn, not clipped."""
+    realises; absent for a baseline). One legend. The y axis reaches the largest share:
+    an interval's service is that of the packets completing in it, so a share can exceed
+    1 by one packet's service over the interval: a binning artefact, drawn, not clipped."""
     rows = timeline[timeline["resource"] == "dominant"]
     policies, flows = list(dict.fromkeys(rows["policy"])), list(dict.fromkeys(rows["flow"]))
     grid, columns = _grid(len(policies))
@@ -424,7 +420,11 @@ def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
     top = np.nanmax(rows[[c for c in ("share", "fair_share") if c in rows]].to_numpy(),
                     initial=0.0)
     starts = np.unique(rows["time"].to_numpy(float))  # (the intervals' starts)
-    end = starts[-1] + (np.diff(starts).min() if starts.size > 1 else 1.0)
+    # one interval: its width is a resource row's service / share (share = service / width)
+    served = timeline[(timeline["resource"] != "dominant") & (timeline["share"] > 0)]
+    width = (np.diff(starts).min() if starts.size > 1 else float(np.median(
+        served["service"] / served["share"])) if "service" in served and len(served) else 1.0)
+    end = starts[-1] + width
     for ax, policy in zip(axes.ravel(), policies, strict=False):
         part = rows[rows["policy"] == policy]
         for i, flow in enumerate(flows):

@@ -49,6 +49,9 @@ UNEQUAL_WEIGHTS, UNEQUAL_DOMINANT_SHARES = "unequal-weights", "unequal-dominant-
 #: DRFQ and MR3 routers (SPEC §3.2) on a network where some class's route crosses several
 #: routers
 ROUTES_ACROSS_ROUTERS = "routes-across-routers"
+#: a loaded class's packet mix with types of different profiles; with types that skip a
+#: resource another of its types uses (a zero requirement there)
+MIXED_PROFILES, SKIPPING_TYPES = "mixed-packet-profiles", "packet-types-skipping-resources"
 #: a cluster scenario's per-job parallelism caps, which the fluid model does not have; a
 #: law of the tasks per job other than its class's flow-size law; task durations drawn
 #: from a size law (stragglers)
@@ -73,6 +76,16 @@ LIMITATIONS = {
                            "resource per router DRFQ is per-resource fair queueing, i.e. "
                            "bmf; which allocation such routers realise is open: "
                            "docs/guide/networks.md)",
+    MIXED_PROFILES: "a class's packet mix has types of different profiles, and each "
+                    "packet is charged its own dominant time, not its share of the mix's "
+                    "mean vector, which the fluid model serves (backlogged, a mix of (1, 0) "
+                    "and (0, 1) packets gets 0.31 of each resource under memoryless DRFQ "
+                    "and 0.24 under MR3, DRF 0.48; MR3's ingress bound can also leave a "
+                    "resource idle: docs/models.md, packet mixes)",
+    SKIPPING_TYPES: "a class's packet mix has types with a zero requirement on a resource "
+                    "its other types use, so they skip it; with dynamic flows DRFQ then "
+                    "serves the class above its DRF rate (measured +6% to +49%; dovetailing "
+                    "validates the same mix with 0.01 for 0; docs/models.md, packet mixes)",
     PARALLELISM_CAPS: "the scenario caps the tasks a job runs at once ([cluster] "
                       "max_parallel), which the fluid model does not (docs/guide/clusters.md)",
     SEPARATE_SERVERS: "the scenario lists servers ([cluster] servers) or constrains "
@@ -147,11 +160,12 @@ _ENTRIES = (
     Policy("drfq", PACKET, 0, "DRFQ", "memoryless DRFQ: one start tag per packet charged "
            "its dominant time (Ghodsi et al. 2012; BR eq. 2)", default=True,
            realises="drf", parameters=(VIRTUAL_TIME,),
-           limitations=(UNEQUAL_WEIGHTS, ROUTES_ACROSS_ROUTERS)),
+           limitations=(UNEQUAL_WEIGHTS, ROUTES_ACROSS_ROUTERS, MIXED_PROFILES,
+                        SKIPPING_TYPES)),
     Policy("drfq-dovetail", PACKET, 1, "DRFQ (dovetail)", "dovetailing DRFQ: per-resource "
            "tags, one key, Δ-bounded (Ghodsi et al. 2012)", realises="drf",
            parameters=(DELTA, VIRTUAL_TIME),
-           limitations=(UNEQUAL_WEIGHTS, ROUTES_ACROSS_ROUTERS)),
+           limitations=(UNEQUAL_WEIGHTS, ROUTES_ACROSS_ROUTERS, SKIPPING_TYPES)),
     Policy("pf", PACKET, 2, "PF", "SFQ at every resource with tags divided by the flow's "
            "queue length (BR eq. 5)", default=True, realises="pf"),
     Policy("bmf", PACKET, 3, "BMF", "time-fair SFQ at every resource, i.e. per-resource "
@@ -164,7 +178,8 @@ _ENTRIES = (
            parameters=(FQ_RESOURCE,)),
     Policy("mr3", PACKET, 6, "MR3", "multi-resource round robin: elastic round robin on "
            "dominant processing times at the ingress, FIFO inside (Wang, Li, Liang 2013)",
-           realises="drf", limitations=(UNEQUAL_DOMINANT_SHARES, ROUTES_ACROSS_ROUTERS)),
+           realises="drf",
+           limitations=(UNEQUAL_DOMINANT_SHARES, ROUTES_ACROSS_ROUTERS, MIXED_PROFILES)),
     # the static allocation lab (mrfq.allocation.policies.POLICIES holds their functions)
     Policy("drf", ALLOCATION, 0, "DRF", "pooled DRF: max-min of dominant shares "
            "(Ghodsi et al. NSDI'11)", default=True),

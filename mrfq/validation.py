@@ -22,7 +22,8 @@ fluid value without a finite interval fails (``no interval: fluid ...``).
 **Known limitations.** Where a packet policy is known to depart from its fluid
 counterpart under a condition the scenario meets (the registry's ``limitations``: DRFQ with
 unequal class weights or on routes across several routers, MR3 where some classes' DRF
-shares differ; :func:`known_limitations`),
+shares differ, memoryless DRFQ and MR3 with a packet mix of different profiles, DRFQ
+with packet types that skip a resource; :func:`known_limitations`),
 a failing point of it says so: its verdict ends in ``; known limitation`` and
 ``known_limitation`` gives the reason. It still fails.
 
@@ -90,8 +91,10 @@ def known_limitations(scenario: Scenario) -> dict[str, str]:
     """Packet policy → why it is known to depart from its fluid counterpart on this
     scenario (:data:`mrfq.policies.LIMITATIONS`): for the policies whose registry entry
     names a limitation whose condition holds — unequal class weights, (for a round
-    robin on dominant times) some set of classes whose fluid shares are unequal, or (for
-    DRFQ and MR3 routers) a route across several routers; and
+    robin on dominant times) some set of classes whose fluid shares are unequal, (for
+    DRFQ and MR3 routers) a route across several routers, a packet mix of different
+    profiles (:func:`_mixed_profiles`) or with types that skip a resource
+    (:func:`_skipping_types`); and
     ``"cluster:<name>"`` → why, for every cluster policy when the scenario has per-job
     parallelism caps, listed servers or placement constraints, a law of the tasks per
     job that is not its class's flow-size law (:func:`_job_size_matches`), or task
@@ -111,6 +114,10 @@ def known_limitations(scenario: Scenario) -> dict[str, str]:
                     np.asarray(scenario.requirements)[loaded], weights, entry.realises)
             elif condition == policies.ROUTES_ACROSS_ROUTERS:
                 holds = _route_across_routers(scenario, loaded)
+            elif condition == policies.MIXED_PROFILES:
+                holds = any(_mixed_profiles(scenario.classes[k]) for k in loaded)
+            elif condition == policies.SKIPPING_TYPES:
+                holds = any(_skipping_types(scenario.classes[k]) for k in loaded)
             else:  # a registry entry naming a condition no check here knows
                 raise ValueError(f"no check for the known limitation {condition!r}")
             if holds:
@@ -141,6 +148,21 @@ def _route_across_routers(scenario, classes: list[int]) -> bool:
     (SPEC §3.2)."""
     router = scenario.router_index
     return any(len({int(router[j]) for j in scenario.routes[k]}) > 1 for k in classes)
+
+
+def _mixed_profiles(traffic_class) -> bool:
+    """The class's packet types are not all multiples of one requirement vector."""
+    types = np.asarray(traffic_class.packet_requirements, dtype=np.float64)
+    profiles = types / types.max(axis=1, keepdims=True) if types.size else types
+    return bool(len(profiles) > 1 and not np.allclose(profiles, profiles[0], rtol=1e-9,
+                                                      atol=0.0))
+
+
+def _skipping_types(traffic_class) -> bool:
+    """Some packet type of the class has a zero requirement on a resource another of its
+    types uses (that type skips the resource, SPEC §3)."""
+    used = np.asarray(traffic_class.packet_requirements, dtype=np.float64) > 0
+    return bool(used.size and np.any(used.any(axis=0) & ~used.all(axis=0)))
 
 
 def _job_size_matches(tasks, size: SizeLaw) -> bool:

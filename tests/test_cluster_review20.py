@@ -64,23 +64,39 @@ def test_weights_split_one_resource_two_to_one_under_every_fair_rule(policy):
 
 
 def test_the_changed_rules_change_only_the_keys_of_the_points_they_apply_to():
-    """A pooled, unweighted cluster keeps the point keys it had (its numbers are the
-    same); listed servers (DRF, PF, BMF) and unequal weights (BMF) get new ones."""
+    """A point keeps the key it had where its numbers are the same: a pooled cluster, and
+    listed servers that every class with jobs can use (the hold rule is then the old
+    one); a server too small for a class's task, or a placement barring a loaded class,
+    changes DRF, PF and BMF keys; unequal weights of loaded classes change BMF's."""
     from mrfq.kinds import Point
     from mrfq.kinds.cluster import key_parts
     from mrfq.scenario import load_scenario, scenario_from_dict
 
     pooled = load_scenario("quickstart")
     raw = pooled.to_dict()
-    servers = scenario_from_dict({**raw, "cluster": {**raw["cluster"],
-                                                     "servers": [[10, 10], [5, 20]]}})
-    weighted = scenario_from_dict({**raw, "classes": [{**raw["classes"][0], "weight": 2},
-                                                      raw["classes"][1]]})
+    web, crypto = raw["classes"]
+
+    def variant(classes=(web, crypto), **cluster):
+        return scenario_from_dict({**raw, "classes": list(classes),
+                                   "cluster": {**raw["cluster"], **cluster}})
+
+    # web's task is (0.55, 1.1) of these servers' units: it does not fit on (1, 1)
+    usable = variant(servers=[[10, 10], [5, 20]])
+    small = variant(servers=[[10, 10], [1, 1]])
+    placed = variant(servers=[[10, 10], [5, 20]], placement={"web": [0]})
+    placed_idle = variant(classes=({**web, "load_share": 0}, crypto),
+                          servers=[[10, 10], [5, 20]], placement={"web": [0]})
+    weighted = variant(classes=({**web, "weight": 2}, crypto))
+    weighted_idle = variant(classes=({**web, "weight": 2, "load_share": 0}, crypto))
     for policy in ("drf", "pf", "bmf", "drf-online"):
         point = Point("cluster", policy, 0.3)
-        cfg = key_parts(pooled, point)["cluster"]
-        assert "hold" not in cfg and "bmf_ranks" not in cfg
-        assert ("hold" in key_parts(servers, point)["cluster"]) == (policy != "drf-online")
+        for same in (pooled, usable, placed_idle, weighted_idle):
+            assert "hold" not in key_parts(same, point)["cluster"]
+        for barred in (small, placed):
+            assert ("hold" in key_parts(barred, point)["cluster"]) == (
+                policy != "drf-online")
+        for same in (pooled, usable, weighted_idle):
+            assert "bmf_ranks" not in key_parts(same, point)["cluster"]
         assert ("bmf_ranks" in key_parts(weighted, point)["cluster"]) == (policy == "bmf")
 
 

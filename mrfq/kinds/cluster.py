@@ -17,6 +17,7 @@ import pandas as pd
 
 from mrfq import policies
 from mrfq.cluster import pooled_model, run_cluster
+from mrfq.cluster.kernel import EPS
 from mrfq.cluster.metrics import (
     completion_ratio,
     jct_by_tasks,
@@ -91,6 +92,23 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
     model(scenario, policy, load)
 
 
+def _some_server_unusable(scenario: Scenario) -> bool:
+    """Whether a class with jobs cannot use some server (its placement bars it, or a task
+    is larger than the server): only then does holding the usable servers differ from
+    holding them all. A trace's jobs bring their own demands: assumed so."""
+    cfg = scenario.cluster
+    if not (cfg.servers or cfg.placement):
+        return False
+    if not scenario.classes:
+        return True
+    capacity, demand, allowed = cluster_arrays(cfg, scenario.class_names,
+                                               scenario.requirements, scenario.source)
+    # the kernel's fit test on an empty server (mrfq.cluster.kernel._fits)
+    fits = np.all(demand[:, None, :] <= capacity + EPS * capacity, axis=2)
+    loaded = np.array([c.load_share > 0 for c in scenario.classes])
+    return bool(np.any(~(allowed & fits)[loaded]))
+
+
 def key_parts(scenario: Scenario, point: Point) -> dict:
     """The fluid model of the point, the ``[cluster]`` section (policies aside) and the
     kernel's version."""
@@ -109,10 +127,10 @@ def key_parts(scenario: Scenario, point: Point) -> dict:
     # rules changed where they apply only, so the other points keep their keys: a held
     # job keeps only the servers it can use; BMF ranks weighted shares
     ideal = policies.named(policies.CLUSTER)
-    if point.policy in (ideal.DRF, ideal.PF, ideal.BMF) and (
-            scenario.cluster.servers or scenario.cluster.placement):
+    if point.policy in (ideal.DRF, ideal.PF, ideal.BMF) and _some_server_unusable(scenario):
         cfg["hold"] = "usable servers"
-    if point.policy == ideal.BMF and len(set(scenario.weights)) > 1:
+    loaded = [c.load_share > 0 for c in scenario.classes]
+    if point.policy == ideal.BMF and len(set(scenario.weights[loaded])) > 1:
         cfg["bmf_ranks"] = "weighted"
     return {**model_key_parts(scenario, point.load), "cluster": cfg,
             "kernel": KERNEL_VERSION}
