@@ -15,7 +15,10 @@ package's own point function and combiner (:func:`mrfq.kinds.packet.packet_point
   ``--replication-flows`` flows (seeds 100 000 + i), the t interval over replications;
 * ``precision`` (only when asked for in ``--modes``): ``--runs`` precision-targeted points
   (``--precision``, replications of ``--replication-flows`` flows, at least
-  ``--replications``; seeds 200 000 + i), the sequential stopping rule of a sweep.
+  ``--replications``; seeds 200 000 + i), the sequential stopping rule of a sweep, on
+  the interval a sweep reports (the fluid model's variance where the Markov model gives
+  one, as since 2026-11-28; the tables in VALIDATION.md before that date used the runs'
+  own intervals).
 
 ``--init fluid`` starts every run of the three modes (not the reference, which is shared)
 with flows in progress drawn from the fluid stationary law (``[packet] init``); its
@@ -45,7 +48,7 @@ import numpy as np
 from scipy import stats as sps
 
 from mrfq.executor import execute
-from mrfq.kinds.packet import combine_packet_records, packet_point, stopping
+from mrfq.kinds.packet import combine_packet_records, fluid_reference, packet_point, stopping
 from mrfq.scenario import load_scenario
 
 REFERENCE_SEED = 7
@@ -134,10 +137,14 @@ def _tables(settings: dict, records: dict[tuple, dict], mode: str, policy: str,
             load: float) -> list:
     """The combined per-class table of every run of one (mode, policy, load)."""
     reps = settings["replications"] if mode == "replications" else 1
+    # a precision-targeted point reports (and stops on) what a sweep does: the interval on
+    # the fluid model's variance where the Markov model gives one
     return [combine_packet_records(
         scenario_for(settings, mode, i),
         records[(mode, policy, load, i, 0)]["records"] if mode == "precision"
-        else [records[(mode, policy, load, i, r)] for r in range(reps)])
+        else [records[(mode, policy, load, i, r)] for r in range(reps)],
+        fluid_record=fluid_reference(scenario_for(settings, mode, i), policy, load)
+        if mode == "precision" else None)
         for i in range(settings["runs"])]
 
 

@@ -273,8 +273,8 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     values = tuple(dict.fromkeys(float(v) for v in (loads or scenario.load_values)))
     for value in values:
         scenario.check_load(value, "loads" if loads else "load.values", in_file=not loads)
-    if tolerance is not None and not tolerance > 0:
-        raise InputError("must be positive", "tolerance")
+    if tolerance is not None and not 0 < tolerance < 1:  # (a relative error)
+        raise InputError(f"must be in (0, 1), got {tolerance:g}", "tolerance")
     if method is not None and method not in FLUID_METHODS:
         raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
                          "method")

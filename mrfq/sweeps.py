@@ -26,11 +26,12 @@ from mrfq import arguments, policies
 from mrfq.errors import InputError
 from mrfq.executor import check_scheduler, execute
 from mrfq.fluid.method import record_method
-from mrfq.io import atomic_path, check_writable_dir, write_csv
+from mrfq.io import atomic_path, check_not_directories, check_writable_dir, write_csv
 from mrfq.kinds import (  # noqa: F401 - Point, point_key, point_filename: the sweep's API
     REALISATIONS,
     Point,
     compute_point,
+    is_record,
     kind_of,
     kind_of_record,
     point_filename,
@@ -85,7 +86,7 @@ def _stored(scenario: Scenario, points_dir: Path,
             record = json.loads(path.read_text())
         except (ValueError, UnicodeDecodeError) as exc:  # (JSONDecodeError is a ValueError)
             record = exc
-        if isinstance(record, dict) and "kind" in record:
+        if is_record(scenario, point, record):
             return record
         if unreadable is None:
             raise InputError("not a point record (truncated or edited?): delete it, or run "
@@ -140,6 +141,11 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     results = Path(results_dir)
     check_writable_dir(results, run="sweep")
     points_dir = results / POINTS_DIR
+    if points_dir.exists() and not points_dir.is_dir():  # (said before any work)
+        raise InputError("exists and is not a directory (the sweep's point files go "
+                         "there)", None, str(points_dir))
+    if record:
+        check_not_directories(results, (SCENARIO_FILE, SUMMARY_FILE, SIZE_BINS_FILE))
     groups = sweep_groups(scenario, kinds)
     for group in groups:  # every point computable (e.g. init = "fluid"), before any work
         kind_of(scenario, *group).check(scenario, group[1], group[2])

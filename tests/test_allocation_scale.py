@@ -61,12 +61,15 @@ def deadline(seconds: float) -> Iterator[None]:
 
 def assert_same_allocation(got: Allocation, reference: Allocation) -> None:
     """Whole-task rules: the same tasks on every server exactly; the others: the same
-    tasks (per user and server) and shares up to rounding."""
+    tasks (per user and server) and shares up to the solvers' accuracy: PF's dual Newton
+    (CEEI) stops where the dual no longer decreases in floating point, a relative error
+    up to ~5e-9 (measured: 12.2940231012 in ordinary units, 12.2940231584 at 1e-30 and
+    by a root solve of its KKT conditions, a hypothesis example in the full suite)."""
     if reference.whole_tasks:
         assert np.array_equal(got.tasks, reference.tasks), (got.tasks, reference.tasks)
     else:
-        np.testing.assert_allclose(got.tasks, reference.tasks, rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(got.shares, reference.shares, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(got.tasks, reference.tasks, rtol=2e-8, atol=1e-9)
+    np.testing.assert_allclose(got.shares, reference.shares, rtol=2e-8, atol=1e-12)
 
 
 CASES = [(name, policy) for name in packaged_problems() for policy in POLICIES

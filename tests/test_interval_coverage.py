@@ -69,10 +69,12 @@ def test_precision_mode_runs_the_sweeps_stopping_rule(tmp_path):
         records = json.loads(path.read_text())["records"]
         assert [r["replication"] for r in records] == list(range(len(records)))
         assert len(records) >= 10
-        table = coverage.combine_packet_records(coverage.scenario_for(
+        scenario = coverage.scenario_for(
             {"mean_size": 10, "window": 4, "replication_flows": 200, "warmup": "auto",
              "flows": 600, "reference_factor": 4,
              "precision": 0.1, "replications": 10}, "precision",
-            int(path.name.split("-")[3])), records)
+            int(path.name.split("-")[3]))
+        table = coverage.combine_packet_records(  # as a sweep reports it
+            scenario, records, fluid_record=coverage.fluid_reference(scenario, "bmf", 0.5))
         assert table["precision_reached"].all() or len(records) == 1000
         assert (table["replications"] == len(records)).all()

@@ -72,10 +72,25 @@ def test_jobs_1_and_2_give_identical_results(tmp_path):
     pd.testing.assert_frame_equal(one, again, check_exact=True)
 
 
-@pytest.mark.parametrize("damage", [b'{"kind": "packet", "pol', b"[1, 2]", b"\xff\xfe"])
+def _edited(change):
+    return lambda text: json.dumps(change(json.loads(text))).encode()
+
+
+@pytest.mark.parametrize("damage", [
+    lambda text: b'{"kind": "packet", "pol', lambda text: b"[1, 2]", lambda text: b"\xff\xfe",
+    # valid JSON, not a whole record (a review: KeyError tracebacks, exit 3)
+    _edited(lambda r: {"kind": r["kind"]}),
+    _edited(lambda r: {k: v for k, v in r.items() if k != "classes"}),
+    _edited(lambda r: {**r, "classes": []}),
+    _edited(lambda r: {**r, "classes": r["classes"][:-1]}),
+    _edited(lambda r: {**r, "classes": [{k: v for k, v in c.items() if k != "flows_measured"}
+                                        for c in r["classes"]]}),
+    _edited(lambda r: {**r, "replication": r["replication"] + 1}),
+])
 def test_a_damaged_point_file_is_computed_again_or_named(tmp_path, damage):
     """A truncated or edited point file (mrfq writes atomically, but an OS crash or a
-    hand can still leave one) was a JSONDecodeError traceback, exit 3, on resume."""
+    hand can still leave one) was a JSONDecodeError traceback, exit 3, on resume; one
+    that is JSON but not a whole record of its point, a KeyError traceback."""
     from mrfq.errors import InputError
     from mrfq.scenario import load_scenario
     from mrfq.sweeps import load_records
@@ -84,7 +99,7 @@ def test_a_damaged_point_file_is_computed_again_or_named(tmp_path, damage):
     results = tmp_path / "res"
     first = run_sweep(scenario, results, jobs=1)
     victim = sorted((results / POINTS_DIR).glob("packet-*"))[0]
-    victim.write_bytes(damage)
+    victim.write_bytes(damage(victim.read_text()))
     # reading the directory names the file
     with pytest.raises(InputError, match="not a point record") as info:
         load_records(load_scenario(scenario), results)

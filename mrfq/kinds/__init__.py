@@ -20,6 +20,7 @@ precision driver (:mod:`mrfq.point_plan`) and the summary use:
 
 * ``NAME``, ``REALISATION``; ``REPLICATED`` (its points are replications ``-r<i>``) and
   ``PRIORITY`` (lower runs first: the expensive points, so parallel workers end together);
+  ``RECORD_CLASS_KEYS``: what every class of its records holds (:func:`is_record`);
 * ``check(scenario, policy, load)`` — InputError before any work if the point cannot be
   computed;
 * ``key_parts(scenario, point) -> dict`` — everything that determines the point's numbers
@@ -90,6 +91,22 @@ def kind_of_record(record: dict) -> ModuleType:
     if record["kind"] == policies.CLUSTER:
         return cluster
     return fluid_kind(record_method(record), record["policy"])
+
+
+def is_record(scenario: Scenario, point: Point, record: object) -> bool:
+    """Whether ``record`` (a stored file's JSON) is a whole record of ``point``: its kind,
+    policy, load and replication, and one dict per scenario class (a trace's classes are
+    its own) holding the kind's ``RECORD_CLASS_KEYS``. A file that is not was edited or
+    damaged outside mrfq (which writes atomically)."""
+    if not (isinstance(record, dict) and record.get("kind") == point.kind
+            and record.get("policy") == point.policy and record.get("load") == point.load
+            and record.get("replication", 0) == point.replication):
+        return False
+    classes = record.get("classes")
+    keys = kind_of(scenario, point.kind, point.policy, point.load).RECORD_CLASS_KEYS
+    return (isinstance(classes, list) and len(classes) > 0
+            and (not scenario.classes or len(classes) == len(scenario.classes))
+            and all(isinstance(c, dict) and all(k in c for k in keys) for c in classes))
 
 
 def point_key(scenario: Scenario, point: Point) -> str:

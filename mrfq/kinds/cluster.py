@@ -52,6 +52,8 @@ NAME = "cluster"
 REALISATION = policies.CLUSTER
 REPLICATED = False
 PRIORITY = 0  # the expensive points first
+#: what every class of a cluster record holds (a stored file without them was edited)
+RECORD_CLASS_KEYS = ("gamma", "ci_low", "ci_high", "jobs_measured", "mean_in_progress")
 #: bump when the kernel's rules change what a run computes
 KERNEL_VERSION = 1
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from mrfq.kinds.markov import (  # noqa: F401 - the same face as a Markov point
     PRIORITY,
     REALISATION,
+    RECORD_CLASS_KEYS,
     REPLICATED,
     check,
     compute,

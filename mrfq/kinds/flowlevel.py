@@ -10,6 +10,7 @@ from mrfq import policies
 from mrfq.fluid import flowsim
 from mrfq.fluid.method import CONFIDENCE, WARMUP, flow_point
 from mrfq.kinds.fluid_records import (  # noqa: F401 - the shared part of the kind's face
+    RECORD_CLASS_KEYS,
     first_replications,
     max_replications,
     model_key_parts,

@@ -9,14 +9,20 @@ point the interval (:func:`mrfq.fluid.method.class_interval`).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
 from mrfq import policies
-from mrfq.fluid.method import class_interval, record_method, simulated_warnings
+from mrfq.fluid.markov import service_rates_and_variances
+from mrfq.fluid.method import class_interval, fluid_method, record_method, simulated_warnings
 from mrfq.kinds.replications import Stopping
 from mrfq.scenario import Scenario
+
+#: what every class of a fluid record holds (a stored file without them was edited)
+RECORD_CLASS_KEYS = ("gamma", "mean_in_progress", "error_estimate")
 
 
 def floats(values: ArrayLike) -> list[float]:
@@ -80,3 +86,31 @@ def summary_rows(scenario: Scenario, records: list[dict],
 def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Fluid points have no per-size table."""
     return pd.DataFrame()
+
+
+def fluid_reference(scenario: Scenario, policy: str, load: float) -> dict | None:
+    """The Markov fluid record's classes (``gamma``, ``flow_variance``: :func:`mrfq.fluid.
+    markov.markov_point`) of the fluid policy a packet ``policy`` realises, at ``load``:
+    what :func:`mrfq.kinds.packet.combine_packet_records` takes the variance of γ̂_k from, as
+    ``{"classes": [...]}``. None when the policy realises none, or the Markov model does
+    not give that point (sizes not exponential, over the state budget, an explicit law:
+    :func:`mrfq.fluid.method.fluid_method`). Solved once per process and model."""
+    counterpart = policies.fluid_counterpart(policy)
+    if counterpart is None:
+        return None
+    entry = policies.get(policies.FLUID, counterpart)
+    if entry.law != policies.MARKOV_LAW or fluid_method(scenario, counterpart,
+                                                        load) != "markov":
+        return None
+    requirements = tuple(tuple(floats(row)) for row in scenario.requirements)
+    return _markov_classes(counterpart, requirements, tuple(floats(scenario.class_loads(load))),
+                           tuple(floats(scenario.weights)), scenario.fluid.tolerance)
+
+
+@functools.lru_cache(maxsize=64)
+def _markov_classes(policy: str, requirements: tuple, loads: tuple, weights: tuple,
+                    tolerance: float) -> dict:
+    result, variances = service_rates_and_variances(
+        policy, np.array(requirements), np.array(loads), np.array(weights), tolerance)
+    return {"classes": [{"gamma": float(g), "flow_variance": float(v)}
+                        for g, v in zip(result.gamma, variances, strict=True)]}

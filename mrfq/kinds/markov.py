@@ -11,6 +11,7 @@ from mrfq.fluid.markov import markov_point, solver_version
 from mrfq.fluid.markov_solver import MAX_STATES
 from mrfq.fluid.method import fluid_method, predicted_states
 from mrfq.kinds.fluid_records import (  # noqa: F401 - the shared part of the kind's face
+    RECORD_CLASS_KEYS,
     first_replications,
     max_replications,
     model_key_parts,

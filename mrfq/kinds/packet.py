@@ -26,14 +26,19 @@ from mrfq.errors import InputError
 from mrfq.executor import spawned_pool
 from mrfq.fluid.markov import (
     MAX_STATES,
-    service_rates_and_variances,
     solver_version,
     stationary_distribution,
 )
-from mrfq.fluid.method import class_warnings, fluid_method, predicted_states
-from mrfq.kinds.fluid_records import floats
+from mrfq.fluid.method import class_warnings, predicted_states
+from mrfq.kinds.fluid_records import floats, fluid_reference
 from mrfq.kinds.point import Point
-from mrfq.kinds.replications import Stopping, chosen_replications
+from mrfq.kinds.replications import (
+    Stopping,
+    Widths,
+    chosen_replications,
+    point_half_widths,
+    replication_tables,
+)
 from mrfq.kinds.replications import first_replications as first_of_config
 from mrfq.kinds.replications import stopping as stopping_rule
 from mrfq.packet import kernel
@@ -61,6 +66,8 @@ NAME = "packet"
 REALISATION = policies.PACKET
 REPLICATED = True
 PRIORITY = 0  # the expensive points first
+#: what every class of a packet record has held since the engine's first records
+RECORD_CLASS_KEYS = ("gamma", "flows_measured", "mean_sojourn", "ratio_estimate")
 
 #: the key part of each per-policy parameter a packet rule may read (the registry's
 #: ``parameters``): only the points of the policies that read it depend on it
@@ -236,34 +243,6 @@ def _records_start_up(scenario: Scenario, records: list[dict]) -> int:
     return start_up_flows(scenario, records[0]["load"]) if records else 0
 
 
-def fluid_reference(scenario: Scenario, policy: str, load: float) -> dict | None:
-    """The Markov fluid record's classes (``gamma``, ``flow_variance``: :func:`mrfq.fluid.
-    markov.markov_point`) of the fluid policy a packet ``policy`` realises, at ``load``:
-    what :func:`combine_packet_records` takes the variance of γ̂_k from, as
-    ``{"classes": [...]}``. None when the policy realises none, or the Markov model does
-    not give that point (sizes not exponential, over the state budget, an explicit law:
-    :func:`mrfq.fluid.method.fluid_method`). Solved once per process and model."""
-    counterpart = policies.fluid_counterpart(policy)
-    if counterpart is None:
-        return None
-    entry = policies.get(policies.FLUID, counterpart)
-    if entry.law != policies.MARKOV_LAW or fluid_method(scenario, counterpart,
-                                                        load) != "markov":
-        return None
-    requirements = tuple(tuple(floats(row)) for row in scenario.requirements)
-    return _markov_classes(counterpart, requirements, tuple(floats(scenario.class_loads(load))),
-                           tuple(floats(scenario.weights)), scenario.fluid.tolerance)
-
-
-@functools.lru_cache(maxsize=64)
-def _markov_classes(policy: str, requirements: tuple, loads: tuple, weights: tuple,
-                    tolerance: float) -> dict:
-    result, variances = service_rates_and_variances(
-        policy, np.array(requirements), np.array(loads), np.array(weights), tolerance)
-    return {"classes": [{"gamma": float(g), "flow_variance": float(v)}
-                        for g, v in zip(result.gamma, variances, strict=True)]}
-
-
 def combine_packet_records(scenario: Scenario, records: list[dict],
                            confidence: float = 0.95,
                            fluid_record: dict | None = None) -> pd.DataFrame:
@@ -273,8 +252,8 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     With ``fluid_record`` (the Markov fluid record of the fluid policy this one realises,
     at the same load: :func:`fluid_reference`), the interval's variance is the fluid
     model's (:func:`mrfq.stats.with_fluid_variance`, ``ci_method`` "fluid-variance"; the
-    run's own interval in ``ci_low_data``/``ci_high_data``); the precision rule's
-    stopping decisions and ``achieved_precision`` keep the run's own intervals.
+    run's own interval in ``ci_low_data``/``ci_high_data``); the precision rule judges
+    the interval reported, as ``achieved_precision`` does (:func:`_reported_widths`).
 
     With a precision target, the replications the stopping rule chose (:func:`stopping`;
     extra ones computed ahead are ignored). Run facts: ``replications``,
@@ -288,12 +267,9 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     the replications; not measured)."""
     packet = scenario.packet
     start_up = _records_start_up(scenario, records)
-    records = chosen_replications(packet, records, confidence, start_up)
-    tables = []
-    for record in sorted(records, key=lambda r: r["replication"]):
-        table = pd.DataFrame(record["classes"])
-        table.insert(0, "class", scenario.class_names)
-        tables.append(table)
+    records = chosen_replications(packet, records, confidence, start_up,
+                                  _reported_widths(scenario, records, confidence, fluid_record))
+    tables = replication_tables(scenario.class_names, records)
     combined = combine_replications(tables, packet.mean_size, confidence,
                                     sojourn_edges=sojourn_bin_edges(),
                                     warmup_flows=start_up)
@@ -307,10 +283,7 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     combined["replications"] = len(records)
     combined["flows_simulated"] = packet.flows * len(records)
     combined["services"] = sum(int(r.get("services", 0)) for r in records)
-    # the precision rule stops on the runs' own intervals (it decides before the fluid
-    # points are read), so the precision reported is theirs too
-    own_high = combined["ci_high_data"] if "ci_high_data" in combined else combined["ci_high"]
-    achieved = (own_high - combined["gamma"]) / combined["gamma"]
+    achieved = (combined["ci_high"] - combined["gamma"]) / combined["gamma"]
     combined["target_precision"] = np.nan if packet.precision is None else packet.precision
     combined["achieved_precision"] = achieved
     combined["precision_reached"] = (np.nan if packet.precision is None
@@ -371,7 +344,24 @@ def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
     """The precision rule on the finished replications of one (policy, load)
     (:func:`mrfq.kinds.replications.stopping`) at ``confidence``."""
     return stopping_rule(scenario.packet, records, confidence, start=start,
-                         warmup_flows=_records_start_up(scenario, records))
+                         warmup_flows=_records_start_up(scenario, records),
+                         widths=_reported_widths(scenario, records, confidence))
+
+
+def _reported_widths(scenario: Scenario, records: list[dict], confidence: float,
+                     fluid_record: dict | None | bool = True) -> Widths | None:
+    """The precision rule's judge (with a target): the half-widths a point of a prefix of
+    these replications reports, with the fluid model's variance of ``fluid_record``
+    (True: the Markov model's where it gives the point's, :func:`fluid_reference`, as
+    :func:`summary_rows` and so a sweep; None: the runs' own intervals)."""
+    if scenario.packet.precision is None or not records:
+        return None
+    start_up = _records_start_up(scenario, records)
+    reference = (fluid_reference(scenario, records[0]["policy"], records[0]["load"])
+                 if fluid_record is True else fluid_record)
+    return functools.partial(point_half_widths, scenario.class_names,
+                             mean_size=scenario.packet.mean_size, confidence=confidence,
+                             warmup_flows=start_up, fluid_record=reference)
 
 
 def max_replications(scenario: Scenario) -> int:
@@ -440,7 +430,8 @@ def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     """Flow completion time and slowdown by flow size of one (policy, load), over the
     replications the precision rule chose (:func:`size_bin_table`)."""
     table = size_bin_table(scenario, chosen_replications(
-        scenario.packet, records, warmup_flows=_records_start_up(scenario, records)))
+        scenario.packet, records, warmup_flows=_records_start_up(scenario, records),
+        widths=_reported_widths(scenario, records, 0.95)))
     if not table.empty:
         table.insert(0, "load", records[0]["load"])
         table.insert(0, "policy", records[0]["policy"])

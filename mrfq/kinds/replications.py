@@ -11,13 +11,28 @@ same whatever the number of workers; replications computed ahead are ignored.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+from scipy import stats as sps
 
+from mrfq.intervals import ratio_interval
 from mrfq.scenario import PacketConfig
-from mrfq.stats import MIN_REPLICATIONS_FOR_T, relative_half_widths, replications_for_precision
+from mrfq.stats import (
+    MIN_REPLICATIONS_FOR_T,
+    combine_replications,
+    relative_half_widths,
+    replications_for_precision,
+    with_fluid_variance,
+)
+from mrfq.stats.model_variance import consistent_ratio
 from mrfq.stats.startup import record_relaxation_drops
+
+#: per class, the relative half-width of the interval a point of these replications
+#: reports (NaN where withheld): what the precision rule judges when given
+Widths = Callable[[list[dict]], np.ndarray]
 
 
 def first_replications(packet: PacketConfig) -> int:
@@ -55,6 +70,100 @@ def _sums(records: list[dict], warmup_flows: int = 0) -> tuple[np.ndarray, np.nd
             np.array(sojourn, dtype=np.float64).reshape(len(records), -1))
 
 
+def replication_tables(class_names: Sequence[str], records: list[dict]) -> list[pd.DataFrame]:
+    """One table of classes per record, in replication order, as
+    :func:`mrfq.stats.combine_replications` takes them."""
+    tables = []
+    for record in sorted(records, key=lambda r: r["replication"]):
+        table = pd.DataFrame(record["classes"])
+        table.insert(0, "class", list(class_names))
+        tables.append(table)
+    return tables
+
+
+def reported_half_widths(class_names: Sequence[str], records: list[dict], mean_size: float,
+                         confidence: float, warmup_flows: int,
+                         fluid_record: dict | None) -> np.ndarray:
+    """Per class, (ci_high − γ) / γ of the interval a packet point of these replications
+    reports: over the replications (or batches), rebuilt on the fluid model's variance
+    where ``fluid_record`` gives one and the runs do not contradict it
+    (:func:`mrfq.stats.with_fluid_variance`). NaN where the interval is withheld."""
+    combined = combine_replications(replication_tables(class_names, records), mean_size,
+                                    confidence, warmup_flows=warmup_flows)
+    if fluid_record is not None:
+        classes = fluid_record["classes"]
+        combined = with_fluid_variance(
+            combined, np.array([c["gamma"] for c in classes], dtype=np.float64),
+            np.array([c.get("flow_variance", np.nan) for c in classes], dtype=np.float64),
+            confidence)
+    return ((combined["ci_high"] - combined["gamma"]) / combined["gamma"]).to_numpy(float)
+
+
+def fast_reported_half_widths(records: list[dict], confidence: float, warmup_flows: int,
+                              fluid_record: dict | None) -> np.ndarray:
+    """:func:`reported_half_widths` of ≥ :data:`MIN_REPLICATIONS_FOR_T` replications from
+    their sums, without building the point's table (the precision rule asks after every
+    replication): per class the interval over replications of Σ N / Σ T after each one's
+    relaxation cut (:func:`_sums`), Tin-corrected, and where ``fluid_record`` gives a
+    variance the model's half-width z · γ_k^fluid √(v_k / n_k) unless the replications'
+    own variance contradicts it (:func:`mrfq.stats.with_fluid_variance`'s rules). NaN
+    where the point's interval is withheld. tests/test_precision.py checks it against the
+    table, the slow way."""
+    drops = [record_relaxation_drops(r, warmup_flows) for r in records]
+    size, sojourn = _sums(records, warmup_flows)
+    out = np.full(size.shape[1], np.nan)
+    if any(d is None for d in drops):  # a replication too short for the cut: withheld
+        return out
+    z = float(sps.norm.ppf(0.5 + confidence / 2))
+    t = float(sps.t.ppf(0.5 + confidence / 2, len(records) - 1))
+    for k in range(size.shape[1]):
+        if any(isinstance(r["classes"][k].get("ci_problem"), str)
+               and r["classes"][k]["ci_problem"] for r in records):
+            continue  # a replication's own problem withholds the point's interval
+        ci = ratio_interval(size[:, k], sojourn[:, k], confidence, require_positive=True,
+                            correct_bias=True)
+        estimate = ci.estimate
+        own = (ci.high - estimate) / estimate if ci.ok else np.nan
+        classes = fluid_record["classes"] if fluid_record is not None else None
+        gamma = float(classes[k]["gamma"]) if classes else np.nan
+        v = float(classes[k].get("flow_variance", np.nan)) if classes else np.nan
+        flows = sum(float(r["classes"][k]["flows_measured"]) - float(np.sum(
+            _flow_counts(r["classes"][k])[:d])) for r, d in zip(records, drops, strict=True))
+        if not (np.isfinite(gamma) and gamma > 0 and np.isfinite(v) and v > 0 and flows > 0):
+            out[k] = own
+            continue
+        if ci.problem and not ci.problem.startswith("interval reaches 0"):
+            continue
+        sd = gamma * np.sqrt(v / flows)
+        if not ci.problem and not consistent_ratio(((ci.high - estimate) / t / sd) ** 2,
+                                                   len(records), False):
+            out[k] = own  # the model is not this system's: the runs' own interval
+        elif estimate - z * sd > 0:
+            out[k] = z * sd / estimate
+    return out
+
+
+def point_half_widths(class_names: Sequence[str], records: list[dict], mean_size: float,
+                      confidence: float, warmup_flows: int,
+                      fluid_record: dict | None) -> np.ndarray:
+    """:func:`reported_half_widths`, from the sums where there are replications enough for
+    the interval over them (:func:`fast_reported_half_widths`)."""
+    if len(records) >= MIN_REPLICATIONS_FOR_T:
+        return fast_reported_half_widths(records, confidence, warmup_flows, fluid_record)
+    return reported_half_widths(class_names, records, mean_size, confidence, warmup_flows,
+                                fluid_record)
+
+
+def _flow_counts(row: dict) -> np.ndarray:
+    """Flows in each batch of a class record (Σ T of the batch over its mean sojourn, as
+    :func:`mrfq.stats.tables` counts them)."""
+    sums = np.asarray(row.get("batch_sojourn_sums", []), dtype=np.float64)
+    means = np.asarray(row.get("batch_sojourns", []), dtype=np.float64)
+    if sums.size != means.size:
+        return np.zeros(0)
+    return np.rint(np.divide(sums, means, out=np.zeros_like(sums), where=means > 0))
+
+
 @dataclass(frozen=True)
 class Stopping:
     """What the precision rule says about the finished replications of one (policy, load).
@@ -68,7 +177,8 @@ class Stopping:
 
 
 def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95,
-             start: int | None = None, warmup_flows: int = 0) -> Stopping:
+             start: int | None = None, warmup_flows: int = 0,
+             widths: Widths | None = None) -> Stopping:
     """The precision stopping rule on the finished replications of one (policy, load)
     (any order; only those from replication 0 without a gap count).
 
@@ -81,7 +191,11 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
     ``replications``. The answer depends only on the replications' values, so it is the
     same whatever the number of workers, and extra replications computed ahead are
     ignored. ``warmup_flows``: the point's relaxation cut (the sums are those its interval
-    uses).
+    uses). ``widths``: the half-widths the point reports for a prefix of its
+    replications (:func:`reported_half_widths`: with the fluid model's variance, which a
+    review found wider than the runs' own about as often as not, so that a point said
+    "reached" beside a wider interval); without it, the runs' own intervals over
+    replications.
     """
     if packet.precision is None:
         return Stopping(packet.replications, packet.replications)
@@ -95,28 +209,36 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
                   for c in r["classes"])]
     limit = max(first, bad[0] + 1) if bad else have  # no rule beyond a flagged one
     size, sojourn = _sums(ordered, warmup_flows)
-    if first >= 2:
+    if first >= 2 and widths is None:
         n = replications_for_precision(size[:limit], sojourn[:limit], packet.precision,
                                        first, confidence, start)
         if n is not None:
             return Stopping(n, n)
+    elif first >= 2:  # the same rule on the reported intervals
+        for n in range(max(first, start or 0), limit + 1):
+            if (widths(ordered[:n]) <= packet.precision).all():  # (NaN never passes)
+                return Stopping(n, n)
     if bad or have >= packet.max_replications:
         return Stopping(limit if bad else packet.max_replications, have)
     # n ≈ have · (achieved / target)²: the half-width shrinks like 1/√n
-    widths = relative_half_widths(size, sojourn, confidence)
-    ratio = float(np.max(widths)) / packet.precision if np.isfinite(widths).all() else 0.0
+    achieved = (relative_half_widths(size, sojourn, confidence) if widths is None
+                else widths(ordered))
+    ratio = (float(np.max(achieved)) / packet.precision if np.isfinite(achieved).all()
+             else 0.0)
     wanted = int(np.ceil(have * ratio * ratio)) if ratio > 0 else have + 1
     return Stopping(None, min(max(wanted, have + 1), packet.max_replications))
 
 
 def chosen_replications(packet: PacketConfig, records: list[dict],
-                        confidence: float = 0.95, warmup_flows: int = 0) -> list[dict]:
+                        confidence: float = 0.95, warmup_flows: int = 0,
+                        widths: Widths | None = None) -> list[dict]:
     """The replications of one (policy, load) that its results use: all of them, or with
     a precision target those the stopping rule chose (:func:`stopping`; extra ones
     computed ahead are ignored)."""
     if packet.precision is None:
         return records
-    decided = stopping(packet, records, confidence, warmup_flows=warmup_flows)
+    decided = stopping(packet, records, confidence, warmup_flows=warmup_flows,
+                       widths=widths)
     ordered = _in_order(records)
     return ordered[: decided.replications or len(ordered)]
 

@@ -290,6 +290,12 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
     measured = packet.flows - int(fixed * packet.flows)
     if measured < 1:
         raise fail("no flow left to measure after the warm-up", _field(where, "flows"), source)
+    # batches set above the flows (every interval withheld, a review); the default 20
+    # with fewer flows stays a run whose intervals say why they are missing
+    if "batches" in raw and where != "keyword" and packet.batches > measured:
+        raise fail(f"must be <= {measured:,}, the flows measured after the warm-up (a "
+                   f"batch needs flows), got {packet.batches:,}", _field(where, "batches"),
+                   source)
     return packet
 
 
@@ -381,6 +387,9 @@ def parse_fluid(raw: Any, source: str, classes: tuple[TrafficClass, ...]) -> Flu
                                     "fluid.replications", source, 1),
         seed=fields.integer(raw.get("seed", defaults.seed), "fluid.seed", source, 0),
     )
+    if not fluid.tolerance < 1:  # a relative error of 100% or more bounds nothing (a review)
+        raise fail(f"must be < 1 (a relative truncation error), got {fluid.tolerance:g}",
+                   "fluid.tolerance", source)
     other = [c for c in classes if c.size.distribution != "exponential"]
     sensitive = [p for p in fluid.policies if not policies.get(policies.FLUID, p).insensitive]
     if fluid.method == "markov" and other and sensitive:

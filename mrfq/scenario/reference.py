@@ -134,7 +134,7 @@ SECTIONS = (
     Section("[fluid]", "The fluid model (exact Markov solution or flow-level simulation).",
             frozenset(checks._FLUID_KEYS), {
                 "policies": "list of fluid policy names (`mrfq list`).",
-                "tolerance": "number > 0. Relative truncation error of the Markov solver.",
+                "tolerance": "number in (0, 1). Relative truncation error of the Markov solver.",
                 "method": "one of " + ", ".join(f"\"{m}\"" for m in FLUID_METHODS)
                           + ". How a point is computed (auto: Markov where it applies).",
                 "flows": "integer ≤ 3·10^8. Flows per replication of the flow-level "
@@ -156,7 +156,8 @@ SECTIONS = (
                  "one window's worth, W.",
         "virtual_time": "one of " + ", ".join(f"\"{v}\"" for v in VIRTUAL_TIMES)
                         + ". DRFQ's virtual time rule.",
-        "batches": "integer ≥ 2. Batches per replication for the intervals.",
+        "batches": "integer ≥ 2, at most the flows measured after a fixed warm-up. "
+                   "Batches per replication for the intervals.",
         "precision": "number in (0, 1). Target relative 95% half-width of every class's "
                      "γ: replications are added until it holds.",
         "max_replications": "integer. The replication budget with `precision`.",

@@ -13,7 +13,8 @@ record's own cut.
   ``mean_slowdown``: ratio estimators (Σ T / n, Σ (T/N) / n) over the flows after γ's
   relaxation cut, with γ's delta-method interval (batches: lugsail,
   :func:`~mrfq.stats.estimators.cut_batch_interval`); ``jain_index``:
-  :func:`jain_interval` (batches merged in pairs while correlated).
+  :func:`jain_interval` (batches: lugsail, as γ; runs with fewer than 10 batches: merged
+  in pairs while correlated).
 * :func:`quantile_columns` — ``p50_sojourn``, ``p95_sojourn``, ``p99_sojourn`` of the
   per-packet sojourn: the quantile of the merged histogram, the interval by sectioning
   over the replications' own quantiles or the batches' (lugsail, no correlation gate:
@@ -21,7 +22,7 @@ record's own cut.
   :func:`batch_unit_interval`), rounded out to histogram bin edges
   (:func:`round_outward`).
 * :func:`utilisation_columns` — per resource the busy fraction, a ratio (busy time /
-  time) over replications or over the kernel's flow buckets.
+  time) over replications or over the kernel's flow buckets (γ's lugsail batches).
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from mrfq.intervals import (
 )
 from mrfq.stats.estimators import (
     MIN_REPLICATIONS_FOR_T,
-    batch_ratio_interval,
     cut_batch_interval,
 )
 from mrfq.stats.metric_intervals import (
@@ -151,8 +151,8 @@ def flow_interval_columns(per: list, confidence: float, many: bool, max_lag1: fl
         max_lag1=max_lag1, min_batches=min_batches))
     out |= interval_columns("jain_index", jain_interval(
         [p["batch_rate_sums"] for p in per], [p["batch_rate_sq_sums"] for p in per],
-        counts, confidence, merge=True, max_lag1=max_lag1, min_batches=min_batches,
-        method="batch-delta"))
+        counts, confidence, merge=True, lugsail=True, max_lag1=max_lag1,
+        min_batches=min_batches, method="batch-delta"))
     return out
 
 
@@ -212,7 +212,8 @@ def jain_overall_columns(records: list[dict], confidence: float = 0.95) -> dict:
 
     return interval_columns(name, jain_interval(
         pooled("batch_rate_sums"), pooled("batch_rate_sq_sums"),
-        pooled("batch_flow_counts"), confidence, merge=True, method="batch-delta"))
+        pooled("batch_flow_counts"), confidence, merge=True, lugsail=True,
+        method="batch-delta"))
 
 
 def utilisation_columns(records: list[dict], resources: list[str],
@@ -221,10 +222,13 @@ def utilisation_columns(records: list[dict], resources: list[str],
     replication records (``utilisation``: per resource the busy fraction of the measured
     window; ``utilisation_busy``/``utilisation_time``: the same by flow bucket). With ≥
     :data:`MIN_REPLICATIONS_FOR_T` records: the mean over replications with its Student-t
-    interval; otherwise the same mean with the half-widths of the batch interval of the
+    interval; otherwise the same mean with the half-widths of γ's batch interval
+    (:func:`~mrfq.stats.estimators.cut_batch_interval`: lugsail over 5 batches) of the
     ratio Σ busy / Σ time over the flow buckets (one replication: all its buckets, whose
     ratio is its ``utilisation`` up to rounding; several: the last buckets they have in
-    common, as the packet delay's batches). NaN for records from before the metric."""
+    common, as the packet delay's batches). Plain batch means covered 89% at load 0.9
+    (VALIDATION.md, "Utilisation and Jain's index intervals at load 0.9"). NaN for
+    records from before the metric."""
     out = {}
     shares = [r.get("utilisation") for r in records]
     known = all(isinstance(u, list) for u in shares)
@@ -241,10 +245,10 @@ def utilisation_columns(records: list[dict], resources: list[str],
                                                     "replications", "non-finite values"))
         elif batched and all(r["utilisation_time"] for r in records):
             common = min(len(r["utilisation_time"]) for r in records)
-            spread = batch_ratio_interval([[b[j] for b in r["utilisation_busy"][-common:]]
-                                           for r in records],
-                                          [r["utilisation_time"][-common:] for r in records],
-                                          confidence)
+            spread = cut_batch_interval([[b[j] for b in r["utilisation_busy"][-common:]]
+                                         for r in records],
+                                        [r["utilisation_time"][-common:] for r in records],
+                                        confidence)
             # centred on the reported utilisation (the batches' own ratio differs from it
             # by rounding for one run, by the common-tail cut for several)
             mean = float(np.mean([u[j] for u in shares]))

@@ -20,7 +20,9 @@ per-packet sojourn, Jain's index, and the merging of per-batch values they share
   this one gives it in all, covering 82%; VALIDATION.md).
 * :func:`jain_interval` — Jain's index J = (Σx)² / (n Σx²) from per-unit sums (Σx, Σx²,
   n) with a delta-method interval: J is a smooth function of the three means, its
-  linearised residual per unit z_i = J (2 a_i/ā − b_i/b̄ − c_i/c̄), se = √(Σz²/(n(n−1))).
+  linearised residual per unit z_i = J (2 a_i/ā − b_i/b̄ − c_i/c̄), se = √(Σz²/(n(n−1)));
+  over a run's batches with γ's lugsail variance (plain merged batches covered 83–87% at
+  load 0.9; VALIDATION.md, "Utilisation and Jain's index intervals at load 0.9").
 * :func:`round_outward` — widen bounds to the edges of the histogram bins that hold them:
   a histogram quantile is only known to within its bin (the packet histograms have bins
   ≤ 1/32 of their value wide), so an interval narrower than that would claim what the
@@ -42,6 +44,7 @@ from mrfq.stats.estimators import (
     MAX_LAG1,
     MIN_BATCHES,
     lag1_autocorrelation,
+    regroup,
 )
 
 #: the quantiles of the per-packet sojourn that are reported, and their column stems
@@ -163,16 +166,38 @@ def _jain_residuals(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> tuple[float,
     return jain, jain * (2.0 * a * n / sa - b * n / sb - c * n / sc)
 
 
+def _jain_lugsail(jain: float, a: list, b: list, c: list, confidence: float,
+                  method: str) -> RatioInterval:
+    """:func:`jain_interval` with ``lugsail`` (its doc)."""
+    def variance(parts: list) -> tuple[float, int]:  # the delta method's Var(J), units
+        _, z = _jain_residuals(*(np.concatenate(x) for x in parts))
+        return (float(z @ z) / (z.size * (z.size - 1)) if z.size > 1 else np.nan), z.size
+
+    halves = [[regroup(x, 2 * LUGSAIL_BATCHES) for x in sums] for sums in (a, b, c)]
+    plain, n = variance([[merge_pairs(x) for x in sums] for sums in halves])
+    finer, _ = variance(halves)
+    if not np.isfinite(plain):
+        return _flagged(jain, n, LUGSAIL_BATCHES, np.nan, method, "a batch has no flows")
+    scale = max(2.0 - finer / plain, 1.0) if plain > 0 else 1.0
+    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1) * np.sqrt(scale * plain))
+    return RatioInterval(jain, jain - half, min(jain + half, 1.0), n, LUGSAIL_BATCHES,
+                         np.nan, method)
+
+
 def jain_interval(rate_sums: Sequence[np.ndarray], rate_sq_sums: Sequence[np.ndarray],
                   counts: Sequence[np.ndarray], confidence: float = 0.95, *,
-                  merge: bool = False, max_lag1: float = MAX_LAG1,
+                  merge: bool = False, lugsail: bool = False, max_lag1: float = MAX_LAG1,
                   min_batches: int = MIN_BATCHES,
                   method: str = "delta") -> RatioInterval:
     """Jain's index over the units (module doc). Arguments: per replication, arrays of the
     units' Σx, Σx² and flow counts — the replications themselves as one unit each, or,
     with ``merge``, their consecutive batches, merged in pairs (every replication alike)
-    while the residuals' lag-1 autocorrelation exceeds ``max_lag1``. The upper bound is
-    capped at 1 (the index's maximum)."""
+    while the residuals' lag-1 autocorrelation exceeds ``max_lag1``. ``lugsail`` (with at
+    least 2 · :data:`LUGSAIL_BATCHES` batches in every replication): γ's interval instead
+    — the batches added up into 2 · LUGSAIL_BATCHES halves and LUGSAIL_BATCHES batches,
+    the variance max(2 V_batches − V_halves, V_batches) of the delta-method variances
+    (:func:`mrfq.stats.estimators.lugsail_scale`), no correlation gate. The upper bound
+    is capped at 1 (the index's maximum)."""
     a = [np.asarray(x, dtype=np.float64).ravel() for x in rate_sums]
     b = [np.asarray(x, dtype=np.float64).ravel() for x in rate_sq_sums]
     c = [np.asarray(x, dtype=np.float64).ravel() for x in counts]
@@ -181,6 +206,8 @@ def jain_interval(rate_sums: Sequence[np.ndarray], rate_sq_sums: Sequence[np.nda
     if not all(np.isfinite(x).all() for x in a + b + c):
         return _flagged(np.nan, 0, 0, np.nan, method, "non-finite values in the data")
     jain, _ = _jain_residuals(np.concatenate(a), np.concatenate(b), np.concatenate(c))
+    if lugsail and np.isfinite(jain) and min(x.size for x in a) >= 2 * LUGSAIL_BATCHES:
+        return _jain_lugsail(jain, a, b, c, confidence, method)
     floor = min(min_batches, min(x.size for x in a))
     lag1 = np.nan
     while merge:
