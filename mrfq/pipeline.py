@@ -87,6 +87,10 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
 def read_summary(results_dir: str | Path) -> pd.DataFrame:
     """The ``summary.csv`` a sweep wrote (class and policy names read as text)."""
     path = Path(results_dir) / SUMMARY_FILE
+    if not Path(results_dir).is_dir():  # (a review: "holds no summary.csv" for a file)
+        raise InputError("does not exist" if not Path(results_dir).exists() else
+                         "is not a directory (a results directory of mrfq sweep or run)",
+                         None, str(results_dir))
     if not path.is_file():  # (a trace run is not swept: sweep refuses its scenario)
         raise InputError(f"holds a trace run ({TRACE_FILE}): a trace has no fluid model to "
                          "validate against" if (path.parent / TRACE_FILE).is_file() else "holds "

@@ -170,3 +170,20 @@ def test_a_truncation_tolerance_of_one_or_more_is_refused(tmp_path):
     raw = load_scenario("quickstart").to_dict()
     with pytest.raises(InputError, match="fluid.tolerance: must be < 1"):
         scenario_from_dict({**raw, "fluid": {**raw["fluid"], "tolerance": 1.0}})
+
+
+@pytest.mark.parametrize("make, says", [(None, "does not exist"),
+                                        ("file", "is not a directory")])
+def test_validate_names_a_results_directory_that_is_not_one(tmp_path, make, says):
+    """``mrfq validate /nonexistent`` and ``mrfq validate qs.toml`` said the path "holds
+    no summary.csv yet" (a review)."""
+    import subprocess
+    import sys
+
+    target = tmp_path / "res"
+    if make == "file":
+        target.write_text("")
+    proc = subprocess.run([sys.executable, "-m", "mrfq", "validate", str(target)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().startswith(f"error: {target}: {says}")

@@ -328,8 +328,9 @@ def bf_service_rates(requirements: ArrayLike, loads: ArrayLike,
         if math.comb(level + Ka, Ka) > MAX_STATES:
             known = f", error estimate {estimate.max():.2e}" if done else ""
             raise InputError(f"balanced fairness truncation needs more than {MAX_STATES} "
-                             f"states (level {level}{known}); relax the tolerance, lower "
-                             "the load or use [fluid] method = 'simulation'", "tolerance")
+                             f"states (level {level}{known}); relax the tolerance or lower "
+                             "the load ([fluid] method = 'simulation' needs Φ on a box of "
+                             "states too, which near saturation is as large)", "tolerance")
         if binom.shape[0] < level + Ka + 1:
             binom = _binomial_table(2 * level + Ka + 1, Ka)
         previous, more_mass, more_cond = stream_levels(sub, log_rho, done + 1, level,
