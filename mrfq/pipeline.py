@@ -32,6 +32,7 @@ from mrfq.sweeps import (
     SUMMARY_FILE,
     VALIDATION_FILE,
     load_records,
+    read_summary,
     run_sweep,
     store_scenario,
     stored_scenario,
@@ -82,25 +83,6 @@ def sweep(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     return run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler, kinds=kinds,
                      progress=progress, log=log)
-
-
-def read_summary(results_dir: str | Path) -> pd.DataFrame:
-    """The ``summary.csv`` a sweep wrote (class and policy names read as text)."""
-    path = Path(results_dir) / SUMMARY_FILE
-    if not Path(results_dir).is_dir():  # (a review: "holds no summary.csv" for a file)
-        raise InputError("does not exist" if not Path(results_dir).exists() else
-                         "is not a directory (a results directory of mrfq sweep or run)",
-                         None, str(results_dir))
-    if not path.is_file():  # (a trace run is not swept: sweep refuses its scenario)
-        raise InputError(f"holds a trace run ({TRACE_FILE}): a trace has no fluid model to "
-                         "validate against" if (path.parent / TRACE_FILE).is_file() else "holds "
-                         "no summary.csv yet (run mrfq sweep first)", None, str(results_dir))
-    text = ("class", "policy", "kind", "ci_problem", "ci_method", "ci_warning")
-    summary = io.read_table(path, io.SUMMARY_COLUMNS, dtype=dict.fromkeys(text, str))
-    for column in ("ci_problem", "ci_warning"):
-        if column in summary:
-            summary[column] = summary[column].fillna("")
-    return summary
 
 
 def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,

@@ -26,7 +26,14 @@ from mrfq import arguments, policies
 from mrfq.errors import InputError
 from mrfq.executor import check_scheduler, execute
 from mrfq.fluid.method import record_method
-from mrfq.io import atomic_path, check_not_directories, check_writable_dir, write_csv
+from mrfq.io import (
+    SUMMARY_COLUMNS,
+    atomic_path,
+    check_not_directories,
+    check_writable_dir,
+    read_table,
+    write_csv,
+)
 from mrfq.kinds import (  # noqa: F401 - Point, point_key, point_filename: the sweep's API
     REALISATIONS,
     Point,
@@ -37,6 +44,7 @@ from mrfq.kinds import (  # noqa: F401 - Point, point_key, point_filename: the s
     point_filename,
     point_key,
 )
+from mrfq.kinds.cluster import TRACE_FILE
 from mrfq.point_plan import Group, Plan
 from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
 
@@ -277,3 +285,22 @@ def summarize(scenario: Scenario, records: list[dict]) -> pd.DataFrame:
     frame["_c"] = frame["class"].astype(str).map(position)
     frame = frame.sort_values(["kind", "policy", "load", "_c"], kind="stable")
     return frame.drop(columns="_c").reset_index(drop=True)
+
+
+def read_summary(results_dir: str | Path) -> pd.DataFrame:
+    """The ``summary.csv`` a sweep wrote (class and policy names read as text)."""
+    path = Path(results_dir) / SUMMARY_FILE
+    if not Path(results_dir).is_dir():  # (a review: "holds no summary.csv" for a file)
+        raise InputError("does not exist" if not Path(results_dir).exists() else
+                         "is not a directory (a results directory of mrfq sweep or run)",
+                         None, str(results_dir))
+    if not path.is_file():  # (a trace run is not swept: sweep refuses its scenario)
+        raise InputError(f"holds a trace run ({TRACE_FILE}): a trace has no fluid model to "
+                         "validate against" if (path.parent / TRACE_FILE).is_file() else "holds "
+                         "no summary.csv yet (run mrfq sweep first)", None, str(results_dir))
+    text = ("class", "policy", "kind", "ci_problem", "ci_method", "ci_warning")
+    summary = read_table(path, SUMMARY_COLUMNS, dtype=dict.fromkeys(text, str))
+    for column in ("ci_problem", "ci_warning"):
+        if column in summary:
+            summary[column] = summary[column].fillna("")
+    return summary
