@@ -23,17 +23,11 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-import scipy.stats as sps
+from interval_coverage import proportion_interval  # (Clopper–Pearson)
 
 import mrfq
 from mrfq.scenario import load_scenario
 from mrfq.stats import estimators, metric_intervals
-
-
-def clopper_pearson(hits: int, n: int) -> tuple[float, float]:
-    low = sps.beta.ppf(0.025, hits, n - hits + 1) if hits > 0 else 0.0
-    high = sps.beta.ppf(0.975, hits + 1, n - hits) if hits < n else 1.0
-    return float(low), float(high)
 
 
 def statistics(resources, classes) -> dict[str, tuple[str, int]]:
@@ -84,7 +78,7 @@ def main() -> None:
         given = np.isfinite(a[:, 1]) & np.isfinite(a[:, 2])
         g = a[given]
         hits = int(np.sum((g[:, 1] <= t) & (t <= g[:, 2])))
-        low, high = clopper_pearson(hits, len(g))
+        low, high = proportion_interval(hits, len(g))
         source = "true" if label in exact else (
             f"reference [{reference[stem + '_low'].iloc[row]:.4f}, "
             f"{reference[stem + '_high'].iloc[row]:.4f}]")

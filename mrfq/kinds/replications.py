@@ -29,6 +29,7 @@ from mrfq.stats import (
 )
 from mrfq.stats.model_variance import consistent_ratio
 from mrfq.stats.startup import record_relaxation_drops
+from mrfq.stats.tables import batch_counts
 
 #: per class, the relative half-width of the interval a point of these replications
 #: reports (NaN where withheld): what the precision rule judges when given
@@ -128,7 +129,7 @@ def fast_reported_half_widths(records: list[dict], confidence: float, warmup_flo
         gamma = float(classes[k]["gamma"]) if classes else np.nan
         v = float(classes[k].get("flow_variance", np.nan)) if classes else np.nan
         flows = sum(float(r["classes"][k]["flows_measured"]) - float(np.sum(
-            _flow_counts(r["classes"][k])[:d])) for r, d in zip(records, drops, strict=True))
+            batch_counts(r["classes"][k])[:d])) for r, d in zip(records, drops, strict=True))
         if not (np.isfinite(gamma) and gamma > 0 and np.isfinite(v) and v > 0 and flows > 0):
             out[k] = own
             continue
@@ -152,16 +153,6 @@ def point_half_widths(class_names: Sequence[str], records: list[dict], mean_size
         return fast_reported_half_widths(records, confidence, warmup_flows, fluid_record)
     return reported_half_widths(class_names, records, mean_size, confidence, warmup_flows,
                                 fluid_record)
-
-
-def _flow_counts(row: dict) -> np.ndarray:
-    """Flows in each batch of a class record (Σ T of the batch over its mean sojourn, as
-    :func:`mrfq.stats.tables` counts them)."""
-    sums = np.asarray(row.get("batch_sojourn_sums", []), dtype=np.float64)
-    means = np.asarray(row.get("batch_sojourns", []), dtype=np.float64)
-    if sums.size != means.size:
-        return np.zeros(0)
-    return np.rint(np.divide(sums, means, out=np.zeros_like(sums), where=means > 0))
 
 
 @dataclass(frozen=True)

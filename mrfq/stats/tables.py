@@ -166,7 +166,7 @@ def _replication_batches(row: pd.Series, mean_size: float) -> tuple[np.ndarray, 
     return mean_size * counts, means * counts, False
 
 
-def _batch_counts(row: pd.Series) -> np.ndarray:
+def batch_counts(row: pd.Series | dict) -> np.ndarray:
     """Flows in each batch of a class row (Σ T of the batch over its mean sojourn)."""
     sums = np.asarray(row["batch_sojourn_sums"], dtype=np.float64)
     means = np.asarray(row["batch_sojourns"], dtype=np.float64)
@@ -270,7 +270,7 @@ def combine_replications(tables: list[pd.DataFrame], mean_size: float,
             head = [_replication_batches(p, mean_size) for p in per]
             sums = sums - np.array([[b[0][:d].sum(), b[1][:d].sum()]
                                     for b, d in zip(head, drops, strict=True)])
-            left_out = np.array([_batch_counts(p)[:d].sum()
+            left_out = np.array([batch_counts(p)[:d].sum()
                                  for p, d in zip(per, drops, strict=True)])
             counts = counts - left_out
             dropped = float(left_out.sum())
