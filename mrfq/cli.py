@@ -20,25 +20,23 @@ import click
 from mrfq import api, console, pipeline, table_warnings, validation
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
-from mrfq.console import COUNT, OneOf, Progress, RegistryChoice, _end_line, _fail, _log, user_errors
+from mrfq.console import (
+    COUNT,
+    OneOf,
+    Progress,
+    RegistryChoice,
+    _end_line,
+    _fail,
+    _log,
+    split_floats,
+    split_names,
+    user_errors,
+)
 from mrfq.errors import InputError
 from mrfq.io import check_figure_formats, check_outputs, check_writable, write_csv
 from mrfq.scenario import FLUID_METHODS, PACKET_INITS, VIRTUAL_TIMES, load_scenario
 
 JOBS_HELP = "Local worker processes (default: all cores)."
-
-
-def _split_floats(text: str | None, field: str) -> list[float] | None:
-    if text is None:  # (given but empty: [], which the verb refuses as naming nothing)
-        return None
-    try:
-        return [float(v) for v in text.replace(",", " ").split()]
-    except ValueError:
-        raise InputError(f"expected numbers, got '{text}'", field) from None
-
-
-def _split_names(text: str | None) -> list[str] | None:
-    return [v for v in text.replace(",", " ").split()] if text is not None else None
 
 
 def _check_jobs(jobs: int | None) -> None:
@@ -132,10 +130,10 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
     With --results the points go through the cached sweep: a second call reuses them."""
 
     _check_jobs(jobs)
-    check_outputs([(output, "--output")], [(results, "--results")])
-    table = api.fluid(load_scenario(scenario), results, policies=_split_names(policies),
-                      loads=_split_floats(loads, "--loads"), tolerance=tolerance,
-                      method=method, jobs=jobs, progress=Progress("fluid"),
+    check_outputs([(output, "--output")], [(results, "--results")], csv=True)
+    table = api.fluid(load_scenario(scenario), results, policies=split_names(policies),
+                      loads=split_floats(loads, "--loads"), tolerance=tolerance,
+                      method=method, jobs=jobs, progress=Progress.shown("fluid"),
                       log=_log if results else None)
     write_csv(table, output)
     _show(table, ["policy", "load", "class", "method", "gamma", "ci_low", "ci_high",
@@ -168,8 +166,8 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
               "--precision (default: the scenario's, 1000).")
 @console.output_option("--flows-out", help="CSV file for per-flow records.")
-@console.output_option("--size-bins-out", help="CSV file for flow completion time and slowdown by "
-              "flow size (decades of packets).")
+@console.output_option("--size-bins-out", help="CSV file for flow completion "
+                       "time and slowdown by flow size (decades of packets).")
 @click.option("--debug", is_flag=True, help="Check engine invariants after every event.")
 @user_errors
 def simulate(scenario, policy, load, seed, output, flows, mean_size, window, replications,
@@ -179,12 +177,12 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
     function for every replication, combined as in a sweep."""
 
     check_outputs([(output, "--output"), (flows_out, "--flows-out"),
-                   (size_bins_out, "--size-bins-out")])
+                   (size_bins_out, "--size-bins-out")], csv=True)
     result = api.simulate(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
                         warmup=warmup, delta=delta, virtual_time=virtual_time, precision=precision,
                         max_replications=max_replications, init=init, debug=debug or None,
-                        progress=Progress(f"simulate {policy}"))
+                        progress=Progress.shown(f"simulate {policy}"))
     if output:
         write_csv(result.classes, output)
     if flows_out:
@@ -217,7 +215,7 @@ def flows(scenario, results, policies, seed):
     flow, resource and interval) and the dominant share over time plot."""
 
     sc = load_scenario(scenario)  # validate before creating anything
-    for item in api.flows(sc, results, policies=_split_names(policies), seed=seed).files:
+    for item in api.flows(sc, results, policies=split_names(policies), seed=seed).files:
         click.echo(f"wrote {item}")
 
 
@@ -254,7 +252,7 @@ def plot(sources, output, formats, jobs):
     if output and sources:
         check_writable(output)
     for item in api.plot(*sources, output=output, formats=formats, jobs=jobs,
-                         progress=Progress("fluid")):
+                         progress=Progress.shown("fluid")):
         click.echo(f"wrote {item}")
 
 
@@ -265,7 +263,7 @@ def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str 
     sc = load_scenario(scenario)  # validated before anything is created
     results = Path(results) if results else pipeline.default_results_dir(sc)
     summary = pipeline.sweep(sc, results, jobs=jobs, scheduler=scheduler,
-                             progress=Progress("sweep", always=True), log=_log,
+                             progress=Progress.shown("sweep"), log=_log,
                              precision=precision, max_replications=max_replications)
     _log(f"wrote {results / 'summary.csv'} ({len(summary)} rows)")
     _warn(summary)
@@ -306,7 +304,8 @@ def _print_validation(table, tolerance: float) -> bool:
         click.echo(f"{len(rows)} failing {policy} point{'s' * (len(rows) != 1)}: known "
                    f"limitation: {reason}")
     if warned.any():
-        click.echo(f"{int(warned.sum())} points have an unreliable interval (status warn "
+        click.echo(f"{table_warnings.count(int(warned.sum()), 'point')} "
+                   f"{'has' if warned.sum() == 1 else 'have'} an unreliable interval (status warn "
                    "where they pass: not a validation; ci_warning in validation.csv)")
         for line in table_warnings.interval_warnings(table):
             click.echo(line)
@@ -355,7 +354,7 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
         f"at reduced scale; about 2 minutes on 2 cores) into "
         f"{str(results or 'results/' + pipeline.DEFAULT_SCENARIO).rstrip('/')}/"))
     result = pipeline.run(scenario, results, jobs=jobs, scheduler=scheduler,
-                          tolerance=tolerance, progress=Progress("sweep", always=True),
+                          tolerance=tolerance, progress=Progress.shown("sweep"),
                           log=log, precision=precision, max_replications=max_replications,
                           formats=formats)
     ok = _print_validation(result.validation, tolerance)
@@ -388,11 +387,10 @@ def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):
     gamma, and the sweep's wall time on this machine. An estimate, not a guarantee."""
 
     _check_jobs(jobs)
-    if output:
-        check_writable(output)
+    check_outputs([(output, "--output")], csv=True)
     table = api.plan(load_scenario(scenario), precision=precision, pilot_flows=pilot_flows,
-                     policies=_split_names(policies), loads=_split_floats(loads, "--loads"),
-                     seed=seed, progress=Progress("pilots"))
+                     policies=split_names(policies), loads=split_floats(loads, "--loads"),
+                     seed=seed, progress=Progress.shown("pilots"))
     if output:
         write_csv(table, output)
     click.echo(advice_text(table, jobs or os.cpu_count() or 1))
@@ -413,9 +411,8 @@ def allocate(problem, policies, output, no_properties):
     """Static allocation of PROBLEM (TOML: resources, servers, users) under the seed
     papers' policies, with tasks, dominant shares, utilisation and properties."""
 
-    if output:
-        check_writable(output)
-    report = api.allocate(problem, _split_names(policies), properties=not no_properties)
+    check_outputs([(output, "--output")], csv=True)
+    report = api.allocate(problem, split_names(policies), properties=not no_properties)
     click.echo(report.text())
     if output:
         write_csv(report.table(), output)
@@ -437,7 +434,7 @@ def cluster(scenario, results, jobs, tolerance):
 
     _check_jobs(jobs)
     result = api.cluster(load_scenario(scenario), results, jobs=jobs, tolerance=tolerance,
-                         progress=Progress("sweep", always=True), log=_log)
+                         progress=Progress.shown("sweep"), log=_log)
     trace = pipeline.TRACE_OUTPUTS if "jct_mean" in result.summary else ""
     ok = (console.print_trace(result.summary) if trace
           else _print_validation(result.validation, tolerance))

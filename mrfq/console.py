@@ -208,6 +208,22 @@ class Count(click.ParamType):
 COUNT = Count()
 
 
+def split_names(text: str | None, field: str = "--policies") -> list[str] | None:
+    """The items of a comma- or space-separated option (None: not given; given but empty:
+    [], which the verb refuses as naming nothing). An empty item ("0.5,,0.9") is a typo."""
+    if text is not None and text.strip() and not all(part.strip() for part in text.split(",")):
+        raise InputError(f"an empty value in '{text}'", field)
+    return text.replace(",", " ").split() if text is not None else None
+
+
+def split_floats(text: str | None, field: str) -> list[float] | None:
+    """:func:`split_names` of a list of numbers (``--loads``)."""
+    try:
+        return [float(v) for v in split_names(text, field) or []] if text is not None else None
+    except ValueError:
+        raise InputError(f"expected numbers, got '{text}'", field) from None
+
+
 class OutputPath(click.ParamType):
     """A file or directory to write: an empty path (``-o ""``, often an unset shell
     variable) is refused, not taken as "no output"."""

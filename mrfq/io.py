@@ -56,11 +56,14 @@ def check_writable(path: str | Path, field: str = "--output") -> None:
     _probe_directory(path.parent, field, path)
 
 
-def check_outputs(files: Sequence[tuple], directories: Sequence[tuple] = ()) -> None:
+def check_outputs(files: Sequence[tuple], directories: Sequence[tuple] = (),
+                  csv: bool = False) -> None:
     """:func:`check_writable` for every (path, field) of ``files`` given (None: not
     asked for), and InputError when two of them, or one and a results directory of
     ``directories`` ((path, field) pairs), are the same path: the second would replace
-    the first, or a file would take the directory's place, after the work."""
+    the first, or a file would take the directory's place, after the work. With
+    ``csv`` (tables written by :func:`write_csv`) a name not ending in .csv is refused:
+    ``-o out.json`` would hold CSV."""
     seen: dict[Path, str] = {}
     for path, field in files:
         if path:
@@ -79,6 +82,9 @@ def check_outputs(files: Sequence[tuple], directories: Sequence[tuple] = ()) -> 
             if inside and inside[0] in RESULTS_OWN:  # (mrfq validate / plot would then fail)
                 raise InputError(f"is the {field} directory's own {inside[0]}: give the "
                                  "file another path", name, str(file))
+    for path, field in files if csv else ():
+        if path and Path(path).suffix.lower() != ".csv":
+            raise InputError("is written as CSV: give a name ending in .csv", field, str(path))
 
 
 #: what each kind of run writes into its results directory that no other kind does (the

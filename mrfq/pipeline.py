@@ -328,7 +328,10 @@ def plot_fluid_frame(table: pd.DataFrame, output: str | Path, source: str = "<ta
         else ""
     xlabel = (_axis_label(str(table["load_axis"].iloc[0])) if "load_axis" in table
               and len(table) else "load")
-    return fluid_comparison(table, Path(output), title, xlabel, formats=formats)
+    try:
+        return fluid_comparison(table, Path(output), title, xlabel, formats=formats)
+    except InputError as exc:  # (an empty table): named by its file
+        raise exc.located(source) from None
 
 
 #: the paper's fluid figures: (packaged scenario, figure file stem)

@@ -136,15 +136,15 @@ def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
                      xlabel: str = "load", formats: Sequence[str] | None = None
                      ) -> list[Path]:
     """BR Figures 1–2: one panel per comparison of the registry ("BMF v DRF", "BMF v PF":
-    :func:`mrfq.policies.comparison_panels`) whose policies the fluid table holds. The
-    first policy of a pair is drawn wide and pale, the second narrow on top, each with
-    its own marker at the computed loads: where two curves coincide both stay visible."""
+    :func:`mrfq.policies.comparison_panels`) whose policies the fluid table holds, then a
+    panel of its own for each policy in no pair (BF, a table of one policy). A pair's
+    first policy is wide and pale, the second narrow on top, each with its own marker."""
     classes = list(dict.fromkeys(fluid["class"]))
-    panels = comparison_panels(fluid["policy"].unique())
+    policies = list(dict.fromkeys(fluid["policy"]))
+    panels = comparison_panels(policies)
+    panels += [(p,) for p in policies if all(p not in pair for pair in panels)]
     if not panels:
-        raise InputError("holds no pair of fluid policies to compare (the panels are "
-                         + ", ".join(f"{label(a)} v {label(b)}" for a, b in
-                                     comparison_panels(names(FLUID))) + ")")
+        raise InputError("holds no fluid rows to draw")
     fig = Figure(figsize=(5 * len(panels), 4.4), layout="constrained")
     axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
     drawn: dict[str, None] = {}
@@ -157,10 +157,10 @@ def fluid_comparison(fluid: pd.DataFrame, path: str | Path, title: str = "",
                     continue
                 ax.plot(rows["load"], rows["gamma"], REGISTRY[(FLUID, policy)].style,
                         color=_colour(i), marker=_policy_marker(policy), markersize=4,
-                        linewidth=3.0 if order == 0 else 1.2,
-                        alpha=0.45 if order == 0 else 1.0, zorder=2 + order)
+                        linewidth=3.0 if order < len(pair) - 1 else 1.2,
+                        alpha=0.45 if order < len(pair) - 1 else 1.0, zorder=2 + order)
             drawn[policy] = None
-        ax.set_title(f"{label(pair[0])} v {label(pair[1])}")
+        ax.set_title(" v ".join(label(p) for p in pair))
         ax.set_xlabel(xlabel)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)

@@ -39,14 +39,28 @@ class Progress:
     is what was done before (a sweep's first report is the points already stored) and
     the rate is that of the units completed since, over the time since. A report after
     the line finished, or with fewer done than the last, starts a new run (one display
-    over several sweeps)."""
+    over several sweeps).
 
-    def __init__(self, label: str, always: bool = False):
+    ``log_every`` (seconds): where stderr is not a terminal (a log file, a CI job) the
+    display is not redrawn in place but written as whole lines, at most one every
+    ``log_every`` seconds, and the last: a long sweep's log shows it moving without a
+    carriage return per point."""
+
+    def __init__(self, label: str, always: bool = False, log_every: float | None = None):
         self.label = label
-        self.enabled = always or sys.stderr.isatty()
+        tty = sys.stderr.isatty()
+        self.enabled = always or tty or log_every is not None
+        self.log_every = None if tty or always else log_every
         self.started = time.perf_counter()
         self._run: tuple[int, float] | None = None  # (done, time) at the run's first report
         self._last = (0, 0)  # the last report's (done, total)
+        self._logged: float | None = None  # when the last whole line was written
+
+    @classmethod
+    def shown(cls, label: str) -> Progress:
+        """The command line's display: redrawn in place on a terminal, else (a log file, a
+        CI job) a whole line at most every 10 seconds."""
+        return cls(label, log_every=10.0)
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
@@ -58,8 +72,17 @@ class Progress:
         elapsed = now - self.started
         eta = eta_seconds(done, total, self._run[0], now - self._run[1])
         shown = "     ?" if eta is None else f"{eta:6.1f}s"
-        sys.stderr.write(f"\r{self.label}: {done}/{total} ({100 * done / total:5.1f}%) "
-                         f"elapsed {elapsed:6.1f}s eta {shown}")
+        text = (f"{self.label}: {done}/{total} ({100 * done / total:5.1f}%) elapsed "
+                f"{elapsed:6.1f}s eta {shown}")
+        if self.log_every is not None:
+            # (no line at the start: an input error found in the first point is then
+            # the only line, as everywhere else)
+            if done >= total or now - (self._logged or self.started) >= self.log_every:
+                self._logged = now
+                sys.stderr.write(text + "\n")
+                sys.stderr.flush()
+            return
+        sys.stderr.write("\r" + text)
         sys.stderr.flush()
         _state["open"] = True
         if done >= total:

@@ -169,9 +169,9 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     if scheduler and todo:  # unreachable: one line, before any point is announced
         check_scheduler(scheduler)
     if log:
-        log(f"{total} points, {done} already done, {len(todo)} to compute"
-            + (f" (packet replications added until the 95% half-width is "
-               f"{scenario.packet.precision:.12g} of gamma)"
+        log(f"{total} point{'s' * (total != 1)}, {done} already done, {len(todo)} to compute"
+            + (f" at first (then packet replications are added until the 95% half-width "
+               f"is {scenario.packet.precision:.12g} of gamma: the total grows)"
                if scenario.packet.precision is not None and policies.PACKET in kinds
                else ""))
     if progress:  # the points stored before this run: a progress line's ETA leaves them out

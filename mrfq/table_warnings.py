@@ -26,7 +26,12 @@ def _points(rows: pd.DataFrame) -> str:
     """``<n> points (class a, b; load 0.3, 0.9)``: which rows a warning line is about."""
     classes = ", ".join(dict.fromkeys(rows["class"].astype(str)))
     loads = ", ".join(f"{v:.12g}" for v in sorted(set(rows["load"])))
-    return f"{len(rows)} points (class {classes}; load {loads})"
+    return f"{count(len(rows), 'point')} (class {classes}; load {loads})"
+
+
+def count(n: int, noun: str) -> str:
+    """``1 point``, ``2 points``: a number and its noun, in the singular for one."""
+    return f"{n} {noun}{'s' * (n != 1)}"
 
 
 def missing_intervals(table: pd.DataFrame) -> list[str]:
@@ -39,7 +44,8 @@ def missing_intervals(table: pd.DataFrame) -> list[str]:
     missing = table["ci_low"].isna() & (problems != "")
     lines = []
     for text in dict.fromkeys(problems[missing]):
-        lines.append(f"warning: {_points(table[missing & (problems == text)])} have no "
+        rows = table[missing & (problems == text)]
+        lines.append(f"warning: {_points(rows)} {'has' if len(rows) == 1 else 'have'} no "
                      f"95% interval: {text}")
     return lines
 
@@ -67,13 +73,14 @@ def precision_warnings(table: pd.DataFrame) -> list[str]:
         where = ", ".join(f"{p} {v:g}" for p, v in zip(points["policy"], points["load"],
                                                        strict=True))
         target = f"±{rows['target_precision'].iloc[0]:.12g}"
+        these = f"{count(len(points), 'packet point')} ({where})"
         if flagged:
-            lines.append(f"warning: {len(points)} packet points ({where}) stopped short of "
+            lines.append(f"warning: {these} stopped short of "
                          f"the target precision {target}: their interval is withheld "
                          f"({problem.iloc[0]}); more replications of the same "
                          "length would not help: longer ones ([packet] flows)")
         else:
-            lines.append(f"warning: {len(points)} packet points ({where}) did not reach the "
+            lines.append(f"warning: {these} did not reach the "
                          f"target precision {target} within their replication budget "
                          f"(widest ±{rows['achieved_precision'].max():.3g} of gamma, the "
                          "runs' own intervals): raise max_replications (--max-replications)")

@@ -244,6 +244,41 @@ def test_an_empty_output_path_is_refused(tmp_path, command):
     assert result.stdout == "" and list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("command", [
+    ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "-o"],
+    ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows-out"],
+    ["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--size-bins-out"],
+    ["fluid", "fig3_quick", "-o"], ["plan", "fig3_quick", "-o"],
+    ["allocate", "drfh_two_servers", "-o"],
+], ids=" ".join)
+@pytest.mark.parametrize("name", ["out.json", "out", "out.csv.gz"])
+def test_a_table_output_not_named_csv_is_refused(tmp_path, command, name):
+    """The table outputs are CSV: ``-o out.json`` used to write CSV into out.json (exit
+    0); now one line naming the file and the option, before any work."""
+    result = _run(*command, name, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    option = command[-1] if command[-1].startswith("--") else "--output"
+    assert result.stderr.strip() == (f"error: {name}: {option}: is written as CSV: give a "
+                                     "name ending in .csv")
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["fluid", "fig3_quick", "-o", "o.csv", "--loads", "0.5,,0.9"],
+                                  ["fluid", "fig3_quick", "-o", "o.csv", "--loads", "0.5,"],
+                                  ["plan", "fig3_quick", "--loads", ",0.5"],
+                                  ["fluid", "fig3_quick", "-o", "o.csv", "--policies", "pf,,drf"],
+                                  ["allocate", "drfh_two_servers", "--policies", "drf,"]],
+                         ids=" ".join)
+def test_an_empty_item_in_a_list_option_is_refused(tmp_path, args):
+    """``--loads 0.5,,0.9`` (a typo) ran the two loads it could read, exit 0; now the
+    option is named and nothing runs."""
+    result = _run(*args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    option, value = args[-2:]
+    assert result.stderr.strip() == f"error: {option}: an empty value in '{value}'"
+    assert result.stdout == "" and list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("args", [["simulate", "fig3_quick", "--bogus"], ["simulat"],
                                   ["simulate"], ["fluid", "fig3_quick", "--loads"]],
                          ids=" ".join)

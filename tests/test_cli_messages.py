@@ -59,7 +59,7 @@ def test_a_missed_precision_target_is_said(tmp_path):
                              "--precision", "0.05", "--max-replications", "2"],
                             capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
-    assert ("warning: 1 packet points (bmf 0.9) did not reach the target precision ±0.05 "
+    assert ("warning: 1 packet point (bmf 0.9) did not reach the target precision ±0.05 "
             "within their replication budget") in result.stderr
     reached = subprocess.run([sys.executable, "-m", "mrfq", "simulate", "fig3_quick",
                               "--policy", "bmf", "--load", "0.3", "--flows", "2000",
@@ -89,6 +89,10 @@ def test_a_sweep_says_a_missed_target_once(tmp_path):
                             cwd=tmp_path, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("did not reach the target precision") == 1, result.stderr
+    # the first round's count is not the sweep's: replications are added to it
+    assert "16 points, 0 already done, 16 to compute at first (then packet replications " \
+        "are added until the 95% half-width is 0.001 of gamma: the total grows)" \
+        in result.stderr, result.stderr
 
 
 def test_which_commands_promise_a_resume():
@@ -110,3 +114,35 @@ def test_which_commands_promise_a_resume():
     assert promised("plot", sources=()) and not promised("plot", sources=("results/x",))
     assert promised("fluid", results="r") and not promised("fluid", results=None)
     assert promised("sweep") and not promised("simulate")
+
+
+def test_progress_in_a_log_is_whole_lines_at_most_every_ten_seconds(monkeypatch, capsys):
+    """stderr not a terminal (a CI log, ``2> log``): the sweep's display used to redraw
+    in place there too, one carriage return per point; now whole lines, one per 10 s at
+    most, and the last."""
+    import types
+
+    from mrfq import progress as progress_module
+
+    now = [0.0]
+    monkeypatch.setattr(progress_module, "time", types.SimpleNamespace(
+        perf_counter=lambda: now[0]))
+    line = Progress.shown("sweep")
+    for done, at in [(0, 0.0), (1, 3.0), (2, 9.9), (3, 10.5), (4, 12.0), (5, 25.0),
+                     (6, 26.0)]:
+        now[0] = at
+        line(done, 6)
+    err = capsys.readouterr().err
+    assert "\r" not in err
+    assert [x.split()[1] for x in err.splitlines()] == ["3/6", "5/6", "6/6"], err
+
+
+def test_a_sweep_logged_to_a_file_has_no_carriage_returns(tmp_path):
+    with open(tmp_path / "log", "w") as log:
+        done = subprocess.run([sys.executable, "-m", "mrfq", "sweep", "quickstart", "-o",
+                               str(tmp_path / "r")], stderr=log, stdout=subprocess.DEVNULL,
+                              cwd=tmp_path, timeout=300)
+    text = (tmp_path / "log").read_text()
+    assert done.returncode == 0 and "\r" not in text, text
+    lines = text.splitlines()
+    assert [x for x in lines if x.startswith("sweep: ")][-1].startswith("sweep: 12/12 "), text

@@ -168,16 +168,16 @@ def test_bad_trace_scenarios_are_one_line_exit_2_and_nothing_written(tmp_path, e
         mrfq.cluster(path, tmp_path / "r")
 
 
-@pytest.mark.parametrize("verb", [["fluid", "-o", "OUT"], ["simulate", "--policy", "bmf",
+@pytest.mark.parametrize("verb", [["fluid", "-o", "OUT.csv"], ["simulate", "--policy", "bmf",
                                    "--load", "0.5"], ["flows", "-o", "OUT"],
                                   ["sweep", "-o", "OUT"], ["run", "-o", "OUT"], ["plan"]])
 def test_the_other_verbs_refuse_a_trace_scenario(tmp_path, verb):
     """A trace has no classes or load axis: every verb but cluster says so in one line."""
     shutil.copy(SMALL, tmp_path / "trace.csv")
     path = _scenario(tmp_path)
-    out = tmp_path / "out"
+    out = tmp_path / ("out.csv" if "OUT.csv" in verb else "out")
     result = CliRunner().invoke(main, [verb[0], str(path),
-                                       *[str(out) if a == "OUT" else a for a in verb[1:]]])
+                                       *[str(out) if a.startswith("OUT") else a for a in verb[1:]]])
     assert result.exit_code == 2, result.output
     assert result.output.startswith(f"error: {path}: cluster.trace: a trace scenario has "
                                     "no "), result.output

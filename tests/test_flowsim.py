@@ -131,6 +131,19 @@ def test_bad_inputs():
     assert err.value.field == "size.shape"
 
 
+@pytest.mark.parametrize("field, value", [("replications", 0), ("replications", 1.5),
+                                          ("seed", -1), ("seed", True), ("batches", 0),
+                                          ("batches", 1), ("confidence", 1.5),
+                                          ("confidence", 0.0), ("flows", 0)])
+def test_bad_point_arguments_are_input_errors(field, value):
+    """Each used to be accepted (replications = 0: γ NaN) or to fail deep inside with a
+    bare ValueError (numpy's seed, scipy's sections, the interval's confidence)."""
+    arguments = {"flows": 50, field: value}
+    with pytest.raises(InputError) as err:
+        flow_service_rates(FIG3, fig3_loads(0.5), "pf", **arguments)
+    assert err.value.field == field
+
+
 def test_flow_rates_interval_methods():
     runs = [simulate_flows([[1.0]], [0.5], "pf", seed_seq=np.random.SeedSequence(1, spawn_key=(r,)),
                            flows=2000) for r in range(10)]

@@ -169,9 +169,9 @@ def test_a_precision_target_stopped_by_a_withheld_interval_is_not_blamed_on_the_
         "achieved_precision": [float("nan"), float("nan"), 0.08],
         "ci_problem": ["replication 18: warm-up: MSER-5 at its limit", "", ""]})
     withheld, budget = precision_warnings(table)
-    assert withheld.startswith("warning: 1 packet points (drfq 0.6) stopped short of the "
+    assert withheld.startswith("warning: 1 packet point (drfq 0.6) stopped short of the "
                                "target precision ±0.06: their interval is withheld "
                                "(replication 18: warm-up")
     assert "longer ones ([packet] flows)" in withheld and "nan" not in withheld
-    assert budget.startswith("warning: 1 packet points (bmf 0.3) did not reach")
+    assert budget.startswith("warning: 1 packet point (bmf 0.3) did not reach")
     assert "widest ±0.08 of gamma" in budget and "raise max_replications" in budget

@@ -321,9 +321,9 @@ def test_a_small_load_share_is_one_line_and_writes_nothing(tmp_path):
     text = QUICK.replace("load_share = 1\n", "load_share = 1e-9\n", 1)
     assert text != QUICK
     path = _file(tmp_path, text)
-    _refused(_cli("fluid", str(path), "-o", "out", cwd=tmp_path),
+    _refused(_cli("fluid", str(path), "-o", "out.csv", cwd=tmp_path),
              f"error: {path}: classes[0].load_share: 1e-09 is less than")
-    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "out.csv").exists()
 
 
 def test_the_smallest_load_share_accepted_is_still_resolved():

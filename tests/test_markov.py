@@ -107,3 +107,14 @@ def test_fluid_curves_table_and_paper_ordering():
     for (_, _), part in table.groupby(["policy", "load"]):
         g = dict(zip(part["class"], part["gamma"], strict=True))
         assert g["2"] > g["1"] > g["3"]  # BR Figure 2 claim
+
+
+def test_one_change_is_not_an_estimate():
+    """Figure 1's classes under PF at load 0.9: the corrected γ are about 2·10⁻³ off at
+    levels 33 and 43 alike, so the first change (5·10⁻⁵) passed a tolerance of 10⁻³
+    with γ twice the tolerance off. The solver now takes at least two changes."""
+    a = np.array([[0.1, 1.0], [1.0, 0.1], [1.0, 1.0]])
+    rho = np.full(3, 0.9 / 2.1)
+    reference = service_rates("pf", a, rho, tolerance=1e-4)  # itself ~2·10⁻⁵ off
+    loose = service_rates("pf", a, rho, tolerance=1e-3)
+    assert np.all(np.abs(loose.gamma - reference.gamma) / reference.gamma <= 1e-3 - 3e-5)

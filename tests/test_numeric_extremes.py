@@ -197,15 +197,18 @@ def test_a_missing_interval_is_printed_with_its_reason(tmp_path):
     (tmp_path / "s.toml").write_text(text)
     result = run_cli("simulate", "s.toml", "--policy", "bmf", "--load", "0.3", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    lines = [x for x in result.stderr.splitlines() if "have no 95% interval" in x]
+    lines = [x for x in result.stderr.splitlines() if "no 95% interval" in x]
     assert len(lines) == 2 and all("fewer measured flows" in x for x in lines), result.stderr
+    # the warm-up's own line is true: 3 flows of relaxation are not half of 3 000
+    assert "more than half a replication" not in result.stderr
+    assert "cannot be left out: the replication has no batches" in result.stderr
 
 
 def test_interval_warnings_name_rows_without_an_interval_only():
     table = pd.DataFrame({"class": ["a", "b"], "load": [0.5, 0.5],
                           "ci_low": [np.nan, 0.4], "ci_problem": ["too few", "ignored"]})
     assert interval_warnings(table) == [
-        "warning: 1 points (class a; load 0.5) have no 95% interval: too few"]
+        "warning: 1 point (class a; load 0.5) has no 95% interval: too few"]
 
 
 # --- a precision target is shown as given, not rounded to ±1 ----------------------------

@@ -31,6 +31,27 @@ def test_fluid_comparison_has_one_legend_and_markers_on_coinciding_curves(captur
     assert len({line.get_linewidth() for line in lines}) == 2
 
 
+@pytest.mark.parametrize("policies, titles", [
+    (("drf", "pf", "bmf", "bf"), ["BMF v DRF", "BMF v PF", "BF"]),
+    (("bf",), ["BF"]), (("pf",), ["PF"]), (("drf", "pf"), ["DRF", "PF"])])
+def test_every_fluid_policy_of_a_table_is_drawn(captured, policies, titles):
+    """BF (in no comparison pair) was dropped without a word, and a table of one policy,
+    say ``mrfq fluid --policies bf``, could not be plotted at all."""
+    plots.fluid_comparison(_fluid(policies), "x")
+    axes = captured[0].axes
+    assert [ax.get_title() for ax in axes] == titles
+    assert all(len(ax.get_lines()) == 2 * len(title.split(" v ")) for ax, title in
+               zip(axes, titles, strict=True))  # each policy: one line per class
+
+
+def test_an_empty_fluid_csv_is_named_in_its_error(tmp_path):
+    csv = tmp_path / "empty.csv"
+    csv.write_text("policy,load,class,gamma\n")
+    with pytest.raises(InputError, match="holds no fluid rows") as err:
+        plot_fluid_frame(pd.read_csv(csv), tmp_path / "f", source=str(csv))
+    assert err.value.source == str(csv)
+
+
 def test_a_fluid_table_keeps_its_title_and_axis(captured):
     table = _fluid()
     table["description"] = "BR Figure 2"

@@ -33,3 +33,11 @@ def test_the_rule_itself():
     assert relaxation_batches((0, 15, 5), 5) == (0, "")
     assert relaxation_batches((0, 0, 0), 684) == (0, "")
     assert relaxation_batches((20, 2000, 0), 200) == (2, "")
+    # long enough, but no batches: said as such, not as "more than half a replication"
+    assert relaxation_batches((0, 1500, 0), 3)[1] == (
+        "warm-up: this load's relaxation (the first 3 measured flows) cannot be left out: "
+        "the replication has no batches")
+    # 2 · 460 < 1000 flows, but the cut rounds to 5 batches, 6 to be even, of 10
+    assert relaxation_batches((10, 1000, 0), 460, even=True)[1] == (
+        "warm-up: leaving this load's relaxation (the first 460 measured flows) out would "
+        "take more than half of the 10 batches")

@@ -124,7 +124,6 @@ class _ArrivalBuffer:
         self.count = end
 
 
-
 def _laws(sizes, K: int) -> list[SizeLaw]:
     if sizes is None or isinstance(sizes, dict | SizeLaw):
         return [parse_size(sizes)] * K
@@ -158,8 +157,7 @@ def simulate_flows(requirements: ArrayLike, class_loads: ArrayLike, policy: str,
     a, _, w = as_problem(requirements, None, weights)
     K = a.shape[0]
     rho = stable_loads(a, class_loads, "class_loads", nonzero=True)
-    if isinstance(flows, bool) or not isinstance(flows, int | np.integer) or flows < 1:
-        raise InputError(f"must be a positive integer, got {flows!r}", "flows")
+    _check_count(flows, "flows")
     laws = _laws(sizes, K)
     buffer = _ArrivalBuffer(flows + ARRIVAL_BLOCK)
     if arrivals is None:
@@ -248,6 +246,11 @@ def simulate_flows(requirements: ArrayLike, class_loads: ArrayLike, policy: str,
                         cache_hits=int(istate[I_HITS]), cache_misses=int(istate[I_MISSES]))
 
 
+def _check_count(value, field: str, least: int = 1) -> None:
+    """InputError unless ``value`` is an integer ≥ ``least`` (a bool is not a count)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < least:
+        raise InputError(f"must be an integer >= {least}, got {value!r}", field)
+
 
 def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: str,
                        sizes: SizeLaw | dict | Sequence[SizeLaw | dict | None] | None = None,
@@ -265,6 +268,11 @@ def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: 
     laws = _laws(sizes, a.shape[0])
     if not 0 <= warmup < 1:
         raise InputError(f"must be in [0, 1), got {warmup!r}", "warmup")
+    _check_count(replications, "replications")
+    _check_count(seed, "seed", least=0)
+    _check_count(batches, "batches", least=2)
+    if not 0 < confidence < 1:
+        raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
     by_replication = replications >= 10
     summaries, events, wall = [], 0, 0.0
     for r in range(replications):

@@ -115,11 +115,18 @@ def relaxation_batches(run: tuple[int, int, int], warmup_flows: int,
     # an unflagged interval 2.4 times the exact gamma)
     drop = int(np.floor(extra * batches / measured + 0.5)) if batches else 0
     drop += drop % 2 if even else 0
-    if 2 * drop > batches or (batches == 0 and extra > 0):
+    if not (2 * drop > batches or (batches == 0 and extra > 0)):
+        return drop, ""
+    if 2 * warmup_flows > cut + measured:
         return 0, (f"warm-up: this load relaxes over about {warmup_flows} flows, more than "
                    f"half a replication ({cut + measured} flows); runs of at least "
                    f"{2 * warmup_flows} flows are needed")
-    return drop, ""
+    if batches == 0:  # long enough, but with fewer flows than batches
+        return 0, (f"warm-up: this load's relaxation (the first {extra} measured flows) "
+                   "cannot be left out: the replication has no batches")
+    # long enough, but the cut rounded to whole (even) batches is more than half of them
+    return 0, (f"warm-up: leaving this load's relaxation (the first {extra} measured "
+               f"flows) out would take more than half of the {batches} batches")
 
 
 def record_relaxation_drops(record: dict, warmup_flows: int) -> int | None:
