@@ -12,29 +12,55 @@ Every command-line verb is a function here with the same arguments (:mod:`mrfq.a
     result = mrfq.simulate("fig3_quick", "drfq", 0.5, flows=2000)  # one packet point
     report = mrfq.run("fig3_quick")                              # sweep, validate, plot
 """
+# ruff: noqa: E402 (the package's imports follow the interrupt handler they run under)
 
+import os as _os
+import signal as _signal
+import sys as _sys
 import types as _types
 
-import mrfq.cluster as _cluster_package
-import mrfq.fluid as _fluid_package
-from mrfq.api import (
-    FlowsResult,
-    RunResult,
-    SimulationResult,
-    allocate,
-    available,
-    flows,
-    plan,
-    plot,
-    run,
-    simulate,
-    sweep,
-    validate,
-)
-from mrfq.api import cluster as _cluster_verb
-from mrfq.api import fluid as _fluid_verb
-from mrfq.errors import InputError
-from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
+
+def _quiet_interrupt(signum, frame):  # Ctrl-C while the command line imports (~1.5 s)
+    _sys.stderr.write("\ninterrupted\n")
+    _sys.stderr.flush()
+    _os._exit(130)  # (no clean-up of half-imported modules to run)
+
+
+# the `mrfq` script, or `python -m mrfq[.cli]` while the module is located: a Ctrl-C in
+# the imports below is the command's "interrupted", not a traceback through NumPy/SciPy
+# (not in a worker process, spawned with the same argv: the command says it once)
+_COMMAND_LINE = _sys.argv[:1] == ["-m"] or _os.path.basename(_sys.argv[0] if _sys.argv
+                                                              else "") == "mrfq"
+_WORKER = "multiprocessing" in _sys.modules and \
+    _sys.modules["multiprocessing"].parent_process() is not None
+if _COMMAND_LINE and not _WORKER and \
+        _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler:
+    _signal.signal(_signal.SIGINT, _quiet_interrupt)
+
+try:
+    import mrfq.cluster as _cluster_package
+    import mrfq.fluid as _fluid_package
+    from mrfq.api import (
+        FlowsResult,
+        RunResult,
+        SimulationResult,
+        allocate,
+        available,
+        flows,
+        plan,
+        plot,
+        run,
+        simulate,
+        sweep,
+        validate,
+    )
+    from mrfq.api import cluster as _cluster_verb
+    from mrfq.api import fluid as _fluid_verb
+    from mrfq.errors import InputError
+    from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
+finally:  # imported (or failed to): Ctrl-C as usual
+    if _signal.getsignal(_signal.SIGINT) is _quiet_interrupt:
+        _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
 def _callable_package(package: _types.ModuleType, verb) -> _types.ModuleType:

@@ -26,6 +26,7 @@ a callable ``progress(done, total)`` gets the counts instead. Bad input raises
 
 from __future__ import annotations
 
+import inspect
 import os
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -108,7 +109,14 @@ def simulate(scenario: ScenarioArg, policy: str, load: float, seed: int | None =
     ``policy``: its replications combined as in a sweep (γ_k in work units per time
     unit, comparable with :func:`fluid`). ``overrides``: the ``[packet]`` values of
     :func:`mrfq.simulation.simulate` (flows, mean_size, window, replications, warmup,
-    init, delta, virtual_time, precision, max_replications, debug, confidence)."""
+    init, delta, virtual_time, fq_resource, batches, precision, max_replications, debug,
+    confidence); an unknown one is an InputError listing them."""
+    known = set(inspect.signature(_simulate).parameters) - {"scenario", "policy", "load",
+                                                             "seed", "progress"}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise InputError(f"unknown keyword '{unknown[0]}' (known: {', '.join(sorted(known))})",
+                         unknown[0])
     return _simulate(_modelled(scenario), policy, load, seed,
                      progress=progress_callback(progress, f"simulate {policy}"), **overrides)
 
@@ -191,7 +199,8 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
     the files written."""
     chosen = check_formats(formats) if formats is not None else None
     if not sources:
-        return pipeline.paper_fluid_figures(output or "plots", jobs=jobs, formats=chosen,
+        return pipeline.paper_fluid_figures(output or "plots", jobs=arguments.count(jobs, "jobs"),
+                                            formats=chosen,
                                             progress=progress_callback(progress, "fluid"))
     written: list[Path] = []
     for number, source in enumerate(sources, start=1):
@@ -208,8 +217,13 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
             raise InputError(f"must be a results directory, a fluid CSV file or a DataFrame, "
                              f"got {type(source).__name__}", "sources")
         path = Path(source)
+        if path.name == pipeline.SUMMARY_FILE and (path.parent / pipeline.SCENARIO_FILE).is_file():
+            path = path.parent  # a sweep's summary.csv: its results directory's figures
         if path.is_dir():
             written += pipeline.plot(path, target, chosen)
+        elif path.suffix.lower() == ".toml":
+            raise InputError("is a scenario, not something to draw: sweep it (mrfq sweep or "
+                             "run), then plot its results directory", None, str(source))
         elif path.is_file():
             written += pipeline.plot_fluid_table(path, target, chosen)
         else:
@@ -254,10 +268,15 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     """The cluster points of the scenario's ``[cluster]`` section (its classes as
     jobs of tasks on a pooled cluster) and the fluid curves, swept into ``results_dir``
     (default ``results/<name>``), then every cluster γ against the fluid γ of the policy
-    it realises. Returns the summary and the validation (no figures). A trace scenario
-    (``[cluster] trace``): one run of the trace per policy, its summary (one row per
-    policy) in ``results_dir/trace_summary.csv`` and an empty validation. ``log``, if
-    given, is told how many points a resumed sweep reuses (the command line prints it)."""
+    it realises (and the packet points an earlier run left in the directory: the
+    summary and validation are the directory's). Returns the summary and the validation
+    (no figures). A trace scenario (``[cluster] trace``): one run of the trace per
+    policy, its summary (one row per policy) in ``results_dir/trace_summary.csv`` and an
+    empty validation. ``log``, if given, is told how many points a resumed sweep reuses
+    (the command line prints it)."""
+    if scenario is None:  # (only run has a default scenario, and it has no [cluster])
+        raise InputError("must be given (a Scenario, a dict, a file or a packaged name)",
+                         "scenario")
     scenario = scenario_of(scenario)
     results_dir, jobs = arguments.path(results_dir, "results_dir"), arguments.count(jobs, "jobs")
     tolerance = arguments.real(tolerance, "tolerance", TOLERANCE)
@@ -283,9 +302,10 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
 
 def available() -> dict[str, pd.DataFrame]:
     """What ``mrfq list`` prints: the packaged ``scenarios`` (name, description) and
-    allocation ``problems`` (name), the ``policies`` of every kind (kind, name,
-    description), the flow-size ``size_laws`` (distribution) and the bundled ``workloads``
-    (name, for ``distribution = "cdf"``'s ``workload``)."""
+    allocation ``problems`` (name), the ``policies`` of every kind (kind, name, the
+    fluid policy it ``realises``, a one-line ``summary``), the flow-size ``size_laws``
+    (distribution) and the bundled ``workloads`` (name, for ``distribution = "cdf"``'s
+    ``workload``)."""
     scenarios = pd.DataFrame([{"name": name, "description": load_scenario(name).description}
                               for name in packaged_scenarios()])
     problems = pd.DataFrame({"name": packaged_problems()})

@@ -19,7 +19,7 @@ from mrfq.errors import InputError
 def names(value: Any, field: str) -> tuple[str, ...] | None:
     """A list of names (``policies``): None stays None (the default); a string is a
     list separated by commas or spaces, as on the command line ("drf,pf"); else an
-    iterable of strings. InputError when it names nothing."""
+    iterable of strings. InputError when it names nothing, or one name twice."""
     if value is None:
         return None
     if isinstance(value, str):
@@ -34,6 +34,9 @@ def names(value: Any, field: str) -> tuple[str, ...] | None:
     items = [item for item in items if item]
     if not items:
         raise InputError("names nothing (leave it out for the scenario's)", field)
+    twice = next((item for i, item in enumerate(items) if item in items[:i]), None)
+    if twice is not None:  # (as a repeated load: a typo, not a request to merge)
+        raise InputError(f"names '{twice}' twice", field)
     return tuple(items)
 
 

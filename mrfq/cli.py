@@ -178,11 +178,13 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
 
     check_outputs([(output, "--output"), (flows_out, "--flows-out"),
                    (size_bins_out, "--size-bins-out")], csv=True)
+    shown = Progress.shown(f"simulate {policy}")
     result = api.simulate(load_scenario(scenario), policy, load, seed, flows=flows,
                         mean_size=mean_size, window=window, replications=replications,
                         warmup=warmup, delta=delta, virtual_time=virtual_time, precision=precision,
                         max_replications=max_replications, init=init, debug=debug or None,
-                        progress=Progress.shown(f"simulate {policy}"))
+                        progress=shown)
+    shown.finish()  # (the flows are counted as planned: the last count need not be total)
     if output:
         write_csv(result.classes, output)
     if flows_out:

@@ -8,6 +8,7 @@ the CLI prints as the one line ``error: <file>: <field>: <problem>`` (exit code 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -47,9 +48,9 @@ def check_keys(table: Any, allowed: set[str], where: str, source: str | None) ->
 def number(value: Any, field: str, source: str | None, *, positive: bool = False,
            nonnegative: bool = False, allow_inf: bool = False) -> float:
     """A real number (not a bool, not NaN; ∞ only with ``allow_inf``)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         raise InputError(f"must be a number, got {value!r}", field, source)
-    value = float(value)
+    value = float(value)  # (NumPy scalars too: np.float32(0.5), np.int64(4))
     if math.isnan(value) or (math.isinf(value) and not allow_inf):
         raise InputError(f"must be {'a number or inf' if allow_inf else 'finite'}, got "
                          f"{value}", field, source)
@@ -72,10 +73,11 @@ def integer(value: Any, field: str, source: str | None, minimum: int,
             maximum: int | None = None, why: str = "") -> int:
     """An integer ≥ ``minimum`` and, if given, ≤ ``maximum`` (``why``: the reason for
     the maximum, in the message); a float with an integral value is accepted."""
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float | np.floating) and float(value).is_integer():
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
         raise InputError(f"must be an integer, got {value!r}", field, source)
+    value = int(value)  # (NumPy integers too: np.int64(3))
     if value < minimum:
         raise InputError(f"must be >= {minimum}, got {count_text(value)}", field, source)
     if maximum is not None and value > maximum:  # (1e308 has 309 digits: count_text)
@@ -126,8 +128,10 @@ def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str,
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise InputError(f"unknown {what} '{item}' (choose from {', '.join(allowed)}"
                              f"{hint})", field, source)
-        if name not in out:
-            out.append(name)
+        if name in out:  # (as a load given twice: a typo, not a request to merge)
+            raise InputError(f"must be distinct: names the {what} '{item}' twice", field,
+                             source)
+        out.append(name)
     return tuple(out)
 
 

@@ -226,6 +226,8 @@ def check_figure_formats(formats: Sequence[str] | str | None, field: str = "form
     if formats is None:
         return FIGURE_FORMATS
     if isinstance(formats, str):
+        if formats.strip() and not all(part.strip() for part in formats.split(",")):
+            raise InputError(f"an empty value in '{formats}'", field)  # ("png,,pdf": a typo)
         formats = [f for f in formats.replace(",", " ").split() if f]
     if not isinstance(formats, Sequence | set) or not all(isinstance(f, str) for f in formats):
         raise InputError(f"must be figure formats such as 'png,pdf' or ['png'], got "

@@ -139,7 +139,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
     )
 
     if formats is None and output is not None and Path(output).suffix:
-        formats = (Path(output).suffix,)
+        formats = check_formats((Path(output).suffix,), "output")  # (-o's fault, not --format's)
     formats = check_formats(formats)
     results = Path(results_dir)
     if (results / TRACE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
@@ -323,6 +323,12 @@ def plot_fluid_frame(table: pd.DataFrame, output: str | Path, source: str = "<ta
     missing = {"policy", "load", "class", "gamma"} - set(table.columns)
     if missing:
         raise InputError(f"missing columns {sorted(missing)}", None, source)
+    if "kind" in table:  # a sweep's summary: its fluid rows (the rest: mrfq plot DIR)
+        table = table[table["kind"] == registry.FLUID]
+    unknown = sorted(set(table["policy"].astype(str)) - set(registry.names(registry.FLUID)))
+    if unknown:
+        raise InputError(f"not fluid policies: {', '.join(unknown)} (a sweep's summary is "
+                         "drawn from its results directory: mrfq plot DIR)", "policy", source)
     # the title and axis of the scenario the table came from (columns of :func:`fluid`)
     title = str(table["description"].iloc[0]) if "description" in table and len(table) \
         else ""

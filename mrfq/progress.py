@@ -54,13 +54,22 @@ class Progress:
         self.started = time.perf_counter()
         self._run: tuple[int, float] | None = None  # (done, time) at the run's first report
         self._last = (0, 0)  # the last report's (done, total)
-        self._logged: float | None = None  # when the last whole line was written
+        self._logged: tuple[float, tuple[int, int]] | None = None  # (when, which) last line
 
     @classmethod
     def shown(cls, label: str) -> Progress:
         """The command line's display: redrawn in place on a terminal, else (a log file, a
         CI job) a whole line at most every 10 seconds."""
         return cls(label, log_every=10.0)
+
+    def finish(self) -> None:
+        """The work is over, whether or not the count reached its total (a simulation
+        counts the flows planned, and its last ones need not be reported): in a log the
+        last count is written if it was not; on a terminal the line is ended."""
+        if self.log_every is not None and self._last[1] > 0 and (
+                self._logged is None or self._logged[1] != self._last):
+            self._write_line(self._last, time.perf_counter())
+        end_line()
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
@@ -69,24 +78,29 @@ class Progress:
         if self._run is None or done < self._last[0] or self._last[0] >= self._last[1]:
             self._run = (done, now)
         self._last = (done, total)
-        elapsed = now - self.started
-        eta = eta_seconds(done, total, self._run[0], now - self._run[1])
-        shown = "     ?" if eta is None else f"{eta:6.1f}s"
-        text = (f"{self.label}: {done}/{total} ({100 * done / total:5.1f}%) elapsed "
-                f"{elapsed:6.1f}s eta {shown}")
         if self.log_every is not None:
             # (no line at the start: an input error found in the first point is then
             # the only line, as everywhere else)
-            if done >= total or now - (self._logged or self.started) >= self.log_every:
-                self._logged = now
-                sys.stderr.write(text + "\n")
-                sys.stderr.flush()
+            since = self._logged[0] if self._logged else self.started
+            if done >= total or now - since >= self.log_every:
+                self._write_line(self._last, now)
             return
-        sys.stderr.write("\r" + text)
+        sys.stderr.write("\r" + self._text(done, total, now))
         sys.stderr.flush()
         _state["open"] = True
         if done >= total:
             end_line()
+
+    def _write_line(self, count: tuple[int, int], now: float) -> None:
+        self._logged = (now, count)
+        sys.stderr.write(self._text(*count, now) + "\n")
+        sys.stderr.flush()
+
+    def _text(self, done: int, total: int, now: float) -> str:
+        eta = eta_seconds(done, total, self._run[0], now - self._run[1])
+        shown = "     ?" if eta is None else f"{eta:6.1f}s"
+        return (f"{self.label}: {done}/{total} ({100 * done / total:5.1f}%) elapsed "
+                f"{now - self.started:6.1f}s eta {shown}")
 
 
 ProgressArg = bool | Callable[[int, int], None] | None

@@ -63,7 +63,8 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
              warmup: float | str | None = None, delta: float | None = None,
              virtual_time: str | None = None,
              precision: float | None = None, max_replications: int | None = None,
-             init: str | None = None, debug: bool | None = None, confidence: float = 0.95,
+             init: str | None = None, fq_resource: str | list[str] | None = None,
+             batches: int | None = None, debug: bool | None = None, confidence: float = 0.95,
              progress: Callable[[int, int], None] | None = None) -> SimulationResult:
     """Packet simulation of ``scenario`` (an object, a file or a packaged name) at a
     value ``load`` of its load axis: its replications, combined as in a sweep.
@@ -81,7 +82,8 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     debug = arguments.flag(debug, "debug")
     entry = policies.get(policies.PACKET, policy)
     policy = entry.name
-    for name, value in ((policies.DELTA, delta), (policies.VIRTUAL_TIME, virtual_time)):
+    for name, value in ((policies.DELTA, delta), (policies.VIRTUAL_TIME, virtual_time),
+                        (policies.FQ_RESOURCE, fq_resource)):
         who = policies.readers(name)
         if value is not None and policy not in who:  # else silently unused
             raise InputError(f"only {' and '.join(who)} {'reads' if len(who) == 1 else 'read'}"
@@ -90,7 +92,8 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
                                        replications=replications, warmup=warmup,
                                        delta=delta, virtual_time=virtual_time, seed=seed,
                                        precision=precision,
-                                       max_replications=max_replications, init=init)
+                                       max_replications=max_replications, init=init,
+                                       fq_resource=fq_resource, batches=batches)
     scenario.check_load(load, in_file=False)  # an argument, not the file's
     try:
         packet.check(scenario, policy, load)

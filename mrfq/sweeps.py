@@ -119,6 +119,9 @@ def stored_scenario(results_dir: str | Path) -> Scenario:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # (edited, truncated)
             raise InputError(f"not a scenario mrfq wrote: {exc}", None, str(path)) from None
+        cluster = raw.get("cluster") if isinstance(raw, dict) else None
+        if isinstance(cluster, dict) and cluster.get("servers") == []:
+            del cluster["servers"]  # (a pooled cluster as mrfq stored it until 2026-11-28)
         return scenario_from_dict(raw, str(path))
     if (results / "scenario.toml").is_file():  # written by mrfq before 0.2
         return load_scenario(results / "scenario.toml")
@@ -143,8 +146,7 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     """
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
-    if jobs is not None and jobs < 1:
-        raise InputError("must be >= 1", "jobs")
+    jobs = arguments.count(jobs, "jobs")
     scheduler = arguments.scheduler(scheduler)  # (an address that can be used, or none)
     results = Path(results_dir)
     check_writable_dir(results, run="sweep")
@@ -198,7 +200,9 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
             done += 1
             if progress:
                 progress(done, total)
-    records = load_records(scenario, results, kinds)
+    # the summary is the directory's: points of kinds not swept now (a `mrfq run`'s
+    # packet points under `mrfq cluster`) stay in it, as their files stay in points/
+    records = load_records(scenario, results, KINDS if record else kinds)
     summary = summarize(scenario, records)
     if record:  # the scenario and its summary change together, at the end
         store_scenario(scenario, results)

@@ -7,8 +7,9 @@ points (SPEC §6) are validated the same way (column ``kind``; their γ is in
 A point passes when its interval could be computed and either contains the fluid value or
 the relative difference is within the tolerance. ``verdict`` says which: ``fluid in CI``,
 ``within joint CI`` (below), ``within tolerance``, ``outside CI and tolerance``, ``no
-interval: <why>`` or ``no fluid value``. An interval that could not be computed (too few
-measured flows, a NaN, an unbounded side) fails, whatever the point estimate.
+interval: <why>``, ``no fluid value`` or ``no simulated value`` (γ NaN or infinite). An
+interval that could not be computed (too few measured flows, a NaN, an unbounded side)
+fails, whatever the point estimate.
 
 **A simulated fluid value** (``method`` simulation: the flow-level simulator, e.g. for
 Pareto sizes) has its own interval. Both estimates are independent (different random
@@ -232,8 +233,8 @@ def _joint_inside(row: pd.Series, target: float, low: float, high: float) -> boo
 def check_tolerance(tolerance: float) -> None:
     """InputError unless ``tolerance`` (a relative difference) is >= 0: checked before any
     work by the commands that validate what they compute."""
-    if not tolerance >= 0:
-        raise InputError("must be >= 0", "tolerance")
+    if not tolerance >= 0:  # (NaN too)
+        raise InputError(f"must be a number >= 0, got {tolerance!r}", "tolerance")
     if tolerance == float("inf"):  # (every point would pass: no validation at all)
         raise InputError("must be finite, got inf", "tolerance")
 
@@ -297,6 +298,8 @@ def validate_summary(summary: pd.DataFrame, tolerance: float = 0.05,
         close = bool(abs(relative) <= tolerance)
         if not np.isfinite(target):
             verdict = "no fluid value"
+        elif not np.isfinite(row["gamma"]):  # (a hand-edited or broken summary)
+            verdict = "no simulated value"
         elif problem:
             verdict = f"no interval: {problem}"
         elif inside:

@@ -146,7 +146,7 @@ def test_cluster_checks_its_tolerance_before_any_work(tmp_path):
     out = tmp_path / "out"
     result = _run("cluster", "quickstart", "--tolerance", "-1", "-o", str(out))
     assert result.returncode == 2, result.stderr
-    assert result.stderr.splitlines() == ["error: --tolerance: must be >= 0"]
+    assert result.stderr.splitlines() == ["error: --tolerance: must be a number >= 0, got -1.0"]
     assert not out.exists()
 
 
@@ -267,7 +267,8 @@ def test_a_table_output_not_named_csv_is_refused(tmp_path, command, name):
                                   ["fluid", "fig3_quick", "-o", "o.csv", "--loads", "0.5,"],
                                   ["plan", "fig3_quick", "--loads", ",0.5"],
                                   ["fluid", "fig3_quick", "-o", "o.csv", "--policies", "pf,,drf"],
-                                  ["allocate", "drfh_two_servers", "--policies", "drf,"]],
+                                  ["allocate", "drfh_two_servers", "--policies", "drf,"],
+                                  ["plot", "--format", "png,,pdf"]],
                          ids=" ".join)
 def test_an_empty_item_in_a_list_option_is_refused(tmp_path, args):
     """``--loads 0.5,,0.9`` (a typo) ran the two loads it could read, exit 0; now the
@@ -474,3 +475,13 @@ def test_a_resource_named_twice_in_fq_resource_is_named():
     with pytest.raises(InputError, match=r"^f.toml: packet.fq_resource: names a resource "
                                          r"twice: cpu1, link2$"):
         parse_packet({"fq_resource": ["cpu1", "link2", "cpu1", "link2", "cpu2"]}, "f.toml")
+
+
+def test_a_figure_name_of_no_known_format_blames_the_output(tmp_path):
+    """``mrfq plot DIR -o fig.txt`` said ``--format: unknown figure format 'txt'``: the
+    user gave no --format."""
+    results = tmp_path / "r"
+    assert _run("sweep", "quickstart", "-o", str(results), "--jobs", "1").returncode == 0
+    result = _run("plot", str(results), "-o", "fig.txt", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: --output: unknown figure format 'txt'"), result.stderr

@@ -142,7 +142,8 @@ def test_cli_refuses_before_any_work(tmp_path):
             'servers = [[1.0, 1.0]]\npolicies = ["fifo"]\n'
     path = _write(tmp_path / "t.toml", trace)
     result = _mrfq("cluster", str(path), "-o", str(out), "--tolerance", "-1", cwd=tmp_path)
-    assert result.returncode == 2 and result.stderr == "error: --tolerance: must be >= 0\n"
+    assert result.returncode == 2 and result.stderr == ("error: --tolerance: must be a number "
+                                                      ">= 0, got -1.0\n")
     assert not out.exists()
     path = _write(tmp_path / "t2.toml", trace + "batches = 9001\n")
     result = _mrfq("cluster", str(path), "-o", str(out), cwd=tmp_path)

@@ -118,3 +118,20 @@ def test_one_change_is_not_an_estimate():
     reference = service_rates("pf", a, rho, tolerance=1e-4)  # itself ~2·10⁻⁵ off
     loose = service_rates("pf", a, rho, tolerance=1e-3)
     assert np.all(np.abs(loose.gamma - reference.gamma) / reference.gamma <= 1e-3 - 3e-5)
+
+
+def test_a_load_near_saturation_is_an_input_error_and_auto_simulates_it():
+    """One class at load 0.999 (M/M/1-PS) asked for ~5 800 levels: the solve ran for
+    20 s and ended in a bare RuntimeError; at 0.9999 it did not end. Now the level
+    budget refuses it at once, and ``auto`` gives the point to the flow-level simulator."""
+    from mrfq.fluid.method import fluid_method
+
+    with pytest.raises(InputError, match="more than 2000 levels") as err:
+        service_rates("drf", [[1.0]], [0.999])
+    assert err.value.field == "tolerance"
+    raw = {"name": "one", "resources": ["link"],
+           "classes": [{"name": "a", "requirements": [1.0], "load_share": 1}],
+           "load": {"values": [0.5, 0.999]}}
+    scenario = scenario_from_dict(raw)
+    assert fluid_method(scenario, "drf", 0.5) == "markov"
+    assert fluid_method(scenario, "drf", 0.999) == "simulation"

@@ -31,6 +31,7 @@ def test_the_rule_itself():
     batches and none due, or no flows, is not."""
     assert relaxation_batches((0, 15, 0), 684)[1].startswith("warm-up: this load relaxes")
     assert relaxation_batches((0, 15, 5), 5) == (0, "")
+    assert "half a replication (1 flow);" in relaxation_batches((0, 1, 0), 3)[1]
     assert relaxation_batches((0, 0, 0), 684) == (0, "")
     assert relaxation_batches((20, 2000, 0), 200) == (2, "")
     # long enough, but no batches: said as such, not as "more than half a replication"

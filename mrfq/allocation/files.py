@@ -88,9 +88,7 @@ def _parse(raw: Any, source: str | None) -> Problem:
 
     if "resources" not in raw:
         raise InputError("missing (the list of resource names)", "resources", source)
-    resources = fields.name_list(raw["resources"], "resources", source, what="resource name")
-    if isinstance(raw["resources"], list):
-        _distinct(raw["resources"], "resources", source, "resource")
+    resources = fields.name_list(raw["resources"], "resources", source, what="resource")
     m = len(resources)
 
     servers = raw.get("servers", [{"name": "pool", "capacity": [1.0] * m}])

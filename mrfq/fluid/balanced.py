@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike
 from mrfq import policies
 from mrfq.errors import InputError
 from mrfq.fluid.kernels import next_composition
-from mrfq.fluid.problem import MarkovResult, as_problem, stable_loads
+from mrfq.fluid.problem import MarkovResult, as_problem, check_truncation, stable_loads
 
 #: bump when bf_service_rates' results change; for the keys of stored fluid points
 BF_VERSION = "1"
@@ -298,16 +298,13 @@ def bf_service_rates(requirements: ArrayLike, loads: ArrayLike,
     in the geometric-tail model; ``level_decay`` is the fitted asymptotic level ratio r).
     Classes with ρ_k = 0 get γ_k = NaN and E[n_k] = 0. ``weights`` are ignored (module doc).
     """
+    check_truncation(tolerance, max_level)
     a, _, _ = as_problem(requirements, None, weights)
     K = a.shape[0]
-    rho = stable_loads(a, loads)
-    if not tolerance > 0:
-        raise InputError("must be positive", "tolerance")
+    rho = stable_loads(a, loads, nonzero=True)
     active = np.flatnonzero(rho > 0)
     gamma = np.full(K, np.nan)
     mean = np.zeros(K)
-    if active.size == 0:
-        return MarkovResult(gamma, mean, np.zeros(K), 0, 1, 0.0, gamma.copy())
     sub = np.ascontiguousarray(a[active])
     Ka = active.size
     log_rho = np.log(rho[active])

@@ -20,6 +20,7 @@ Three modules, as the packet side's kernel and engine:
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable, Sequence
 
@@ -125,8 +126,12 @@ class _ArrivalBuffer:
 
 
 def _laws(sizes, K: int) -> list[SizeLaw]:
-    if sizes is None or isinstance(sizes, dict | SizeLaw):
+    # one law for every class (parse_size says what a string may be)
+    if sizes is None or isinstance(sizes, dict | SizeLaw | str):
         return [parse_size(sizes)] * K
+    if not isinstance(sizes, Sequence):
+        raise InputError(f"must be a size law or a list of one per class, got {sizes!r}",
+                         "sizes")
     sizes = list(sizes)
     if len(sizes) != K:
         raise InputError(f"has {len(sizes)} entries, expected {K} (one per class)", "sizes")
@@ -266,12 +271,13 @@ def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: 
     """
     a, _, _ = as_problem(requirements, None, weights)
     laws = _laws(sizes, a.shape[0])
-    if not 0 <= warmup < 1:
-        raise InputError(f"must be in [0, 1), got {warmup!r}", "warmup")
+    if isinstance(warmup, bool) or not isinstance(warmup, numbers.Real) or not 0 <= warmup < 1:
+        raise InputError(f"must be a fraction in [0, 1), got {warmup!r}", "warmup")
     _check_count(replications, "replications")
     _check_count(seed, "seed", least=0)
     _check_count(batches, "batches", least=2)
-    if not 0 < confidence < 1:
+    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real) \
+            or not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
     by_replication = replications >= 10
     summaries, events, wall = [], 0, 0.0

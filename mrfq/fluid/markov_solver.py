@@ -39,15 +39,27 @@ from numpy.typing import ArrayLike
 
 from mrfq.errors import InputError
 from mrfq.fluid import kernels
-from mrfq.fluid.problem import MarkovResult, as_problem, stable_loads
+from mrfq.fluid.problem import MarkovResult, as_problem, check_truncation, stable_loads
 
 #: bump when the solver's results change; part of every stored fluid point's key
 #: (:func:`mrfq.fluid.laws.solver_version`). Not bumped for the records' ``flow_variance``
 #: (issue 25): added beside unchanged numbers, so committed points keep their names; a
 #: record from before it gives its packet points their runs' own intervals
-SOLVER_VERSION = "4"
+SOLVER_VERSION = "5"  # 5: at least two changes before a stop (solve)
 #: largest truncated state space we attempt (states); beyond it we raise, not guess
 MAX_STATES = 5_000_000
+#: largest truncation level we attempt: one class at load 0.997 needs ~3 000 levels (5–100 s
+#: measured, by the machine's load) and at 0.999 ~5 800, where the iterative solve ran 20 s
+#: and did not converge; beyond this the flow-level simulator is the method
+MAX_LEVEL = 2000
+
+
+def initial_level(resource_loads: ArrayLike, tolerance: float) -> int:
+    """The first truncation level of :func:`solve`: the level mass decays about like
+    r^(2l) from there (r the largest resource load, at least 0.05), so
+    L = max(16, ⌈½ ln(tol) / ln r⌉)."""
+    r0 = max(float(np.max(resource_loads)), 0.05)
+    return max(16, math.ceil(0.5 * math.log(tolerance) / math.log(r0)))
 
 
 @njit(cache=True)
@@ -199,7 +211,9 @@ def _stationary(indptr, indices, data, out_rate, guess: np.ndarray | None) -> np
                             M=sla.LinearOperator(sub.shape, ssor))
         pi = np.concatenate(([1.0], x))
         if info != 0 or np.abs(system @ pi).sum() > 1e-9 * max(scale, 1.0) * pi.sum():
-            raise RuntimeError("stationary solver did not converge")
+            raise InputError("the stationary solver did not converge (a load too close to "
+                             "saturation?): lower the load or use [fluid] method = "
+                             "'simulation'", "tolerance")
     pi = np.maximum(pi, 0.0)
     return pi / pi.sum()
 
@@ -263,6 +277,11 @@ def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, pr
     K = requirements.shape[0]
     # counted before they are enumerated: at a high load the enumeration alone would
     # exhaust the memory (a MemoryError, not this message)
+    if level > MAX_LEVEL:
+        raise InputError(
+            f"truncation needs more than {MAX_LEVEL} levels (level {level}): the load is too "
+            "close to saturation for the Markov solver; relax the tolerance, lower the load "
+            "or use [fluid] method = 'simulation'", "tolerance")
     if math.comb(level + K, K) > MAX_STATES:
         raise InputError(
             f"truncation needs more than {MAX_STATES} states (level {level}); "
@@ -297,17 +316,16 @@ def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
 
     ``requirements`` K×J, ``loads`` ρ_k (K, work per unit time with μ_k = 1); must be stable
     (Σ_k ρ_k a_kj < 1, BR eq. 8). ``tolerance``: target relative truncation error of every
-    γ_k; InputError if it cannot be reached within :data:`MAX_STATES` states. γ_k = ρ_k /
+    γ_k; InputError if it cannot be reached within :data:`MAX_STATES` states and
+    :data:`MAX_LEVEL` levels, or from at least two changes of the corrected γ. γ_k = ρ_k /
     E[n_k] with E[n_k] tail-corrected (module doc); π is the truncated chain's law on the
     final level. BLAS threads are the caller's (:mod:`mrfq.fluid.markov` pins one).
     """
+    check_truncation(tolerance, max_level)
     a, _, w = as_problem(requirements, None, weights)
-    rho = stable_loads(a, loads)
+    rho = stable_loads(a, loads, nonzero=True)
     resource_load = rho @ a
-    if not tolerance > 0:
-        raise InputError("must be positive", "tolerance")
-    r0 = max(float(resource_load.max()), 0.05)
-    level = max(16, math.ceil(0.5 * math.log(tolerance) / math.log(r0)))
+    level = initial_level(resource_load, tolerance)
     if max_level is not None:
         level = min(level, max_level)
     pi, states, plain, phi = _solve_truncation(code, a, w, rho, level)
@@ -359,6 +377,9 @@ def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
         # there returned an error 39 times the estimate, twice the tolerance 1e-3)
         if len(history) >= 2 and np.all(estimate <= tolerance):
             break
+    if len(history) < 2:  # (max_level stopped the growth: one change is no estimate)
+        raise InputError(f"max_level {max_level} leaves fewer than two truncation changes "
+                         "to estimate the error from: raise it or leave it out", "max_level")
     if not np.all(estimate <= tolerance):
         raise InputError(f"truncation error {estimate.max():.2e} above tolerance "
                          f"{tolerance:g} at level {level}", "tolerance")

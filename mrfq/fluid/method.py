@@ -114,7 +114,10 @@ def fluid_method(scenario: Scenario, policy: str, load: float) -> str:
         states = predicted_bf_states(scenario.requirements, rho, scenario.fluid.tolerance)
         return "markov" if states <= balanced.MAX_STATES else "simulation"
     states = predicted_states(scenario.requirements, rho, scenario.fluid.tolerance)
-    return "markov" if states <= markov_solver.MAX_STATES else "simulation"
+    # (the level grows from its start: half the budget leaves it room)
+    level = markov_solver.initial_level(rho @ scenario.requirements, scenario.fluid.tolerance)
+    return ("markov" if states <= markov_solver.MAX_STATES
+            and level <= markov_solver.MAX_LEVEL // 2 else "simulation")
 
 
 def flow_point(scenario: Scenario, policy: str, load: float) -> dict:

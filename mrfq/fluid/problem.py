@@ -10,6 +10,7 @@ functions and return a :class:`MarkovResult`; the choice between them is made in
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from mrfq import fields, policies
 from mrfq.errors import InputError
-from mrfq.scenario.checks import MIN_LOAD_SHARE_RATIO
+from mrfq.scenario.checks import MIN_LOAD_SHARE_RATIO, STABLE_BELOW
 
 
 def policy_code(policy: str) -> int:
@@ -26,11 +27,32 @@ def policy_code(policy: str) -> int:
     return policies.get(policies.FLUID, policy).code
 
 
+def floats(value: ArrayLike, field: str, ndmin: int = 0) -> np.ndarray:
+    """``value`` as a float array; InputError naming ``field`` for what NumPy cannot read
+    as one (a ragged matrix, text)."""
+    try:
+        return np.array(value, dtype=np.float64, ndmin=ndmin)
+    except (TypeError, ValueError):
+        raise InputError(f"must be numbers (a list, or rows of equal length), got "
+                         f"{value!r}", field) from None
+
+
+def check_truncation(tolerance: float, max_level: int | None = None) -> None:
+    """InputError unless ``tolerance`` (a relative truncation error) is a number in
+    (0, 1) and ``max_level``, if given, an integer ≥ 1."""
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) \
+            or not 0 < tolerance < 1:
+        raise InputError(f"must be a number in (0, 1), got {tolerance!r}", "tolerance")
+    if max_level is not None and (isinstance(max_level, bool) or not isinstance(
+            max_level, numbers.Integral) or max_level < 1):
+        raise InputError(f"must be an integer >= 1, got {max_level!r}", "max_level")
+
+
 def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarray | None = None,
                weights: Sequence | np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate and convert (requirements K×J, counts K, weights K) to float arrays."""
-    a = np.array(requirements, dtype=np.float64, ndmin=2)
+    a = floats(requirements, "requirements", ndmin=2)
     if a.ndim != 2 or a.size == 0:
         raise InputError("must be a non-empty K×J matrix", "requirements")
     if not np.all(np.isfinite(a)):
@@ -41,10 +63,10 @@ def as_problem(requirements: Sequence | np.ndarray, counts: Sequence | np.ndarra
         k = int(np.flatnonzero(a.max(axis=1) <= 0)[0])
         raise InputError(f"row {k} is all zero", "requirements")
     K = a.shape[0]
-    n = np.ones(K) if counts is None else np.array(counts, dtype=np.float64).reshape(-1)
+    n = np.ones(K) if counts is None else floats(counts, "counts").reshape(-1)
     if n.shape != (K,) or not np.all(np.isfinite(n)) or np.any(n < 0):
         raise InputError(f"must be {K} non-negative numbers", "counts")
-    w = np.ones(K) if weights is None else np.array(weights, dtype=np.float64).reshape(-1)
+    w = np.ones(K) if weights is None else floats(weights, "weights").reshape(-1)
     if w.shape != (K,) or not np.all(np.isfinite(w)) or np.any(w <= 0):
         raise InputError(f"must be {K} positive numbers", "weights")
     fields.check_weights(w, "weights")
@@ -57,7 +79,7 @@ def stable_loads(requirements: np.ndarray, loads: ArrayLike, field: str = "loads
     which every resource is stable: Σ_k ρ_k a_kj < 1 (BR eq. 8), every positive ρ_k at
     least MIN_LOAD_SHARE_RATIO of the largest. InputError otherwise."""
     K = requirements.shape[0]
-    rho = np.array(loads, dtype=np.float64).reshape(-1)
+    rho = floats(loads, field).reshape(-1)
     if (rho.shape != (K,) or np.any(~np.isfinite(rho)) or np.any(rho < 0)
             or (nonzero and rho.sum() <= 0)):
         raise InputError(f"must be {K} non-negative numbers"
@@ -69,7 +91,7 @@ def stable_loads(requirements: np.ndarray, loads: ArrayLike, field: str = "loads
                          f"of the largest ({rho.max():.3g}): too small for the solvers to "
                          "resolve (0 leaves the class out)", field)
     resource_load = rho @ requirements
-    if np.any(resource_load >= 1):
+    if np.any(resource_load >= STABLE_BELOW):
         j = int(np.argmax(resource_load))
         raise InputError(f"resource {j} has load {resource_load[j]:.4g} >= 1 (unstable)",
                          field)

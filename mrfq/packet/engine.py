@@ -416,6 +416,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
                             timeline, dropped, sojourn_hist, sojourn_sum, bucket_time,
                             bucket_work, n_initial),
             s.arrays(), lone_flow, special, network)
+        if progress is not None:  # (also at the end: a run of one chunk says it is done)
+            progress(max(flows - int(s.istate[kernel.I_OUTSTANDING]) - n_initial, 0),
+                     measured)
         if status == kernel.DONE:
             break
         if status == kernel.NEED_ARRIVALS:
@@ -425,9 +428,6 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
         elif status != kernel.BUDGET:
             raise InvariantError(f"engine invariant broken at t={s.fstate[kernel.F_TIME]:.6g}: "
                                  f"{_VIOLATIONS.get(status, status)}")
-        if progress is not None:
-            progress(max(flows - int(s.istate[kernel.I_OUTSTANDING]) - n_initial, 0),
-                     measured)
     return Replication(
         arrival=records.time[n_initial:flows].copy(),
         completion=completion[n_initial:] if n_initial else completion,

@@ -120,6 +120,10 @@ def _choice(value: Any, choices: tuple[str, ...], field_name: str, source: str |
 #: two classes at load 0.5: −0.4% at a ratio of 1e-8, −18% at 1e-10, within 2e-7 at
 #: 1e-6). (A packet run of usual length sees no flow of such a class anyway: γ NaN.)
 MIN_LOAD_SHARE_RATIO = 1e-6
+#: a resource load at or above this is unstable: 1 itself, but the loads of an axis value
+#: of 1 are sums of rounded shares (Figure 1 at load 1.0 gave 0.9999999999999999, which
+#: passed as stable and was solved)
+STABLE_BELOW = 1.0 - 1e-12
 #: the range of a load_share: ρ_k = load_share_k · load / Σ_k load_share_k a_kj must
 #: neither overflow (a_kj ≤ 1) nor lose its digits in subnormal numbers
 MAX_LOAD_SHARE = 1e300
@@ -291,8 +295,10 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
     if measured < 1:
         raise fail("no flow left to measure after the warm-up", _field(where, "flows"), source)
     # batches set above the flows (every interval withheld, a review); the default 20
-    # with fewer flows stays a run whose intervals say why they are missing
-    if "batches" in raw and where != "keyword" and packet.batches > measured:
+    # with fewer flows stays a run whose intervals say why they are missing. (Keywords:
+    # every field is in ``raw``; a set value is one other than the default.)
+    given = "batches" in raw if where != "keyword" else packet.batches != defaults.batches
+    if given and packet.batches > measured:
         raise fail(f"must be <= {measured:,}, the flows measured after the warm-up (a "
                    f"batch needs flows), got {packet.batches:,}", _field(where, "batches"),
                    source)

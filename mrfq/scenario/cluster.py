@@ -72,8 +72,9 @@ def parse_cluster(raw: Any, source: str | None, classes: tuple = (),
         seed=integer("seed", 0, limits.MAX_SEED, "a 64-bit signed integer"),
         slots_per_server=integer("slots_per_server", 1, limits.MAX_RUNNING,
                                  limits.SLOTS_WHY),
-        servers=_servers(raw.get("servers", []), len(classes[0].requirements)
-                         if classes else n_resources, source, resources),
+        servers=_servers(raw["servers"], len(classes[0].requirements)
+                         if classes else n_resources, source, resources)
+        if "servers" in raw else (),  # (none: the pooled cluster)
         placement=_placement(raw.get("placement", {}), [c.name for c in classes], source),
         trace=trace_path(raw["trace"], source) if "trace" in raw else "",
         max_parallel=_max_parallel(raw.get("max_parallel", ()), [c.name for c in classes],
@@ -211,6 +212,8 @@ def _servers(raw: Any, n_resources: int | None, source: str | None,
         raise fail("must be a list of capacity vectors or {capacity, count, type} tables, "
                    "or a table {table, count, seed} drawing them", "cluster.servers",
                    source)
+    if not raw:  # (leave the key out for the pooled cluster)
+        raise fail("must list at least one server", "cluster.servers", source)
     out = []
     for i, item in enumerate(raw):
         where = f"cluster.servers[{i}]"
@@ -422,6 +425,8 @@ def cluster_dict(config: ClusterConfig) -> dict:
     out["servers"] = [{"capacity": list(cap), "count": count, **({"type": kind} if kind
                                                                   else {})}
                       for cap, count, kind in config.servers]
+    if not out["servers"]:  # (absent: the pooled cluster; an empty list is refused)
+        del out["servers"]
     out["placement"] = {name: list(items) for name, items in config.placement}
     if not config.trace:  # absent = no trace, so older stored scenarios read the same
         out.pop("trace")

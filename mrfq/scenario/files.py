@@ -182,7 +182,11 @@ def load_scenario(path: str | Path) -> Scenario:
     if not isinstance(path, str | PathLike):
         raise InputError(f"must be a scenario file or a packaged name, got "
                          f"{type(path).__name__}", "scenario")
+    if not str(path).strip():  # (Path("") is ".", the current directory)
+        raise InputError("an empty path", "scenario")
     path = scenario_path(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a scenario file", None, str(path))
     if not path.exists():
         raise InputError(f"no such file, nor a packaged scenario ({unknown_name_hint(path)})",
                          None, str(path))

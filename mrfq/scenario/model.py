@@ -11,6 +11,7 @@ section checks (:mod:`mrfq.scenario.checks`) as the file.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -19,6 +20,7 @@ import numpy as np
 from mrfq.errors import InputError
 from mrfq.explicit import ExplicitFlow, Timeline
 from mrfq.scenario.checks import (
+    STABLE_BELOW,
     UNUSED_BUDGET,
     check_fq_names,
     check_init,
@@ -165,7 +167,8 @@ class Scenario(ByValue):
         ``in_file``: the load is the scenario file's (the error names the file), else an
         argument's (``field_name`` its keyword; no file)."""
         source = self.source if in_file else None
-        if not (isinstance(load, int | float) and math.isfinite(load) and load > 0):
+        if (isinstance(load, bool | np.bool_) or not isinstance(load, numbers.Real)
+                or not (math.isfinite(load) and load > 0)):
             raise InputError(f"load must be a positive number, got {load!r}", field_name,
                              source)
         if load < MIN_LOAD:  # (1e-200: the Markov solver's Poisson equation failed)
@@ -173,15 +176,16 @@ class Scenario(ByValue):
                              f"run), got {load:g}", field_name, source)
         per_resource = self.resource_loads(load)
         for name, value in zip(self.resources, per_resource, strict=True):
-            if value >= 1.0:
+            if value >= STABLE_BELOW:
                 raise InputError(
                     f"load {load:g} puts resource '{name}' at {value:.4g} >= 1 (unstable)",
                     field_name, source)
 
     def to_dict(self) -> dict:
-        """The scenario as the plain dict :func:`scenario_from_dict` reads (every default
-        filled in, packet mixes written out), so ``scenario_from_dict(s.to_dict())``
-        rebuilds ``s``. Results directories store it."""
+        """The scenario as the plain dict :func:`scenario_from_dict` reads (defaults filled
+        in but for a few left out when default: ``[packet] batches`` and ``init``, an
+        empty ``[cluster] servers``; packet mixes written out), so
+        ``scenario_from_dict(s.to_dict())`` rebuilds ``s``. Results directories store it."""
         if self.cluster.trace:  # a trace scenario: its jobs are the trace's
             return {"name": self.name, "description": self.description,
                     "resources": list(self.resources), "cluster": cluster_dict(self.cluster)}
@@ -233,7 +237,9 @@ class Scenario(ByValue):
         if not raw:
             return self
         merged = {**self.packet.__dict__, **raw}
-        merged["policies"] = list(merged["policies"])
+        policies = merged["policies"]  # a list, or a string "drfq,pf" / "drfq pf" as the verbs
+        merged["policies"] = (policies.replace(",", " ").split() or [""]  # take ("": refused)
+                              if isinstance(policies, str) else list(policies))
         packet = parse_packet(merged, self.source, "keyword")
         check_fq_names(packet, self.resources, "fq_resource", None)
         check_packet_budget(packet, len(self.resources), "mean_size", None, self.classes)
@@ -253,10 +259,14 @@ def size_spec(law: SizeLaw) -> dict:
 
 def _packet_dict(packet: PacketConfig) -> dict:
     """``[packet]`` as a plain dict; ``init`` only when not "empty", so the stored scenario
-    of a run without it is what it was before the option existed."""
+    of a run without it is what it was before the option existed, and ``batches`` only
+    when not the default (a file's ``batches`` must fit its measured flows; the default
+    need not, so a run of few flows reads back)."""
     out = {**packet.__dict__, "policies": list(packet.policies)}
     if isinstance(out["fq_resource"], tuple):
         out["fq_resource"] = list(out["fq_resource"])
     if out["init"] == "empty":
         del out["init"]
+    if out["batches"] == PacketConfig.batches:
+        del out["batches"]
     return out

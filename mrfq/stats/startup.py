@@ -118,9 +118,10 @@ def relaxation_batches(run: tuple[int, int, int], warmup_flows: int,
     if not (2 * drop > batches or (batches == 0 and extra > 0)):
         return drop, ""
     if 2 * warmup_flows > cut + measured:
+        flows = cut + measured
         return 0, (f"warm-up: this load relaxes over about {warmup_flows} flows, more than "
-                   f"half a replication ({cut + measured} flows); runs of at least "
-                   f"{2 * warmup_flows} flows are needed")
+                   f"half a replication ({flows} flow{'s' * (flows != 1)}); runs of at "
+                   f"least {2 * warmup_flows} flows are needed")
     if batches == 0:  # long enough, but with fewer flows than batches
         return 0, (f"warm-up: this load's relaxation (the first {extra} measured flows) "
                    "cannot be left out: the replication has no batches")
