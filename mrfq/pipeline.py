@@ -170,7 +170,7 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
     if "p99_sojourn" in packet and packet["p99_sojourn"].notna().any():
         written += packet_delays(packet, target.with_name(target.name + "_delays"), *text,
                                  formats=formats)
-    if registry.comparison_panels(fluid["policy"].unique()):
+    if not fluid.empty:  # (a pair's panel, or one of its own for BF or a lone policy)
         comparison = target.with_name(target.name + "_fluid") if written else target
         written += fluid_comparison(fluid, comparison, *text, formats=formats)
     if scenario.network:  # what was simulated: routers, resources, routes
@@ -179,8 +179,8 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
             [list(r) for r in scenario.routes], scenario.class_names,
             target.with_name(target.name + "_network"), scenario.name, formats=formats)
     if not written:
-        raise InputError("nothing to draw: no packet or cluster points and no pair of fluid "
-                         "policies to compare", None, str(results))
+        raise InputError("nothing to draw: no fluid, packet or cluster points", None,
+                         str(results))
     return written
 
 

@@ -46,7 +46,7 @@ from mrfq.kinds import (  # noqa: F401 - Point, point_key, point_filename: the s
 )
 from mrfq.kinds.cluster import TRACE_FILE
 from mrfq.point_plan import Group, Plan
-from mrfq.scenario import Scenario, load_scenario, scenario_from_dict
+from mrfq.scenario import PacketConfig, Scenario, load_scenario, scenario_from_dict
 
 POINTS_DIR = "points"
 SCENARIO_FILE = "scenario.json"
@@ -119,9 +119,14 @@ def stored_scenario(results_dir: str | Path) -> Scenario:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:  # (edited, truncated)
             raise InputError(f"not a scenario mrfq wrote: {exc}", None, str(path)) from None
-        cluster = raw.get("cluster") if isinstance(raw, dict) else None
+        # as mrfq stored them until 2026-11-28: a pooled cluster's empty server list, and
+        # the default batches (read as set, and refused above fewer measured flows)
+        cluster, packet = (raw.get(key) if isinstance(raw, dict) else None
+                           for key in ("cluster", "packet"))
         if isinstance(cluster, dict) and cluster.get("servers") == []:
-            del cluster["servers"]  # (a pooled cluster as mrfq stored it until 2026-11-28)
+            del cluster["servers"]
+        if isinstance(packet, dict) and packet.get("batches") == PacketConfig.batches:
+            del packet["batches"]
         return scenario_from_dict(raw, str(path))
     if (results / "scenario.toml").is_file():  # written by mrfq before 0.2
         return load_scenario(results / "scenario.toml")

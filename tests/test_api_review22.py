@@ -17,10 +17,17 @@ def test_a_run_of_fewer_flows_than_batches_reads_back():
     batches = mrfq.load_scenario("quickstart").with_overrides(batches=15)
     assert batches.to_dict()["packet"]["batches"] == 15
     assert mrfq.scenario_from_dict(batches.to_dict()) == batches
-    # batches set by the user and flows overridden below them: refused at the override
-    with pytest.raises(InputError, match="must be <= 10, the flows measured") as err:
+    # batches set by the user and flows overridden below them: refused at the override,
+    # naming what was given (a review: it named batches, which the user had not given)
+    with pytest.raises(InputError, match=r"too few flows for the scenario's \[packet\] "
+                       "batches = 15 \\(must be <= 10, the flows measured") as err:
         batches.with_overrides(flows=10)
-    assert err.value.field == "batches"
+    assert err.value.field == "flows"
+    # a results directory stored before: the default batches written out, fewer flows
+    stored = small.to_dict()
+    stored["packet"]["batches"] = 20
+    with pytest.raises(InputError, match="batches"):
+        mrfq.scenario_from_dict(stored)
 
 
 @pytest.mark.parametrize("given, expected", [("drfq", ("drfq",)),
@@ -237,3 +244,28 @@ def test_max_level_cannot_bring_back_the_one_change_stop():
 def test_with_overrides_splits_policies_on_spaces_too():
     scenario = mrfq.load_scenario("fig3_quick").with_overrides(policies="drfq pf")
     assert scenario.packet.policies == ("drfq", "pf")
+
+
+def test_old_results_with_the_default_batches_written_out_still_read(tmp_path):
+    """Stored scenarios wrote ``batches = 20`` even for 10 flows; they read back now."""
+    import json
+
+    from mrfq.sweeps import stored_scenario
+
+    small = mrfq.load_scenario("quickstart").with_overrides(flows=10)
+    raw = small.to_dict()
+    raw["packet"]["batches"] = 20
+    (tmp_path / "scenario.json").write_text(json.dumps(raw))
+    assert stored_scenario(tmp_path) == small
+
+
+def test_a_results_directory_of_balanced_fairness_alone_gets_its_fluid_figure(tmp_path):
+    """The fluid figure needed a pair (BMF v DRF or v PF): a sweep whose fluid policy was
+    BF alone drew none."""
+    raw = mrfq.load_scenario("quickstart").with_overrides(flows=300, mean_size=20).to_dict()
+    raw["fluid"]["policies"] = ["bf"]
+    del raw["cluster"]
+    results = tmp_path / "r"
+    mrfq.sweep(mrfq.scenario_from_dict(raw), results, jobs=1)
+    written = mrfq.plot(results, output=tmp_path / "f.png")
+    assert tmp_path / "f_fluid.png" in written

@@ -240,7 +240,14 @@ class Scenario(ByValue):
         policies = merged["policies"]  # a list, or a string "drfq,pf" / "drfq pf" as the verbs
         merged["policies"] = (policies.replace(",", " ").split() or [""]  # take ("": refused)
                               if isinstance(policies, str) else list(policies))
-        packet = parse_packet(merged, self.source, "keyword")
+        try:
+            packet = parse_packet(merged, self.source, "keyword")
+        except InputError as exc:  # the scenario's batches, against the flows given now
+            given = next((key for key in ("flows", "warmup") if key in raw), None)
+            if exc.field != "batches" or "batches" in raw or given is None:
+                raise
+            raise InputError(f"leaves too few flows for the scenario's [packet] batches = "
+                             f"{self.packet.batches} ({exc.problem})", given) from None
         check_fq_names(packet, self.resources, "fq_resource", None)
         check_packet_budget(packet, len(self.resources), "mean_size", None, self.classes)
         if "max_replications" in raw and packet.precision is None:
