@@ -72,7 +72,8 @@ def test_sweep_validate_run_plot_on_a_dict(tmp_path):
     fluid = mrfq.fluid("fig1_balanced", loads=[0.3], policies=["drf", "bmf"], jobs=1)
     written = mrfq.plot(tmp_path / "r", fluid, output=tmp_path / "fig.png")
     # one stem per source, so the fluid table's figure does not overwrite the run's
-    assert [p.name for p in written] == ["fig.png", "fig_delays.png", "fig_2.png"]
+    assert [p.name for p in written] == ["fig.png", "fig_delays.png", "fig_fluid.png",
+                                         "fig_2.png"]
     assert all(p.exists() for p in written)
     assert {p.suffix for p in written} == {".png"}
     csv = tmp_path / "fluid.csv"

@@ -15,7 +15,6 @@ from matplotlib.colors import to_hex
 from matplotlib.text import Annotation
 
 from mrfq import plot_network, plots, policies
-from mrfq.errors import InputError
 from mrfq.pipeline import plot
 from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.sweeps import run_sweep
@@ -207,14 +206,16 @@ def test_a_results_directory_with_only_cluster_points_gets_its_figure(tmp_path):
     run_sweep(scenario_from_dict(raw), results, jobs=1,
               kinds=(policies.FLUID, policies.CLUSTER))
     written = plot(results, formats=["png"])
-    assert [p.name for p in written] == ["c.png"] and written[0].stat().st_size > 1000
+    # (and, since 2026-11-28, the fluid figure: a policy in no pair gets a panel of its own)
+    assert [p.name for p in written] == ["c.png", "c_fluid.png"]
+    assert written[0].stat().st_size > 1000
 
     fluid_only = {**raw, "name": "f"}
     del fluid_only["cluster"]
     run_sweep(scenario_from_dict(fluid_only), tmp_path / "f", jobs=1,
               kinds=(policies.FLUID,))
-    with pytest.raises(InputError, match="nothing to draw: no packet or cluster points"):
-        plot(tmp_path / "f")
+    # fluid points alone: their figure (it said "nothing to draw" while a pair was needed)
+    assert [p.name for p in plot(tmp_path / "f", formats=["png"])] == ["f.png"]
 
 
 def test_routers_beyond_the_palette_get_fills_of_their_own(captured):
