@@ -42,6 +42,7 @@ from mrfq.kinds.packet import packet_point
 from mrfq.packet.engine import check_flows
 from mrfq.packet.model import relaxation_flows  # (also the advisor's name)
 from mrfq.scenario import Scenario, load_scenario
+from mrfq.scenario.checks import MIN_PRECISION
 from mrfq.stats import LUGSAIL_BATCHES, MIN_REPLICATIONS_FOR_T
 from mrfq.stats.runlength import (
     flows_for_precision,
@@ -98,8 +99,8 @@ def pilot_length(scenario: Scenario, load: float) -> int:
 def _check(precision: float, pilot_flows: int, seed: object) -> int | None:
     """The arguments (not the file's values, validated when it was read); the seed as an
     int (an integer >= 0, as the file's; ``None``: the scenario's)."""
-    if not 0.0 < precision < 1.0:
-        raise InputError(f"must be in (0, 1), got {precision!r}", "precision")
+    if not MIN_PRECISION <= precision < 1.0:
+        raise InputError(f"must be in [{MIN_PRECISION:g}, 1), got {precision!r}", "precision")
     if pilot_flows < 20 * PILOT_BATCHES:
         raise InputError(f"must be >= {20 * PILOT_BATCHES} (the pilot keeps "
                          f"{PILOT_BATCHES} batches), got {pilot_flows}", "pilot_flows")

@@ -91,7 +91,7 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     scenario = _modelled(scenario)
     results_dir = arguments.path(results_dir, "results_dir")
     policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
-    tolerance, jobs = arguments.real(tolerance, "tolerance"), arguments.count(jobs, "jobs")
+    tolerance, jobs = arguments.real(tolerance, "tolerance"), arguments.jobs(jobs)
     callback, log = progress_callback(progress, "fluid"), arguments.function(log, "log")
     if results_dir is not None:
         return pipeline.fluid(scenario, results_dir, policies=policies, loads=loads,
@@ -144,7 +144,7 @@ def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     scenario = _modelled(scenario)
     results_dir = arguments.path(results_dir, "results_dir")
     return pipeline.sweep(scenario, results_dir or pipeline.default_results_dir(scenario),
-                          jobs=arguments.count(jobs, "jobs"), scheduler=scheduler,
+                          jobs=arguments.jobs(jobs), scheduler=scheduler,
                           precision=arguments.real(precision, "precision"),
                           max_replications=arguments.count(max_replications,
                                                            "max_replications"),
@@ -159,6 +159,9 @@ def validate(results: pd.DataFrame | str | Path, tolerance: float = TOLERANCE,
     ``scenario``: the one the table comes from (default: a directory's own; a table has
     none): its known limitations are named, its classes without load left out."""
     if not isinstance(results, pd.DataFrame):
+        if results is None:
+            raise InputError("must be a results directory or a summary table, got None",
+                             "results")
         results = arguments.path(results, "results")
     return pipeline.validate(results, arguments.real(tolerance, "tolerance", TOLERANCE),
                              None if scenario is None else _modelled(scenario))
@@ -174,7 +177,7 @@ def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = No
     figures' file types (default PNG and PDF); ``log``: as in :func:`sweep`."""
     return pipeline.run(None if scenario is None else _modelled(scenario),
                         arguments.path(results_dir, "results_dir"),
-                        jobs=arguments.count(jobs, "jobs"), scheduler=scheduler,
+                        jobs=arguments.jobs(jobs), scheduler=scheduler,
                         tolerance=arguments.real(tolerance, "tolerance", TOLERANCE),
                         precision=arguments.real(precision, "precision"),
                         max_replications=arguments.count(max_replications,
@@ -198,8 +201,9 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
     source's are ``<stem>_2…``, and so on, so no source overwrites another's. Returns
     the files written."""
     chosen = check_formats(formats) if formats is not None else None
+    output = arguments.path(output, "output")
     if not sources:
-        return pipeline.paper_fluid_figures(output or "plots", jobs=arguments.count(jobs, "jobs"),
+        return pipeline.paper_fluid_figures(output or "plots", jobs=arguments.jobs(jobs),
                                             formats=chosen,
                                             progress=progress_callback(progress, "fluid"))
     written: list[Path] = []
@@ -278,7 +282,7 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
         raise InputError("must be given (a Scenario, a dict, a file or a packaged name)",
                          "scenario")
     scenario = scenario_of(scenario)
-    results_dir, jobs = arguments.path(results_dir, "results_dir"), arguments.count(jobs, "jobs")
+    results_dir, jobs = arguments.path(results_dir, "results_dir"), arguments.jobs(jobs)
     tolerance = arguments.real(tolerance, "tolerance", TOLERANCE)
     log = arguments.function(log, "log")
     check_tolerance(tolerance)  # before any work (a trace has nothing to validate)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from mrfq import api, console, pipeline, table_warnings, validation
+from mrfq import api, arguments, console, pipeline, table_warnings, validation
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import (
@@ -40,8 +40,7 @@ JOBS_HELP = "Local worker processes (default: all cores)."
 
 
 def _check_jobs(jobs: int | None) -> None:
-    if jobs is not None and jobs < 1:
-        raise InputError("must be >= 1", "--jobs")
+    arguments.jobs(jobs, "--jobs")
 
 
 def _show(table, columns, digits: int = 5) -> None:
@@ -322,7 +321,8 @@ def _print_validation(table, tolerance: float) -> bool:
 def validate(results, tolerance):
     """Packet γ (95% CI) against fluid γ for every packet point of a results directory
     (from its summary.csv); writes validation.csv; exit 1 if any point fails."""
-
+    if not results.strip():  # (Path("") is the current directory)
+        raise InputError("an empty path", "results")
     table = pipeline.validate(results, tolerance)
     ok = _print_validation(table, tolerance)
     _log(f"wrote {Path(results) / pipeline.VALIDATION_FILE}")

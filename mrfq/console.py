@@ -11,6 +11,7 @@ import sys
 import threading
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -41,6 +42,13 @@ def _as_option(exc: InputError) -> InputError:
     if ctx is not None and exc.source is None and exc.field:
         for param in ctx.command.params:
             if isinstance(param, click.Option) and param.name == exc.field:
+                exc.field = max(param.opts, key=len)
+    elif ctx is not None and exc.source is not None and exc.field is None:
+        # a path the layers below cannot name (a results directory): the option that gave it
+        for param in ctx.command.params:
+            given = ctx.params.get(param.name)
+            if (isinstance(param, click.Option) and isinstance(param.type, OutputPath)
+                    and given and Path(given) == Path(exc.source)):
                 exc.field = max(param.opts, key=len)
     return exc
 

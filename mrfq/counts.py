@@ -71,6 +71,15 @@ def mean_count(law: SizeLaw, mean_size: float) -> float:
     return 1.0 + _tail_sum(law, -math.log1p(-1.0 / mean_size))
 
 
+def more_than(law: SizeLaw, mean_size: float, packets: int) -> float:
+    """A lower bound on P(N > ``packets``) for N = 1 + ⌊X/θ⌋ (module doc): P(X > packets ·
+    θ) (equal to it where X has no atom there); 0 for m = 1 (every N is 1)."""
+    if not mean_size > 1:
+        return 0.0
+    theta = -math.log1p(-1.0 / mean_size)
+    return float(1.0 - law.cdf(np.array([packets * theta]))[0])
+
+
 def _tail_sum(law: SizeLaw, theta: float) -> float:
     """Σ_{n ≥ 1} P(X ≥ nθ) for a law other than the exponential and empirical ones."""
     d, p = law.distribution, law.params

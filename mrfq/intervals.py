@@ -175,6 +175,46 @@ def histogram_quantile(counts: np.ndarray, edges: np.ndarray, q: float) -> float
     return float(edges[i] + min(max(fraction, 0.0), 1.0) * (edges[i + 1] - edges[i]))
 
 
+#: batches of the γ interval of a run (lugsail batch means from twice as many halves):
+#: measured at load 0.9 (VALIDATION.md, "Intervals at load 0.9"), 10 batches of one
+#: 20 000-flow run still covered 88–93%, 5 covered 91–96%
+LUGSAIL_BATCHES = 5
+
+
+def regroup(sums: np.ndarray, groups: int) -> np.ndarray:
+    """Consecutive batch sums added up into ``groups`` near-equal groups (in order)."""
+    return np.array([part.sum() for part in np.array_split(sums, groups)])
+
+
+def lugsail_scale(y: np.ndarray, x: np.ndarray, halves_y: np.ndarray,
+                  halves_x: np.ndarray) -> float:
+    """Factor by which the lugsail batch-means variance exceeds the plain one (≥ 1).
+
+    Lugsail batch means (Vats & Flegal, "Lugsail lag windows for estimating time-average
+    covariance matrices", Biometrika 2022; r = 2, c = 1/2): σ²_L = 2 σ²_BM(b) − σ²_BM(b/2),
+    from the same run cut into B batches of b flows and 2B half-batches. Batch means of
+    a positively correlated series under-estimate the variance by about 2Γ/b (Γ = Σ k γ_k);
+    the half-batches under-estimate it twice as much, so the combination cancels that
+    first-order bias — what plain batch means miss at load 0.9, where batches of 1 000
+    flows are a few relaxation times long. Here on the ratio's residuals e = y − R x at
+    both levels; floored at 1 (never narrower than plain batch means)."""
+    def spread(a: np.ndarray, b: np.ndarray) -> float:
+        r = a.sum() / b.sum()
+        e = a - r * b
+        return float(e @ e) * a.size / (a.size - 1)  # Var(Σ e) from a.size units
+    plain = spread(y, x)
+    if not plain > 0 or halves_y.size < 2 * y.size:
+        return 1.0
+    return max(2.0 - spread(halves_y, halves_x) / plain, 1.0)
+
+
+#: relaxation times left out from a replication's start with ``warmup = "auto"`` (and by
+#: the flow-level simulator): measured on Figure 3 at load 0.9 (VALIDATION.md,
+#: "Intervals at load 0.9"), leaving out 0.6 of a relaxation time (200 flows) still left
+#: +1% of start-up bias in 2 000-flow replications, 1.5 (500 flows) none measurable
+RELAXATIONS = 2.0
+
+
 def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray,
                      flow_rates: np.ndarray | None = None) -> float:
     """Flow arrivals (all classes) in one relaxation time of the most loaded resource.
@@ -188,7 +228,7 @@ def relaxation_flows(class_loads: np.ndarray, requirements: np.ndarray,
     rate × mean size, so the mean size cancels), ``requirements`` a_kj (K × J),
     ``flow_rates`` λ_k for Λ / Λ* when the classes' mean sizes differ (default ∝ ρ_k). A run
     started empty is still biased after a relaxation time or two: the start-up cut of
-    ``warmup = "auto"`` is :data:`mrfq.stats.RELAXATIONS` of them."""
+    ``warmup = "auto"`` is :data:`RELAXATIONS` of them."""
     rho = np.asarray(class_loads, dtype=np.float64)
     a = np.asarray(requirements, dtype=np.float64)
     per_resource = rho @ a

@@ -239,3 +239,16 @@ def check_figure_formats(formats: Sequence[str] | str | None, field: str = "form
         raise InputError(f"unknown figure format {bad[0] if bad else '(none)'!r} (choose "
                          f"from {', '.join(known)})", field)
     return chosen
+
+
+def is_path(path: Path, field: str, source: str | None, directory: bool = False) -> bool:
+    """Whether ``path`` is a regular file (``directory``: a directory); InputError naming
+    ``field`` when the system cannot even look (a name too long: a traceback-free line,
+    not the whole name echoed without its field)."""
+    try:
+        return path.is_dir() if directory else path.is_file()
+    except OSError as exc:
+        shown = str(path) if len(str(path)) <= 80 else f"{str(path)[:77]}..."
+        raise InputError(f"cannot be looked up ({exc.strerror or exc}): {shown}", field,
+                         source) from None
+

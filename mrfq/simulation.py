@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import pandas as pd
@@ -102,7 +103,8 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
         if given.get(exc.field) is not None:
             raise InputError(exc.problem, exc.field.split(".")[1]) from None
         raise
-    if not 0 < confidence < 1:
+    if isinstance(confidence, bool) or not isinstance(confidence, Real) \
+            or not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
     group = (policies.PACKET, policy, float(load))
     plan = Plan(scenario, [group], stored=lambda point: None, ahead=False,

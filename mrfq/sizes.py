@@ -249,6 +249,8 @@ def _bounded_pareto_moment(alpha: float, low: float, high: float, r: int) -> flo
 
 def _read_sizes(path: Path, where: str, source: str | None) -> np.ndarray:
     try:
+        if path.exists() and not path.is_file():  # (/dev/zero would be read for ever)
+            raise InputError(f"'{path}' is not a regular file", where, source)
         text = path.read_text()
     except OSError as err:
         raise InputError(f"cannot read '{path}': {err.strerror or err}", where, source) from None

@@ -130,7 +130,7 @@ def test_simulate_bad_options(tmp_path, args):
      "error: --mean-size: must be >= 1 packet, got 0.5"),
     (["fluid", "--loads", "1.5"],
      "error: --loads: load 1.5 puts resource 'link' at 1.5 >= 1 (unstable)"),
-    (["plan", "--precision", "1.5"], "error: --precision: must be in (0, 1), got 1.5"),
+    (["plan", "--precision", "1.5"], "error: --precision: must be in [1e-06, 1), got 1.5"),
 ])
 def test_option_errors_name_the_option(tmp_path, args, line):
     """The layers below the CLI name the Python keyword (``mean_size``); the CLI shows
@@ -174,7 +174,7 @@ def test_sweep_and_run_reject_a_bad_precision_before_writing(tmp_path, verb):
     result = _run(verb, str(GOOD), "-o", str(tmp_path / "res"), "--precision", "2",
                   cwd=tmp_path)
     assert result.returncode == 2
-    assert result.stderr.strip() == "error: --precision: must be a fraction in (0, 1) of " \
+    assert result.stderr.strip() == "error: --precision: must be a fraction in [1e-06, 1) of " \
         "gamma, got 2"
     assert not (tmp_path / "res").exists()
 
@@ -199,12 +199,13 @@ def test_run_with_nothing_to_validate_refuses_before_any_work(tmp_path):
     (["fluid", "fig3_quick", "--loads", "0.5", "--policies", "pf"], "out.csv", "--output: "),
     (["simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows", "50"],
      "out.csv", "--output: "),
-    # results directories (the runs would take seconds to minutes; none starts)
-    (["run", "fig3_quick"], "res", ""),
-    (["sweep", "fig3_quick"], "res", ""),
-    (["flows", "isolation_rogue"], "res", ""),
-    (["cluster", "google_like_trace"], "res", ""),
-    (["cluster", "quickstart"], "res", ""),
+    # results directories (the runs would take seconds to minutes; none starts), named
+    # by the option that gave them
+    (["run", "fig3_quick"], "res", "--output: "),
+    (["sweep", "fig3_quick"], "res", "--output: "),
+    (["flows", "isolation_rogue"], "res", "--output: "),
+    (["cluster", "google_like_trace"], "res", "--output: "),
+    (["cluster", "quickstart"], "res", "--output: "),
 ], ids=lambda value: " ".join(value) if isinstance(value, list) else None)
 def test_an_unwritable_output_is_refused_before_any_work(tmp_path, command, target, field):
     """Outputs, files and results directories alike, are checked first: under a regular

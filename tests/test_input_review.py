@@ -202,7 +202,7 @@ def test_a_results_directory_of_another_kind_of_run_is_refused(tmp_path, first, 
     before = sorted(p.name for p in (tmp_path / "r").iterdir())
     extra = ["--jobs", "1"] if second[0] == "sweep" else []
     _refused(_cli(*second, "-o", "r", *extra, cwd=tmp_path),
-             f"error: r: holds the results of {RESULTS_OF[first[0]][1]} ({holds})")
+             f"error: r: --output: holds the results of {RESULTS_OF[first[0]][1]} ({holds})")
     assert sorted(p.name for p in (tmp_path / "r").iterdir()) == before
 
 

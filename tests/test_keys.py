@@ -33,11 +33,13 @@ def test_every_committed_point_of_fig3_all_policies_is_found():
     # balanced fairness: the explicit-law kind
     ("fig1_balanced", None, ("fluid", "bf", 0.5), "fluid-bf-0.5-ed39ce9232bf58e0.json"),
     ("fig1_balanced", None, ("fluid", "bf", 0.9), "fluid-bf-0.9-1c75287bfc4fcb64.json"),
-    # the flow-level kind (fig2_unbalanced with [fluid] method = "simulation")
+    # the flow-level kind (fig2_unbalanced with [fluid] method = "simulation"); its
+    # FLOWSIM_VERSION 3 (2026-11-28: the start-up cut, Tin's factor and lugsail batches)
+    # renamed its points; version 2 named these 8efc61e4680da0fe and 85a0db200e257861
     ("fig2_unbalanced", "simulation", ("fluid", "drf", 0.6),
-     "fluid-drf-0.6-8efc61e4680da0fe.json"),
+     "fluid-drf-0.6-28e3fe26374e9d1c.json"),
     ("fig2_unbalanced", "simulation", ("fluid", "bf", 0.6),
-     "fluid-bf-0.6-85a0db200e257861.json"),
+     "fluid-bf-0.6-dfca6c91d0e79c23.json"),
     # the Markov and packet kinds of the main job; DRFQ with BR's clock (``virtual_time =
     # "started"``), which every DRFQ point before the option used (issue 22)
     # (the Markov solver's SOLVER_VERSION 5, 2026-11-28: at least two changes before a

@@ -111,16 +111,16 @@ def test_the_run_own_interval_stands_where_the_model_has_no_variance():
 
 def test_a_run_whose_variance_contradicts_the_model_keeps_its_own_interval():
     """The model's variance only where the run's own is a plausible draw of it: over 5
-    plain units the ratio's law is χ²₄/4, central 99.9% [0.016, 5.0]; over 5 lugsail
-    batches (batch-ratio intervals) its upper tail is heavier, [0.016, 7.3]. Just
-    inside: the model's interval; outside either end: the run's own, the ratio still
-    reported (a review found a class limited by its window over a round-trip time of 50
-    given an interval 60 times wider than its runs' spread)."""
+    plain units the ratio's law is χ²₄/4, its 10⁻⁶ and 0.9995 quantiles [0.00071, 5.0];
+    over 5 lugsail batches (batch-ratio intervals) its upper tail is heavier, [0.00071,
+    7.3]. Just inside: the model's interval; outside either end: the run's own, the
+    ratio still reported (a review found a class limited by its window over a
+    round-trip time of 50 given an interval 60 times wider than its runs' spread)."""
     from mrfq.stats.model_variance import consistent_ratio, ratio_band
 
     plain = ratio_band(5, False)
     assert plain == pytest.approx(tuple(float(sps.chi2.ppf(p, 4) / 4)
-                                        for p in (0.0005, 0.9995)), rel=1e-9)
+                                        for p in (1e-6, 0.9995)), rel=1e-9)
     low, high = ratio_band(5, True)
     assert low == pytest.approx(plain[0], rel=1e-4) and 7.2 < high < 7.4
     # the lugsail law by simulation: max(2A/4 − (A + D)/9, A/4), A ~ χ²₄, D ~ χ²₅
@@ -142,6 +142,30 @@ def test_a_run_whose_variance_contradicts_the_model_keeps_its_own_interval():
         assert (out["ci_method"].iloc[0] == FLUID_VARIANCE) == model
         expected = sps.norm.ppf(0.975) * sd if model else half
         assert out["ci_high"].iloc[0] - 0.52 == pytest.approx(expected)
+
+
+def test_the_precision_rule_s_looks_rarely_reject_a_right_model_for_a_narrower_interval():
+    """The precision rule tests the model after every replication (n = 10 … 60 here). With
+    the model's variance right, the replications' own variance over it is χ²_{n−1}/(n−1)
+    at each look; a review found 8 of 30 points at load 0.9 switched to a lucky prefix's
+    narrow interval when the low side was rejected at the high side's 0.05% per look.
+    Simulated sequences of normal replications (the model's variance 1): the chance that
+    any look rejects on the low side stays below 10⁻³ — and was far above it at 0.05%,
+    which the old band shows on the same draws. The high side (a wider interval) keeps
+    its 0.05%."""
+    from mrfq.stats.model_variance import HIGH_TAIL, LOW_TAIL, consistent_ratio, ratio_band
+
+    assert (LOW_TAIL, HIGH_TAIL) == (1e-6, 0.0005)
+    rng = np.random.default_rng(7)
+    draws = rng.standard_normal((4000, 60))
+    looks = range(10, 61)
+    low_now = np.array([ratio_band(n, False)[0] for n in looks])
+    low_old = np.array([sps.chi2.ppf(0.0005, n - 1) / (n - 1) for n in looks])
+    ratios = np.array([draws[:, :n].var(axis=1, ddof=1) for n in looks]).T
+    assert np.mean((ratios < low_now).any(axis=1)) < 1e-3
+    assert np.mean((ratios < low_old).any(axis=1)) > 2e-3  # what the review saw
+    assert not consistent_ratio(0.5 * low_now[10], 20) and consistent_ratio(
+        1.01 * low_now[10], 20)
 
 
 def test_a_run_too_short_for_the_model_is_withheld_not_given_its_own_interval():

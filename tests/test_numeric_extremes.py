@@ -167,14 +167,17 @@ def test_a_flow_level_point_inside_its_start_up_transient_is_flagged():
     assert transient_warning(_quick(0.9), 0.9) == ""
 
 
-def test_the_transient_warning_starts_where_the_warm_up_is_one_relaxation_time():
+def test_the_transient_warning_starts_where_the_start_up_cut_takes_half_the_run():
+    """Each run leaves out max(5%, two relaxation times) from its start (the packet side's
+    cut, 2026-11-28); the warning starts where that cut would take more than half of it."""
     scenario = _quick(0.5)
     loads = np.linspace(0.98, 0.999, 40)
     relax = np.array([relaxation_flows(scenario.class_loads(v), scenario.requirements)
                       for v in loads])
     warned = np.array([transient_warning(scenario, v) != "" for v in loads])
     assert warned.any() and not warned.all()
-    assert (warned == (relax > WARMUP * scenario.fluid.flows)).all()
+    assert (warned == (2 * relax > 0.5 * scenario.fluid.flows)).all()
+    assert not (warned == (relax > WARMUP * scenario.fluid.flows)).all()  # the old rule
 
 
 def test_the_fluid_command_prints_the_transient_warning(tmp_path):

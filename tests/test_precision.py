@@ -118,6 +118,26 @@ def test_simulate_stops_at_the_first_n_and_uses_the_same_streams():
     assert (short["replications"] == 12).all() and not short["precision_reached"].any()
 
 
+def test_a_class_with_load_share_0_neither_stops_the_point_nor_misses_the_target():
+    """A class with load share 0 has no flows ("no measured flows" in every replication,
+    no interval). It stopped every precision-targeted point at the first 10
+    replications, target unmet, whatever the target (a review); the rule now judges the
+    loaded classes only, so the point runs until they reach the target and says so."""
+    raw = {"name": "idle_class", "resources": ["link"], "classes": [
+        {"name": "a", "requirements": [1.0], "load_share": 1},
+        {"name": "b", "requirements": [1.0], "load_share": 0}],
+        "load": {"axis": "max", "values": [0.5]}, "fluid": {"policies": ["bmf"]},
+        "packet": {"policies": ["bmf"], "mean_size": 10, "window": 5, "flows": 300,
+                   "seed": 4, "warmup": "auto"}}
+    result = simulate(scenario_from_dict(raw), "bmf", 0.5, precision=0.06).classes
+    n = int(result["replications"].iloc[0])
+    assert 10 < n < 200
+    assert result["achieved_precision"].iloc[0] <= 0.06
+    assert result["precision_reached"].all() and np.isnan(result["gamma"].iloc[1])
+    before = simulate(scenario_from_dict(raw), "bmf", 0.5, replications=n - 1).classes
+    assert (before["ci_high"] - before["gamma"]).iloc[0] / before["gamma"].iloc[0] > 0.06
+
+
 @pytest.mark.parametrize("confidence", [0.8, 0.99])
 def test_simulate_applies_the_precision_rule_at_its_confidence(confidence):
     """The rule judges the intervals at ``simulate``'s confidence: the point uses the first

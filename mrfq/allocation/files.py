@@ -9,6 +9,7 @@ and exits with code 2.
 
 from __future__ import annotations
 
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,14 @@ def load_problem(path: str | Path) -> Problem:
     ``drfh_two_servers``); returns the :class:`Problem`, with the policies the file lists
     in ``policies`` (empty when it lists none; a listed policy that does not apply to it is
     an error). Any problem raises InputError naming the file and the field."""
+    if not isinstance(path, str | PathLike):
+        raise InputError(f"must be a problem file or a packaged name, got "
+                         f"{type(path).__name__}", "problem")
+    if not str(path).strip():  # (Path("") is ".", the current directory)
+        raise InputError("an empty path", "problem")
     path = Path(path)
+    if path.is_dir():
+        raise InputError("is a directory, not a problem file", None, str(path))
     packaged = PACKAGED_PROBLEMS / path.with_suffix(".toml").name
     if not path.exists() and path.parent == Path(".") and packaged.is_file():
         path = packaged

@@ -49,13 +49,15 @@ from mrfq.fluid.flowsim_stats import (  # noqa: F401 - FlowRates, flow_rates: pu
     FlowRates,
     combine,
     flow_rates,
+    relaxation,
     run_summary,
+    start_up_flows,
 )
 from mrfq.fluid.problem import as_problem, stable_loads
 from mrfq.sizes import SizeLaw, parse_size
 
 #: bump when a seeded run's results change; for the keys of stored flow-level points
-FLOWSIM_VERSION = "2"
+FLOWSIM_VERSION = "3"
 #: arrivals drawn per block
 ARRIVAL_BLOCK = 1 << 16
 #: events per call of the event loop (between progress reports)
@@ -280,6 +282,8 @@ def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: 
             or not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
     by_replication = replications >= 10
+    relaxation_time = relaxation(a, class_loads, [law.mean for law in laws])
+    start_up = start_up_flows(relaxation_time)
     summaries, events, wall = [], 0, 0.0
     for r in range(replications):
         def report(done, total, r=r):
@@ -289,8 +293,8 @@ def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: 
                              weights, progress=report)
         # keep a summary, not the records: memory stays one run's
         summaries.append(run_summary(run, a.shape[0], warmup, 1 if by_replication
-                                     else batches))
+                                     else batches, start_up))
         events, wall = events + run.events, wall + run.wall_s
         del run
     return combine(summaries, class_loads, [law.mean for law in laws], confidence,
-                   by_replication, events, wall)
+                   by_replication, events, wall, relaxation_time)

@@ -33,7 +33,7 @@ from mrfq.errors import InputError
 from mrfq.fluid import balanced, markov_solver
 from mrfq.fluid.flowsim import flow_service_rates
 from mrfq.fluid.markov import markov_point
-from mrfq.intervals import relaxation_flows
+from mrfq.intervals import RELAXATIONS, relaxation_flows
 from mrfq.scenario import FLUID_METHODS as METHODS  # noqa: F401 - the names, re-exported
 from mrfq.scenario import Scenario
 from mrfq.sizes import interval_warning
@@ -206,23 +206,25 @@ def class_warnings(scenario: Scenario, load: float, laws: list | None = None,
 
 def transient_warning(scenario: Scenario, load: float) -> str:
     """What a flow-level interval of γ at ``load`` must say when each replication's
-    warm-up (:data:`WARMUP` of the ``[fluid] flows``) is shorter than one relaxation time
-    of the most loaded resource (:func:`mrfq.intervals.relaxation_flows`), "" otherwise:
-    every replication then starts empty and is measured inside its start-up transient,
-    where sojourns are short, so γ comes out high and the interval, from replications
-    biased alike, misses it (quickstart, DRF, load 1 − 10⁻⁹, 10⁶ flows: γ 3.8·10⁻⁴
-    [3.5·10⁻⁴, 4.2·10⁻⁴] where the stationary γ is of order 10⁻⁹)."""
+    start-up cut (:data:`mrfq.intervals.RELAXATIONS` relaxation times of the most loaded
+    resource, :func:`mrfq.fluid.flowsim_stats.start_up_flows`) would leave less than half
+    of the ``[fluid] flows``, "" otherwise: every replication then starts empty and is
+    measured inside or just after its start-up transient, where sojourns are short, so γ
+    comes out high and the interval, from replications biased alike, misses it
+    (quickstart, DRF, load 1 − 10⁻⁹, 10⁶ flows, before the cut: γ 3.8·10⁻⁴ [3.5·10⁻⁴,
+    4.2·10⁻⁴] where the stationary γ is of order 10⁻⁹)."""
     rho = scenario.class_loads(load)
     relaxation = relaxation_flows(rho, scenario.requirements,  # flow rates ρ_k / E[X_k]
                                   rho / np.array([law.mean for law in scenario.size_laws]))
     flows = scenario.fluid.flows
-    if relaxation <= WARMUP * flows:
+    if RELAXATIONS * relaxation <= 0.5 * flows:
         return ""
     return (f"unreliable interval: at load {load:.12g} a relaxation time of the most loaded "
-            f"resource is about {relaxation:.3g} flows, longer than the flow-level warm-up "
-            f"({WARMUP * flows:.3g} of the {flows:,} flows per replication): the runs are "
-            "measured in their start-up transient, so gamma comes out high and the interval "
-            f"does not hold; [fluid] flows >= {relaxation / WARMUP:.3g}, or a lower load")
+            f"resource is about {relaxation:.3g} flows, and the start-up cut of "
+            f"{RELAXATIONS:g} of them leaves less than half of the {flows:,} flows per "
+            "replication: the runs are measured in their start-up transient, so gamma "
+            "comes out high and the interval does not hold; [fluid] flows >= "
+            f"{2 * RELAXATIONS * relaxation:.3g}, or a lower load")
 
 
 def simulated_warnings(scenario: Scenario, load: float) -> list[str]:

@@ -21,7 +21,7 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from mrfq import policies, seeds, stats
-from mrfq.counts import mean_count
+from mrfq.counts import mean_count, more_than
 from mrfq.errors import InputError
 from mrfq.executor import spawned_pool
 from mrfq.fluid.markov import (
@@ -131,9 +131,11 @@ def check(scenario: Scenario, policy: str, load: float) -> None:
     except InputError as exc:  # a file's value: named by the file and its field
         raise InputError(exc.problem, "packet.flows", scenario.source) from None
     check_parameters_read(scenario.packet, [policy], scenario.source)
+    m, window = scenario.packet.mean_size, scenario.packet.window
     check_round_trips([c.rtt for c in scenario.classes], scenario.class_loads(load),
-                      [mean_count(law, scenario.packet.mean_size) for law in scenario.size_laws],
-                      scenario.packet.window, kernel.MAX_SLOTS, scenario.source)
+                      [mean_count(law, m) for law in scenario.size_laws], window,
+                      kernel.MAX_SLOTS, scenario.source,
+                      [more_than(law, m, window) for law in scenario.size_laws])
     if scenario.packet.init != "fluid":
         return
     check_scenario_init(scenario.packet, scenario.classes, "packet.init", scenario.source,
@@ -268,7 +270,8 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     packet = scenario.packet
     start_up = _records_start_up(scenario, records)
     records = chosen_replications(packet, records, confidence, start_up,
-                                  _reported_widths(scenario, records, confidence, fluid_record))
+                                  _reported_widths(scenario, records, confidence, fluid_record),
+                                  _loaded(scenario, records))
     tables = replication_tables(scenario.class_names, records)
     combined = combine_replications(tables, packet.mean_size, confidence,
                                     sojourn_edges=sojourn_bin_edges(),
@@ -286,8 +289,8 @@ def combine_packet_records(scenario: Scenario, records: list[dict],
     achieved = (combined["ci_high"] - combined["gamma"]) / combined["gamma"]
     combined["target_precision"] = np.nan if packet.precision is None else packet.precision
     combined["achieved_precision"] = achieved
-    combined["precision_reached"] = (np.nan if packet.precision is None
-                                     else bool((achieved <= packet.precision).all()))
+    combined["precision_reached"] = (np.nan if packet.precision is None else bool(
+        (achieved[_loaded(scenario, records)] <= packet.precision).all()))
     combined["ci_warning"] = class_warnings(scenario, records[0]["load"])
     # point-level (NaN for records from before them): Jain's index, utilisation
     rows = [c for r in records for c in r["classes"]]
@@ -345,7 +348,14 @@ def stopping(scenario: Scenario, records: list[dict], start: int | None = None,
     (:func:`mrfq.kinds.replications.stopping`) at ``confidence``."""
     return stopping_rule(scenario.packet, records, confidence, start=start,
                          warmup_flows=_records_start_up(scenario, records),
-                         widths=_reported_widths(scenario, records, confidence))
+                         widths=_reported_widths(scenario, records, confidence),
+                         judged=_loaded(scenario, records))
+
+
+def _loaded(scenario: Scenario, records: list[dict]) -> np.ndarray | None:
+    """Per class, whether it has flows at these records' load (load share > 0): the
+    classes the precision rule judges (None for no records)."""
+    return scenario.class_loads(records[0]["load"]) > 0 if records else None
 
 
 def _reported_widths(scenario: Scenario, records: list[dict], confidence: float,

@@ -169,7 +169,7 @@ class Stopping:
 
 def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95,
              start: int | None = None, warmup_flows: int = 0,
-             widths: Widths | None = None) -> Stopping:
+             widths: Widths | None = None, judged: np.ndarray | None = None) -> Stopping:
     """The precision stopping rule on the finished replications of one (policy, load)
     (any order; only those from replication 0 without a gap count).
 
@@ -186,7 +186,10 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
     replications (:func:`reported_half_widths`: with the fluid model's variance, which a
     review found wider than the runs' own about as often as not, so that a point said
     "reached" beside a wider interval); without it, the runs' own intervals over
-    replications.
+    replications. ``judged``: per class, whether the rule judges it (None: every class);
+    a class with load share 0 has no flows, hence no interval and a "no measured flows"
+    problem in every replication, which must neither stop the point nor keep it from its
+    target (a review: every such point stopped at 10 replications, target unmet).
     """
     if packet.precision is None:
         return Stopping(packet.replications, packet.replications)
@@ -195,11 +198,14 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
     have = len(ordered)
     if have < first:
         return Stopping(None, first)
+    mask = (np.ones(len(ordered[0]["classes"]), bool) if judged is None
+            else np.asarray(judged, bool))
     bad = [i for i, r in enumerate(ordered)
            if any(isinstance(c.get("ci_problem"), str) and c["ci_problem"]
-                  for c in r["classes"])]
+                  for c, counts in zip(r["classes"], mask, strict=True) if counts)]
     limit = max(first, bad[0] + 1) if bad else have  # no rule beyond a flagged one
     size, sojourn = _sums(ordered, warmup_flows)
+    size, sojourn = size[:, mask], sojourn[:, mask]
     if first >= 2 and widths is None:
         n = replications_for_precision(size[:limit], sojourn[:limit], packet.precision,
                                        first, confidence, start)
@@ -207,13 +213,13 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
             return Stopping(n, n)
     elif first >= 2:  # the same rule on the reported intervals
         for n in range(max(first, start or 0), limit + 1):
-            if (widths(ordered[:n]) <= packet.precision).all():  # (NaN never passes)
+            if (widths(ordered[:n])[mask] <= packet.precision).all():  # (NaN never passes)
                 return Stopping(n, n)
     if bad or have >= packet.max_replications:
         return Stopping(limit if bad else packet.max_replications, have)
     # n ≈ have · (achieved / target)²: the half-width shrinks like 1/√n
     achieved = (relative_half_widths(size, sojourn, confidence) if widths is None
-                else widths(ordered))
+                else widths(ordered)[mask])
     ratio = (float(np.max(achieved)) / packet.precision if np.isfinite(achieved).all()
              else 0.0)
     wanted = int(np.ceil(have * ratio * ratio)) if ratio > 0 else have + 1
@@ -222,14 +228,15 @@ def stopping(packet: PacketConfig, records: list[dict], confidence: float = 0.95
 
 def chosen_replications(packet: PacketConfig, records: list[dict],
                         confidence: float = 0.95, warmup_flows: int = 0,
-                        widths: Widths | None = None) -> list[dict]:
+                        widths: Widths | None = None,
+                        judged: np.ndarray | None = None) -> list[dict]:
     """The replications of one (policy, load) that its results use: all of them, or with
     a precision target those the stopping rule chose (:func:`stopping`; extra ones
     computed ahead are ignored)."""
     if packet.precision is None:
         return records
     decided = stopping(packet, records, confidence, warmup_flows=warmup_flows,
-                       widths=widths)
+                       widths=widths, judged=judged)
     ordered = _in_order(records)
     return ordered[: decided.replications or len(ordered)]
 

@@ -33,6 +33,11 @@ from mrfq.sizes import parse_size
 _CLASS_KEYS = {"name", "requirements", "load_share", "weight", "rtt", "packets", "packet_order",
                "size", "route"}
 _MIX_KEYS = {"requirements", "probability"}
+#: replications of a point: a sweep plans one point per replication before it starts (10⁹
+#: asked for ran for minutes without a first progress line, a review); longer runs per
+#: replication, not more of them, are the way to a narrower interval
+MAX_REPLICATIONS = 10**6
+REPLICATIONS_WHY = "a sweep plans every replication as a point of its own"
 #: flows per replication: the packet engine numbers at most 2^43 packet arrivals at
 #: resources in one replication (mrfq.packet.kernel.MAX_SEQ), and every flow makes one
 MAX_FLOWS = 2**43
@@ -96,15 +101,22 @@ def _warmup(value: Any, field_name: str, source: str | None) -> float | str:
 
 
 def _precision(value: Any, field_name: str, source: str | None) -> float | None:
-    """A relative half-width target in (0, 1), or None (no target: JSON null in a stored
-    scenario; TOML has no null, so a file simply leaves the key out)."""
+    """A relative half-width target in [:data:`MIN_PRECISION`, 1), or None (no target:
+    JSON null in a stored scenario; TOML has no null, so a file simply leaves the key
+    out)."""
     if value is None:
         return None
     target = fields.number(value, field_name, source, positive=True)
-    if target >= 1:
-        raise fail(f"must be a fraction in (0, 1) of gamma, got {target:g}", field_name,
-                   source)
+    if not MIN_PRECISION <= target < 1:
+        raise fail(f"must be a fraction in [{MIN_PRECISION:g}, 1) of gamma, got {target:g}",
+                   field_name, source)
     return target
+
+
+#: the smallest precision target: ±10⁻⁶ of γ takes ~10¹² times a ±1 run's flows, beyond any
+#: budget; below it the run-length arithmetic overflowed (a review: 10⁻³²⁰ ended a sweep
+#: in a traceback after its work had begun)
+MIN_PRECISION = 1e-6
 
 
 def _choice(value: Any, choices: tuple[str, ...], field_name: str, source: str | None) -> str:
@@ -272,13 +284,13 @@ def parse_packet(raw: dict, source: str | None, where: str = "packet") -> Packet
         window=integer("window", 1),
         flows=integer("flows", 1, MAX_FLOWS, "2^43, the engine's limit per replication"),
         warmup=_warmup(value("warmup"), _field(where, "warmup"), source),
-        replications=integer("replications", 1),
+        replications=integer("replications", 1, MAX_REPLICATIONS, REPLICATIONS_WHY),
         seed=integer("seed", 0),
         delta=None if value("delta") is None else fields.number(
             value("delta"), _field(where, "delta"), source, nonnegative=True, allow_inf=True),
         batches=integer("batches", 2),
         precision=_precision(value("precision"), _field(where, "precision"), source),
-        max_replications=integer("max_replications", 1),
+        max_replications=integer("max_replications", 1, MAX_REPLICATIONS, REPLICATIONS_WHY),
         fq_resource=_fq_resource(value("fq_resource"), _field(where, "fq_resource"), source),
         init=_choice(value("init"), PACKET_INITS, _field(where, "init"), source),
         virtual_time=_choice(value("virtual_time"), VIRTUAL_TIMES,
@@ -390,7 +402,8 @@ def parse_fluid(raw: Any, source: str, classes: tuple[TrafficClass, ...]) -> Flu
                              MAX_FLUID_FLOWS, "the flow-level simulator keeps ~40 bytes of "
                              "memory per flow"),
         replications=fields.integer(raw.get("replications", defaults.replications),
-                                    "fluid.replications", source, 1),
+                                    "fluid.replications", source, 1, MAX_REPLICATIONS,
+                                    REPLICATIONS_WHY),
         seed=fields.integer(raw.get("seed", defaults.seed), "fluid.seed", source, 0),
     )
     if not fluid.tolerance < 1:  # a relative error of 100% or more bounds nothing (a review)

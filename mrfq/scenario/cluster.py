@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from mrfq import fields, policies
+from mrfq.io import is_path
 from mrfq.scenario import limits  # (the Python API's bounds too: one definition)
 from mrfq.scenario.checks import _policies, fail
 from mrfq.scenario.config import CLUSTER_DURATION_LAWS, CLUSTER_TASK_LAWS, ClusterConfig
@@ -185,10 +186,10 @@ def trace_path(raw: Any, source: str | None) -> str:
         raise fail("names no file: give a task_events file (.csv or .csv.gz), or leave "
                    "trace out for a scenario of classes", "cluster.trace", source)
     path = _resolve(name, source)
-    if path.is_dir():
+    if is_path(path, "cluster.trace", source, directory=True):
         raise fail(f"is a directory, not a task_events file: {name} ({path})",
                    "cluster.trace", source)
-    if not path.is_file():
+    if not is_path(path, "cluster.trace", source):
         raise fail(f"no such trace file: {name} (looked for {path})", "cluster.trace",
                    source)
     return str(path)
@@ -257,7 +258,7 @@ def _drawn_servers(raw: dict, n_resources: int | None, source: str | None,
         path = TABLES[name]
     else:
         path = _resolve(name, source)
-        if not path.is_file():
+        if not is_path(path, "cluster.servers.table", source):
             if "/" not in name and "\\" not in name and not Path(name).suffix:
                 raise fail(f"unknown table {name!r} (names: {', '.join(TABLES)}; or a "
                            "CSV file's path)", "cluster.servers.table", source)

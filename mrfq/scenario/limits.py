@@ -179,7 +179,8 @@ def check_batches(jobs: int, warmup: float, batches: int, given: set,
 
 
 def check_round_trips(rtts: list[float], class_loads: list[float], mean_counts: list[float],
-                      window: int, limit: int, source: str | None) -> None:
+                      window: int, limit: int, source: str | None,
+                      beyond_window: list[float] | None = None) -> None:
     """InputError (field ``classes[k].rtt``) when the round trips alone keep more than
     ``limit`` flows in progress on average (the packet engine's bound on flows at once,
     where a run stops). A flow of N packets under a window of W packets waits at least
@@ -187,9 +188,14 @@ def check_round_trips(rtts: list[float], class_loads: list[float], mean_counts: 
     λ_k · max(E[N_k]/W − 1, 0) · rtt_k flows in progress, λ_k = ρ_k / E[N_k] flows per
     time unit (ρ_k its load, E[N_k] = ``mean_counts[k]`` its mean packets per flow,
     :func:`mrfq.counts.mean_count`; time in packet-service units). An rtt of 1e10 stopped
-    a run after seconds, blaming the load."""
-    per_class = [rho / n * max(n / window - 1.0, 0.0) * rtt
-                 for rtt, rho, n in zip(rtts, class_loads, mean_counts, strict=True)]
+    a run after seconds, blaming the load. Since ⌈N/W⌉ − 1 ≥ 1 whenever N > W, the
+    round trips per flow are also at least P(N > W) (``beyond_window[k]``,
+    :func:`mrfq.counts.more_than`), which holds where E[N] ≤ W leaves Jensen's bound at 0
+    (a review: rtt = 1e308 with m = W = 5 ran, then failed blaming the load)."""
+    tails = beyond_window or [0.0] * len(rtts)
+    per_class = [rho / n * max(n / window - 1.0, tail, 0.0) * rtt if rtt > 0 else 0.0
+                 for rtt, rho, n, tail in zip(rtts, class_loads, mean_counts, tails,
+                                             strict=True)]
     if sum(per_class) > limit:
         k = max(range(len(per_class)), key=per_class.__getitem__)
         raise InputError(f"{rtts[k]:g} keeps at least {sum(per_class):.3g} flows in progress "

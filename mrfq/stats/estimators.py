@@ -27,10 +27,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mrfq.intervals import (  # noqa: F401 - relaxation_flows: re-exported
+from mrfq.intervals import (  # noqa: F401 - relaxation_flows, RELAXATIONS, regroup: re-exported
+    LUGSAIL_BATCHES,
+    RELAXATIONS,
     RatioInterval,
     _flagged,
+    lugsail_scale,
     ratio_interval,
+    regroup,
     relaxation_flows,
 )
 
@@ -209,28 +213,6 @@ def merge_batches(y: Sequence[np.ndarray], x: Sequence[np.ndarray], estimate: fl
         xs = [_merge_pairs(a) for a in xs]
 
 
-def lugsail_scale(y: np.ndarray, x: np.ndarray, halves_y: np.ndarray,
-                  halves_x: np.ndarray) -> float:
-    """Factor by which the lugsail batch-means variance exceeds the plain one (≥ 1).
-
-    Lugsail batch means (Vats & Flegal, "Lugsail lag windows for estimating time-average
-    covariance matrices", Biometrika 2022; r = 2, c = 1/2): σ²_L = 2 σ²_BM(b) − σ²_BM(b/2),
-    from the same run cut into B batches of b flows and 2B half-batches. Batch means of
-    a positively correlated series under-estimate the variance by about 2Γ/b (Γ = Σ k γ_k);
-    the half-batches under-estimate it twice as much, so the combination cancels that
-    first-order bias — what plain batch means miss at load 0.9, where batches of 1 000
-    flows are a few relaxation times long. Here on the ratio's residuals e = y − R x at
-    both levels; floored at 1 (never narrower than plain batch means)."""
-    def spread(a: np.ndarray, b: np.ndarray) -> float:
-        r = a.sum() / b.sum()
-        e = a - r * b
-        return float(e @ e) * a.size / (a.size - 1)  # Var(Σ e) from a.size units
-    plain = spread(y, x)
-    if not plain > 0 or halves_y.size < 2 * y.size:
-        return 1.0
-    return max(2.0 - spread(halves_y, halves_x) / plain, 1.0)
-
-
 def batch_ratio_interval(y: np.ndarray | Sequence[np.ndarray],
                          x: np.ndarray | Sequence[np.ndarray], confidence: float = 0.95, *,
                          max_lag1: float = MAX_LAG1, min_batches: int = MIN_BATCHES,
@@ -293,15 +275,6 @@ def batch_ratio_interval(y: np.ndarray | Sequence[np.ndarray],
                          lag1, method, "", merged.ratio)
 
 
-#: batches of the γ interval of a run (lugsail batch means from twice as many halves):
-#: measured at load 0.9 (VALIDATION.md, "Intervals at load 0.9"), 10 batches of one
-#: 20 000-flow run still covered 88–93%, 5 covered 91–96%
-LUGSAIL_BATCHES = 5
-
-
-def regroup(sums: np.ndarray, groups: int) -> np.ndarray:
-    """Consecutive batch sums added up into ``groups`` near-equal groups (in order)."""
-    return np.array([part.sum() for part in np.array_split(sums, groups)])
 
 
 def cut_batch_interval(y: Sequence[np.ndarray], x: Sequence[np.ndarray],
@@ -348,12 +321,6 @@ def batch_means_interval(series: np.ndarray, batches: int = 20, confidence: floa
 
 # ------------------------------------------------------------------------- warm-up
 
-
-#: relaxation times left out from a replication's start with ``warmup = "auto"``:
-#: measured on Figure 3 at load 0.9 (VALIDATION.md, "Intervals at load 0.9"), leaving out
-#: 0.6 of a relaxation time (200 flows) still left +1% of start-up bias in 2 000-flow
-#: replications, 1.5 (500 flows) none measurable
-RELAXATIONS = 2.0
 
 
 # ----------------------------------------------------------------- precision targets

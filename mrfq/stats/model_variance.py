@@ -23,14 +23,19 @@ model's: a ratio well above 1 says the packet system varies more than the fluid 
 The model's variance is used only where the run does not contradict it: a run's own
 variance estimate s² over u units is σ² χ²_{u−1}/(u − 1) when σ² is the model's (over
 lugsail batches, the heavier-tailed law of :func:`mrfq.stats.runlength.
-variance_ratio_cdf`), so a ``variance_ratio`` outside the central
-:data:`MODEL_CONSISTENCY` of that law (with one run's 5 lugsail batches below 0.016 or
-above 7.3; with 10 replications below 0.11 or above 3.3) says the model does not
-describe this packet system — a round-trip time far above a
-flow's packet times makes a window-limited class's γ̂ vary 4 000 times less than the
-fluid model's, and the model's interval was then 60 times too wide — and the run's own
-interval is kept (``ci_method`` that of the run's). No committed study nor
-``fig3_quick`` (its ratios 0.056–3.4 with 5 batches) has a point outside.
+variance_ratio_cdf`), so a ``variance_ratio`` above the upper :data:`HIGH_TAIL` of that
+law, or below its lower :data:`LOW_TAIL` (with one run's 5 lugsail batches above 7.3 or
+below 0.00071; with 10 replications above 3.3 or below 0.026), says the model does not
+describe this packet system — a round-trip time far above a flow's packet times makes a
+window-limited class's γ̂ vary 4 000 times less than the fluid model's, and the model's
+interval was then 60 times too wide — and the run's own interval is kept (``ci_method``
+that of the run's). The two tails differ because the two mistakes do: a false rejection
+on the high side gives a wider interval (the run's own), on the low side a narrower one
+that then misses; and the precision rule tests every prefix of its replications, so a
+low tail of 0.05% (the high side's) switched 8 of 30 points at load 0.9 to a lucky
+prefix's narrow interval (a review, 2026-11-28), where 10⁻⁶ per look keeps the chance
+over a budget of 1 000 looks below 10⁻³. No committed study nor ``fig3_quick`` (its
+ratios 0.056–3.4 with 5 batches) has a point outside.
 """
 
 from __future__ import annotations
@@ -51,29 +56,31 @@ FLUID_VARIANCE = "fluid-variance"
 #: model's variance replaces); every other problem (a run too short for the start-up cut,
 #: too few flows) withholds the interval as before
 _DATA_ONLY_PROBLEM = "interval reaches 0"
-#: the central probability of χ²_{u−1}/(u − 1) inside which a run's own variance over the
-#: model's leaves the model's variance in use (module doc): rejected at the 0.1% level
-MODEL_CONSISTENCY = 0.999
+#: the probability, when the model's variance is right, that a run's own variance over
+#: the model's lies above the band (module doc): the model rejected for a wider interval
+HIGH_TAIL = 0.0005
+#: … and below it, for a narrower interval: a false rejection costs coverage, and the
+#: precision rule looks after every replication (module doc)
+LOW_TAIL = 1e-6
 
 
-def consistent_ratio(ratio: float, units: int, lugsail: bool = False,
-                     consistency: float = MODEL_CONSISTENCY) -> bool:
+def consistent_ratio(ratio: float, units: int, lugsail: bool = False) -> bool:
     """Whether a run's own variance over the model's (``variance_ratio``), estimated over
-    ``units`` independent units, lies in the central ``consistency`` of its law when the
+    ``units`` independent units, lies inside :func:`ratio_band` of its law when the
     model's variance is right: χ²_{u−1}/(u − 1), or with ``lugsail`` batches (the
     batch-ratio intervals) the lugsail estimate's law, whose upper tail is heavier
     (:func:`mrfq.stats.runlength.variance_ratio_cdf`)."""
-    low, high = ratio_band(units, lugsail, consistency)
+    low, high = ratio_band(units, lugsail)
     return bool(low <= ratio <= high)
 
 
 @functools.lru_cache(maxsize=64)
-def ratio_band(units: int, lugsail: bool, consistency: float = MODEL_CONSISTENCY
-               ) -> tuple[float, float]:
-    """The central ``consistency`` of a run's variance over the model's (module doc)."""
-    tail = (1.0 - consistency) / 2
+def ratio_band(units: int, lugsail: bool) -> tuple[float, float]:
+    """The :data:`LOW_TAIL` and 1 − :data:`HIGH_TAIL` quantiles of a run's variance over
+    the model's when the model's is right (module doc)."""
     return tuple(float(optimize.brentq(lambda x, p=p: variance_ratio_cdf(
-        x, units, lugsail) - p, 1e-9, 1e3, xtol=1e-12)) for p in (tail, 1 - tail))
+        x, units, lugsail) - p, 1e-30, 1e3, xtol=1e-15, rtol=1e-12))
+        for p in (LOW_TAIL, 1 - HIGH_TAIL))
 
 
 def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,

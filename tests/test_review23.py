@@ -1,0 +1,126 @@
+"""Defects a fuzzing review found (2026-11-28): inputs that ended in a traceback, ran for
+ever or failed after work had begun, each now one line ``error: <file>: <field>:
+<problem>``, exit 2, before any work; and Python API arguments that raised bare
+TypeError / OverflowError / ValueError instead of InputError."""
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import mrfq
+from mrfq.errors import InputError
+
+ROOT = Path(__file__).resolve().parent.parent
+QUICK = (ROOT / "mrfq" / "scenarios" / "quickstart.toml").read_text()
+ROGUE = (ROOT / "mrfq" / "scenarios" / "isolation_rogue.toml").read_text()
+
+
+def _run(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "mrfq", *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120)
+
+
+def _one_line(result, start: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stderr[-2000:])
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(start), result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_open_loop_flow_offering_an_infinite_number_of_packets_is_refused(tmp_path):
+    """(stop − start) · rate = 1e308 · 3.2 is infinite: math.ceil of it was a traceback.
+    A stop past the timeline's end offers nothing the timeline shows, so a large stop
+    with a moderate rate runs (its packets counted up to the end)."""
+    (tmp_path / "rate.toml").write_text(ROGUE.replace("rate = 3.2258064516129035",
+                                                      "rate = 1e308"))
+    _one_line(_run("flows", "rate.toml", "-o", "out", cwd=tmp_path),
+              "error: rate.toml: flows[3].rate: offers more than 10^9 packets")
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "stop.toml").write_text(ROGUE.replace("window = 300",
+                                                      "window = 300\nstop = 1e308")
+                                        .replace("policies = [\"drfq\", \"mr3\", \"bmf\", "
+                                                 "\"pf\", \"fifo\", \"bottleneck-fq\"]",
+                                                 "policies = [\"drfq\"]"))
+    result = _run("flows", "stop.toml", "-o", "out", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("args, start", [
+    (["simulate", "quickstart", "--policy", "drfq", "--load", "0.5", "--flows", "200",
+      "--precision", "1e-320", "-o", "x.csv"], "error: --precision: must be a fraction in"),
+    (["plan", "quickstart", "--precision", "1e-200", "--pilot-flows", "800", "--loads",
+      "0.5", "--policies", "drfq", "--jobs", "1"], "error: --precision: must be in [1e-06"),
+    (["simulate", "quickstart", "--policy", "drfq", "--load", "0.5", "--flows", "200",
+      "--replications", "1e9", "-o", "x.csv"], "error: --replications: must be <= 1,000,000"),
+    (["fluid", "quickstart", "--jobs", "100000", "-o", "x.csv"],
+     "error: --jobs: must be <= 1024"),
+    (["allocate", ""], "error: problem: an empty path"),
+    (["allocate", "/"], "error: /: is a directory, not a problem file"),
+    (["validate", ""], "error: results: an empty path"),
+], ids=lambda v: " ".join(v)[:60] if isinstance(v, list) else None)
+def test_arguments_that_crashed_or_ran_for_ever_are_one_line_errors(tmp_path, args, start):
+    """A precision of 1e-320 overflowed the run-length arithmetic (a traceback after the
+    sweep had started), 1e9 replications planned for minutes without a line, 10⁵ jobs
+    reached the process pool, and an empty or root path was a ValueError."""
+    _one_line(_run(*args, cwd=tmp_path), start)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_file_s_tiny_precision_is_refused_before_any_work(tmp_path):
+    (tmp_path / "s.toml").write_text(QUICK.replace("seed = 1\n", "seed = 1\nprecision = "
+                                                   "1e-160\n", 1))
+    _one_line(_run("sweep", "s.toml", "-o", "out", "--jobs", "1", cwd=tmp_path),
+              "error: s.toml: packet.precision: must be a fraction in [1e-06, 1)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_round_trip_that_keeps_every_flow_waiting_is_named_before_the_run(tmp_path):
+    """m = W = 5: Jensen's bound on the round trips per flow is 0, and rtt = 1e308 ran
+    for seconds, then failed blaming --load. At least P(N > W) round trips per flow."""
+    text = QUICK.replace("load_share = 1\n", "load_share = 1\nrtt = 1e308\n", 1)
+    (tmp_path / "s.toml").write_text(text.replace("mean_size = 20", "mean_size = 5"))
+    started = time.perf_counter()
+    _one_line(_run("simulate", "s.toml", "--policy", "drfq", "--load", "0.5", "--flows",
+                   "200", "-o", "x.csv", cwd=tmp_path), "error: s.toml: classes[0].rtt: ")
+    assert time.perf_counter() - started < 60 and not (tmp_path / "x.csv").exists()
+
+
+def test_a_size_file_that_is_no_regular_file_is_refused(tmp_path):
+    """/dev/zero was read for ever."""
+    text = QUICK.replace('name = "crypto"', 'name = "crypto"\nsize = {distribution = '
+                         '"empirical", file = "/dev/zero"}')
+    (tmp_path / "s.toml").write_text(text)
+    _one_line(_run("fluid", "s.toml", "-o", "x.csv", cwd=tmp_path),
+              "error: s.toml: classes[1].size.file: '/dev/zero' is not a regular file")
+
+
+@pytest.mark.parametrize("key", ["trace", "servers.table"])
+def test_a_path_too_long_to_look_up_is_named_by_its_field(tmp_path, key):
+    """A 5 000-character name gave "<name>: File name too long", the whole name echoed,
+    no scenario file, no field."""
+    name = "x" * 5000 + ".csv"
+    section = (f'[cluster]\npolicies = ["drf"]\ntrace = "{name}"\n' if key == "trace" else
+               f'[cluster]\npolicies = ["drf"]\nservers = {{count = 10, table = "{name}"}}\n')
+    (tmp_path / "s.toml").write_text(QUICK.split("[cluster]")[0] + section)
+    result = _run("cluster", "s.toml", "-o", "out", cwd=tmp_path)
+    _one_line(result, f"error: s.toml: cluster.{key}: cannot be looked up (File name too "
+                      "long)")
+    assert len(result.stderr) < 300
+
+
+@pytest.mark.parametrize("call, field", [
+    (lambda: mrfq.validate(None), "results"),
+    (lambda: mrfq.plot(ROOT / "reproduction" / "fig3", output=1), "output"),
+    (lambda: mrfq.simulate("quickstart", "bmf", 0.5, confidence="x", flows=200),
+     "confidence"),
+    (lambda: mrfq.simulate("quickstart", "bmf", 0.5, flows=200, replications=10**30),
+     "replications"),
+    (lambda: mrfq.fluid("quickstart", loads=[0.5], jobs=10**30), "jobs"),
+    (lambda: mrfq.allocate(""), "problem"),
+])
+def test_python_arguments_of_the_wrong_kind_are_input_errors(call, field):
+    with pytest.raises(InputError) as caught:
+        call()
+    assert caught.value.field == field
