@@ -81,8 +81,8 @@ def function(value: Any, field: str) -> Callable[[str], None] | None:
 
 def count(value: Any, field: str, minimum: int = 1, maximum: int | None = None
           ) -> int | None:
-    """A whole number ≥ ``minimum`` (``jobs``, ``seed``) and ≤ ``maximum`` (default
-    :data:`MAX_COUNT`), or None (the default)."""
+    """A whole number ≥ ``minimum`` (``jobs``, ``seed``) and ≤ ``maximum`` (none by
+    default: a seed may be any size, as in a scenario file), or None (the default)."""
     if value is None:
         return None
     if isinstance(value, float) and value.is_integer():
@@ -91,14 +91,11 @@ def count(value: Any, field: str, minimum: int = 1, maximum: int | None = None
         raise InputError(f"must be a whole number, got {value!r}", field)
     if value < minimum:
         raise InputError(f"must be >= {minimum}, got {value}", field)
-    most = MAX_COUNT if maximum is None else maximum
-    if value > most:  # (beyond a C long, a seed's streams could not take it)
-        raise InputError(f"must be <= {most}, got {value}", field)
+    if maximum is not None and value > maximum:
+        raise InputError(f"must be <= {maximum}, got {value}", field)
     return int(value)
 
 
-#: the largest whole number taken (a seed): 2⁶³ − 1
-MAX_COUNT = 2**63 - 1
 #: the most local worker processes: a pool larger than this on one machine is a mistake
 #: (10³⁰ reached the process pool as an OverflowError)
 MAX_JOBS = 1024

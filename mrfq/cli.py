@@ -36,7 +36,7 @@ from mrfq.errors import InputError
 from mrfq.io import check_figure_formats, check_outputs, check_writable, write_csv
 from mrfq.scenario import FLUID_METHODS, PACKET_INITS, VIRTUAL_TIMES, load_scenario
 
-JOBS_HELP = "Local worker processes (default: all cores)."
+JOBS_HELP = "Local worker processes, at most 1024 (default: all cores)."
 
 
 def _check_jobs(jobs: int | None) -> None:
@@ -151,7 +151,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
 @click.option("--flows", type=COUNT, help="Flow arrivals per replication (e.g. 1e4).")
 @click.option("--mean-size", type=float, help="Mean flow size m in packets.")
 @click.option("--window", type=COUNT, help="Window W in packets.")
-@click.option("--replications", type=COUNT, help="Independent replications.")
+@click.option("--replications", type=COUNT, help="Independent replications (<= 10^6).")
 @click.option("--warmup", help="Warm-up: 'auto' (MSER-5) or a fraction of flow arrivals.")
 @click.option("--init", type=OneOf(PACKET_INITS), help="Start of a replication: "
               "empty (default) or fluid (flows in progress at t = 0 drawn from the fluid "

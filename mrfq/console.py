@@ -43,7 +43,8 @@ def _as_option(exc: InputError) -> InputError:
         for param in ctx.command.params:
             if isinstance(param, click.Option) and param.name == exc.field:
                 exc.field = max(param.opts, key=len)
-    elif ctx is not None and exc.source is not None and exc.field is None:
+    elif ctx is not None and exc.source is not None and exc.field is None \
+            and not _is_input(ctx, exc.source):
         # a path the layers below cannot name (a results directory): the option that gave it
         for param in ctx.command.params:
             given = ctx.params.get(param.name)
@@ -51,6 +52,18 @@ def _as_option(exc: InputError) -> InputError:
                     and given and Path(given) == Path(exc.source)):
                 exc.field = max(param.opts, key=len)
     return exc
+
+
+def _is_input(ctx: click.Context, source: str) -> bool:
+    """Whether ``source`` is also one of the command's arguments (an input file, such as
+    ``mrfq plot bad.csv -o bad.csv``'s): its error is the file's, not the output's."""
+    for param in ctx.command.params:
+        if isinstance(param, click.Argument):
+            given = ctx.params.get(param.name)
+            values = given if isinstance(given, tuple | list) else (given,)
+            if any(v and Path(str(v)) == Path(source) for v in values):
+                return True
+    return False
 
 
 def _keeps_points() -> bool:

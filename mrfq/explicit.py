@@ -97,9 +97,9 @@ def parse_flows(raw_flows: Any, raw_timeline: Any, class_names: list[str], windo
             raise InputError(f"must be before timeline.duration ({timeline.duration:g}), "
                              f"where the timeline ends, got {start:g}", f"{where}.start", source)
         rate = fields.number(raw.get("rate", 0.0), f"{where}.rate", source, nonnegative=True)
-        # (over the timeline only: a stop after its end offers nothing more; and compared
-        # as a float, since (stop − start) · rate may be infinite)
-        if rate > 0 and (min(stop, timeline.duration) - start) * rate > 10**9:
+        # (compared as a float: (stop − start) · rate may be infinite, which math.ceil
+        # turned into a traceback)
+        if rate > 0 and (stop - start) * rate > 10**9:
             raise InputError("offers more than 10^9 packets", f"{where}.rate", source)
         flows.append(ExplicitFlow(
             name=fields.text(raw.get("name", f"{name}#{i}"), f"{where}.name", source, name=True),

@@ -31,8 +31,8 @@ def _one_line(result, start: str) -> None:
 
 def test_an_open_loop_flow_offering_an_infinite_number_of_packets_is_refused(tmp_path):
     """(stop − start) · rate = 1e308 · 3.2 is infinite: math.ceil of it was a traceback.
-    A stop past the timeline's end offers nothing the timeline shows, so a large stop
-    with a moderate rate runs (its packets counted up to the end)."""
+    A stop far past the timeline's end with a moderate rate offers as many packets (the
+    flow sends from start until stop, as the guide says), refused alike."""
     (tmp_path / "rate.toml").write_text(ROGUE.replace("rate = 3.2258064516129035",
                                                       "rate = 1e308"))
     _one_line(_run("flows", "rate.toml", "-o", "out", cwd=tmp_path),
@@ -43,8 +43,8 @@ def test_an_open_loop_flow_offering_an_infinite_number_of_packets_is_refused(tmp
                                         .replace("policies = [\"drfq\", \"mr3\", \"bmf\", "
                                                  "\"pf\", \"fifo\", \"bottleneck-fq\"]",
                                                  "policies = [\"drfq\"]"))
-    result = _run("flows", "stop.toml", "-o", "out", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    _one_line(_run("flows", "stop.toml", "-o", "out", cwd=tmp_path),
+              "error: stop.toml: flows[3].rate: offers more than 10^9 packets")
 
 
 @pytest.mark.parametrize("args, start", [
@@ -59,6 +59,7 @@ def test_an_open_loop_flow_offering_an_infinite_number_of_packets_is_refused(tmp
     (["allocate", ""], "error: problem: an empty path"),
     (["allocate", "/"], "error: /: is a directory, not a problem file"),
     (["validate", ""], "error: results: an empty path"),
+    (["allocate", "x" * 5000], "error: problem: cannot be looked up (File name too long)"),
 ], ids=lambda v: " ".join(v)[:60] if isinstance(v, list) else None)
 def test_arguments_that_crashed_or_ran_for_ever_are_one_line_errors(tmp_path, args, start):
     """A precision of 1e-320 overflowed the run-length arithmetic (a traceback after the
@@ -124,3 +125,19 @@ def test_python_arguments_of_the_wrong_kind_are_input_errors(call, field):
     with pytest.raises(InputError) as caught:
         call()
     assert caught.value.field == field
+
+
+def test_an_input_file_s_error_is_not_the_output_s(tmp_path):
+    """A results-directory error names the option that gave the path (--output); an
+    input file given as the output too keeps its own error (a review of that change)."""
+    (tmp_path / "bad.csv").write_text("a,b\n1,2\n")
+    result = _run("plot", "bad.csv", "-o", "bad.csv", cwd=tmp_path)
+    _one_line(result, "error: bad.csv: missing columns")
+
+
+def test_a_seed_of_any_size_is_taken_as_a_scenario_file_takes_it():
+    from mrfq import arguments
+
+    assert arguments.count(2**64, "seed", 0) == 2**64
+    with pytest.raises(InputError, match="must be <= 1024"):
+        arguments.jobs(1025)

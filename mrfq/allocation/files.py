@@ -19,7 +19,7 @@ from mrfq import fields
 from mrfq.allocation.policies import NAME, POLICIES, not_applicable
 from mrfq.allocation.problem import Problem
 from mrfq.errors import InputError
-from mrfq.io import read_toml
+from mrfq.io import is_path, read_toml
 
 _TOP_KEYS = {"name", "description", "resources", "servers", "users", "policies"}
 _SERVER_KEYS = {"name", "capacity"}
@@ -53,7 +53,7 @@ def load_problem(path: str | Path) -> Problem:
     if not str(path).strip():  # (Path("") is ".", the current directory)
         raise InputError("an empty path", "problem")
     path = Path(path)
-    if path.is_dir():
+    if is_path(path, "problem", None, directory=True):  # (a name too long: one line)
         raise InputError("is a directory, not a problem file", None, str(path))
     packaged = PACKAGED_PROBLEMS / path.with_suffix(".toml").name
     if not path.exists() and path.parent == Path(".") and packaged.is_file():

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numbers
 import time
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -52,6 +53,7 @@ from mrfq.fluid.flowsim_stats import (  # noqa: F401 - FlowRates, flow_rates: pu
     relaxation,
     run_summary,
     start_up_flows,
+    too_short,
 )
 from mrfq.fluid.problem import as_problem, stable_loads
 from mrfq.sizes import SizeLaw, parse_size
@@ -264,12 +266,15 @@ def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: 
                        *, flows: int, warmup: float = 0.05, replications: int = 1,
                        seed: int = 1, weights: ArrayLike | None = None, batches: int = 20,
                        confidence: float = 0.95,
-                       progress: Callable[[int, int], None] | None = None) -> FlowRates:
+                       progress: Callable[[int, int], None] | None = None,
+                       warn: bool = True) -> FlowRates:
     """γ_k of one point by flow-level simulation: ``replications`` runs of ``flows`` flows.
 
     Run r uses :func:`mrfq.seeds.run_seed` ``(seed, r)`` (as packet runs, so the same seed
     gives common random numbers across policies and loads). ``progress(done, total)``
-    counts completed flows over all runs.
+    counts completed flows over all runs. ``warn``: a RuntimeWarning when the runs are
+    too short for the interval (:func:`mrfq.fluid.flowsim_stats.too_short`; a sweep says
+    it in the point's ``ci_warning`` instead).
     """
     a, _, _ = as_problem(requirements, None, weights)
     laws = _laws(sizes, a.shape[0])
@@ -282,8 +287,6 @@ def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: 
             or not 0 < confidence < 1:
         raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
     by_replication = replications >= 10
-    relaxation_time = relaxation(a, class_loads, [law.mean for law in laws])
-    start_up = start_up_flows(relaxation_time)
     summaries, events, wall = [], 0, 0.0
     for r in range(replications):
         def report(done, total, r=r):
@@ -291,6 +294,13 @@ def flow_service_rates(requirements: ArrayLike, class_loads: ArrayLike, policy: 
                 progress(r * total + done, replications * total)
         run = simulate_flows(a, class_loads, policy, laws, seeds.run_seed(seed, r), flows,
                              weights, progress=report)
+        if r == 0:  # (the loads and flows checked by the run: no warning before an error)
+            relaxation_time = relaxation(a, class_loads, [law.mean for law in laws])
+            start_up = start_up_flows(relaxation_time)
+            why = too_short(flows, replications, relaxation_time, warmup)
+            if why and warn:
+                warnings.warn(f"unreliable interval: {why}: gamma comes out high",
+                              RuntimeWarning, stacklevel=2)
         # keep a summary, not the records: memory stays one run's
         summaries.append(run_summary(run, a.shape[0], warmup, 1 if by_replication
                                      else batches, start_up))

@@ -32,8 +32,8 @@ from mrfq import policies as registry
 from mrfq.errors import InputError
 from mrfq.fluid import balanced, markov_solver
 from mrfq.fluid.flowsim import flow_service_rates
+from mrfq.fluid.flowsim_stats import relaxation, too_short
 from mrfq.fluid.markov import markov_point
-from mrfq.intervals import RELAXATIONS, relaxation_flows
 from mrfq.scenario import FLUID_METHODS as METHODS  # noqa: F401 - the names, re-exported
 from mrfq.scenario import Scenario
 from mrfq.sizes import interval_warning
@@ -139,7 +139,8 @@ def flow_point(scenario: Scenario, policy: str, load: float) -> dict:
         result = flow_service_rates(scenario.requirements, scenario.class_loads(load), policy,
                                     scenario.size_laws, flows=cfg.flows, warmup=WARMUP,
                                     replications=cfg.replications, seed=cfg.seed,
-                                    weights=scenario.weights, confidence=CONFIDENCE)
+                                    weights=scenario.weights, confidence=CONFIDENCE,
+                                    warn=False)  # (said in the point's ci_warning)
     except InputError as exc:  # (e.g. balanced fairness's box: the file's [fluid] flows)
         exc.field = {"flows": "fluid.flows", "policy": "fluid.policies"}.get(exc.field,
                                                                              exc.field)
@@ -205,26 +206,22 @@ def class_warnings(scenario: Scenario, load: float, laws: list | None = None,
 
 
 def transient_warning(scenario: Scenario, load: float) -> str:
-    """What a flow-level interval of γ at ``load`` must say when each replication's
-    start-up cut (:data:`mrfq.intervals.RELAXATIONS` relaxation times of the most loaded
-    resource, :func:`mrfq.fluid.flowsim_stats.start_up_flows`) would leave less than half
-    of the ``[fluid] flows``, "" otherwise: every replication then starts empty and is
-    measured inside or just after its start-up transient, where sojourns are short, so γ
-    comes out high and the interval, from replications biased alike, misses it
-    (quickstart, DRF, load 1 − 10⁻⁹, 10⁶ flows, before the cut: γ 3.8·10⁻⁴ [3.5·10⁻⁴,
-    4.2·10⁻⁴] where the stationary γ is of order 10⁻⁹)."""
+    """What a flow-level interval of γ at ``load`` must say when the ``[fluid]`` runs are
+    too short for it (:func:`mrfq.fluid.flowsim_stats.too_short`), "" otherwise: every
+    replication starts empty and is measured inside or just after its start-up
+    transient, where sojourns are short, so γ comes out high and the interval, from
+    runs biased alike, misses it (quickstart, DRF, load 1 − 10⁻⁹, 10⁶ flows, before the
+    cut: γ 3.8·10⁻⁴ [3.5·10⁻⁴, 4.2·10⁻⁴] where the stationary γ is of order 10⁻⁹)."""
     rho = scenario.class_loads(load)
-    relaxation = relaxation_flows(rho, scenario.requirements,  # flow rates ρ_k / E[X_k]
-                                  rho / np.array([law.mean for law in scenario.size_laws]))
-    flows = scenario.fluid.flows
-    if RELAXATIONS * relaxation <= 0.5 * flows:
+    relaxation_time = relaxation(scenario.requirements, rho,
+                                 [law.mean for law in scenario.size_laws])
+    why = too_short(scenario.fluid.flows, scenario.fluid.replications, relaxation_time,
+                    WARMUP)
+    if not why:
         return ""
-    return (f"unreliable interval: at load {load:.12g} a relaxation time of the most loaded "
-            f"resource is about {relaxation:.3g} flows, and the start-up cut of "
-            f"{RELAXATIONS:g} of them leaves less than half of the {flows:,} flows per "
-            "replication: the runs are measured in their start-up transient, so gamma "
-            "comes out high and the interval does not hold; [fluid] flows >= "
-            f"{2 * RELAXATIONS * relaxation:.3g}, or a lower load")
+    return (f"unreliable interval: at load {load:.12g} {why}: the runs are measured in "
+            "their start-up transient, so gamma comes out high and the interval does not "
+            "hold; more [fluid] flows (or 10 replications), or a lower load")
 
 
 def simulated_warnings(scenario: Scenario, load: float) -> list[str]:

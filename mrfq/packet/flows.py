@@ -77,10 +77,8 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None,
     # a whole number of intervals (checked when read), up to rounding: 12.3 / 0.3 is
     # 41.000000000000006, and ceil made a 42nd bin past the end
     bins = max(1, round(scenario.timeline.duration / interval))
-    # packets offered over the timeline (a stop past its end offers nothing it shows; and
-    # (stop − start) · rate could be infinite)
-    offered = [math.ceil((min(f.stop, scenario.timeline.duration) - f.start) * f.rate)
-               if f.rate > 0 else 0 for f in scenario.flows]
+    offered = [math.ceil((f.stop - f.start) * f.rate) if f.rate > 0 else 0
+               for f in scenario.flows]
     sizes = [n if f.rate > 0 else BACKLOGGED for f, n in zip(scenario.flows, offered,
                                                               strict=True)]
     seed_seq = seeds.run_seed(seed)

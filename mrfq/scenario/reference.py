@@ -139,7 +139,8 @@ SECTIONS = (
                           + ". How a point is computed (auto: Markov where it applies).",
                 "flows": "integer ≤ 3·10^8. Flows per replication of the flow-level "
                          "simulator.",
-                "replications": "integer. Replications of the flow-level simulator.",
+                "replications": "integer in [1, 10^6]. Replications of the flow-level "
+                                "simulator.",
                 "seed": "integer. Seed of the flow-level simulator.",
             }, FluidConfig),
     Section("[packet]", "The packet simulator.", frozenset(checks._PACKET_KEYS), {
@@ -150,7 +151,7 @@ SECTIONS = (
                   "anywhere on its route) at most.",
         "flows": "integer. Flow arrivals per replication (`1e4` allowed).",
         "warmup": "\"auto\" or a fraction in [0, 1). Flows left out of γ at the start.",
-        "replications": "integer ≥ 1. Independent replications per point.",
+        "replications": "integer in [1, 10^6]. Independent replications per point.",
         "seed": "integer. The seed of every stream.",
         "delta": "number ≥ 0 or inf. Dovetailing DRFQ's bound Δ (time units); default: "
                  "one window's worth, W.",
@@ -158,9 +159,10 @@ SECTIONS = (
                         + ". DRFQ's virtual time rule.",
         "batches": "integer ≥ 2, at most the flows measured after a fixed warm-up. "
                    "Batches per replication for the intervals.",
-        "precision": "number in (0, 1). Target relative 95% half-width of every class's "
-                     "γ: replications are added until it holds.",
-        "max_replications": "integer. The replication budget with `precision`.",
+        "precision": "number in [10^-6, 1). Target relative 95% half-width of every "
+                     "class's γ: replications are added until it holds.",
+        "max_replications": "integer in [1, 10^6]. The replication budget with "
+                            "`precision`.",
         "fq_resource": "a resource name, or a list of distinct names. The resource(s) "
                        "bottleneck FQ schedules, FIFO elsewhere (default the last; with "
                        "routers, the last of every router).",
