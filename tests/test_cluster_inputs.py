@@ -10,7 +10,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from mrfq import policies
 from mrfq.cluster import pooled_model, run_cluster, workload
@@ -129,28 +128,29 @@ def test_workload_checks_jobs_and_seed():
     _raises("seed", "must be an integer >= 0", workload, _model(), 5, -1)
 
 
-def test_the_upper_bound_of_gamma_is_infinite_when_the_sojourn_interval_reaches_zero():
-    """γ_high = work / (mean − half): with mean − half ≤ 0 (heavy-tailed durations, two
-    batches) it is ∞, not work / 1e-300; with mean − half > 0, the same division as ever.
-    Seed 1 gives one class of each kind (recomputed here from the run's sojourns)."""
+def test_gamma_s_interval_is_the_ratio_estimator_s_and_never_below_zero():
+    """γ_k = Σ work / Σ sojourn of the measured jobs times Tin's factor, with the
+    delta-method interval over the batches (lugsail from 10 batches on; here 2 plain
+    ones: :func:`mrfq.intervals.ratio_interval`), recomputed from the run's sojourns;
+    where the half-width exceeds γ (heavy-tailed durations, two batches) the lower bound
+    is 0, not a negative γ. (Before 2026-11-28 the interval was the mean sojourn's
+    mapped through work / T, with γ_high = ∞ where it reached 0.)"""
+    from mrfq.intervals import ratio_interval
+
     pareto = parse_size({"distribution": "pareto", "shape": 1.5})
     model = pooled_model([[1.0, 0.5], [0.5, 1.0]], [0.3, 0.3], NAME.DRF,
                          tasks_per_resource=4, mean_tasks=3, duration_law=pareto)
     run = run_cluster(model, 60, 1, 0.1, 2)
     measured = run.arrival >= run.arrival[int(0.1 * 60)]
-    kinds = []
+    clipped = []
     for k in range(2):
-        sojourn = run.sojourn[measured & (run.job_class == k)]
-        means = np.array([b.mean() for b in np.array_split(sojourn, 2)])
-        mean = sojourn.mean()
-        half = stats.t.ppf(0.975, 1) * means.std(ddof=1) / np.sqrt(2)
-        if mean > half:
-            assert run.gamma_high[k] == model.work[k] / (mean - half)
-        else:
-            assert run.gamma_high[k] == np.inf
-        assert np.isfinite(run.gamma_low[k]) and run.gamma_low[k] < run.gamma[k]
-        kinds.append(mean > half)
-    assert sorted(kinds) == [False, True]  # both cases are exercised
+        parts = np.array_split(run.sojourn[measured & (run.job_class == k)], 2)
+        ci = ratio_interval(np.array([model.work[k] * b.size for b in parts]),
+                            np.array([b.sum() for b in parts]), 0.95, correct_bias=True)
+        assert run.gamma[k] == ci.estimate and run.gamma_high[k] == ci.high
+        assert run.gamma_low[k] == max(ci.low, 0.0)
+        clipped.append(ci.low < 0)
+    assert any(clipped)  # seed 1: one class's interval reaches below 0
 
 
 # --- the model: ClusterModel, pooled_model --------------------------------------------

@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from mrfq import executor, policies, seeds
 from mrfq.cluster import checks, durations, kernel
 from mrfq.cluster.timeline import Timeline
 from mrfq.counts import mean_count, packet_counts
 from mrfq.errors import InputError
+from mrfq.intervals import lugsail_ratio_interval
 from mrfq.scenario import ClusterConfig
 from mrfq.scenario.cluster import per_class_laws
 from mrfq.scenario.limits import MAX_DURATION, MAX_TASKS, MIN_DURATION
@@ -432,13 +432,10 @@ def run_cluster(model: ClusterModel, jobs: int, seed: int = 1, warmup: float = 0
         sojourn = (finish - arrival)[measured & (classes == k)]
         if sojourn.size < 2 * batches:
             continue
-        means = np.array([b.mean() for b in np.array_split(sojourn, batches)])
-        mean = sojourn.mean()
-        half = stats.t.ppf(0.975, batches - 1) * means.std(ddof=1) / np.sqrt(batches)
-        gamma[k] = model.work[k] / mean
-        low[k] = model.work[k] / (mean + half)
-        # an interval of the mean sojourn reaching 0 bounds γ by nothing: inf
-        high[k] = model.work[k] / (mean - half) if mean > half else np.inf
+        parts = np.array_split(sojourn, batches)  # γ = Σ work / Σ sojourn over the batches
+        ci = lugsail_ratio_interval([model.work[k] * b.size for b in parts],
+                                    [b.sum() for b in parts])
+        gamma[k], low[k], high[k] = ci.estimate, max(ci.low, 0.0), ci.high
     span = t_end - t_warm
     return ClusterRun(model, arrival, classes, tasks, finish, gamma, low, high,
                       run.jobs_area / span, run.busy / span / model.total, run.samples,
