@@ -182,3 +182,17 @@ def test_a_cluster_run_too_short_for_its_load_says_so(jobs, warned):
     text = kind.transient_warning(scenario_from_dict(raw), 0.9)
     assert bool(text) == warned
     assert not warned or "relaxation time of the busiest resource is about 342 jobs" in text
+
+
+def test_a_cluster_row_s_error_estimate_is_its_upper_half_width_when_clipped():
+    """γ = 0.1 with a symmetric half-width 0.15, its lower bound clipped at 0: the error
+    estimate is 1.5 (h / γ), not (0.25 − 0) / 2 / 0.1 = 1.25 (a review)."""
+    from mrfq.kinds import cluster as kind
+    from mrfq.scenario import load_scenario
+
+    scenario = load_scenario("quickstart")
+    record = {"policy": "drf", "load": 0.3, "classes": [
+        {"gamma": 0.1, "ci_low": 0.0, "ci_high": 0.25, "jobs_measured": 40,
+         "mean_in_progress": 1.0}] * 2}
+    rows = kind.summary_rows(scenario, [record])
+    assert rows[0]["error_estimate"] == pytest.approx(1.5)

@@ -219,7 +219,9 @@ def summary_rows(scenario: Scenario, records: list[dict],
         warnings = interval_warnings(scenario, record["load"])
         for name, c, warning in zip(scenario.class_names, record["classes"], warnings,
                                     strict=True):
-            half = (c["ci_high"] - c["ci_low"]) / 2
+            # (version 2's interval is symmetric about γ with its lower bound clipped at 0:
+            # the upper side is the half-width; version 1's mapped one is wider above)
+            half = max((c["ci_high"] - c["ci_low"]) / 2, c["ci_high"] - c["gamma"])
             rows.append({"kind": policies.CLUSTER, "policy": record["policy"],
                          "load": record["load"], "class": name, "gamma": c["gamma"],
                          "ci_low": c["ci_low"], "ci_high": c["ci_high"],
