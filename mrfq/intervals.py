@@ -12,6 +12,7 @@ An interval that cannot be trusted is returned flagged (NaN bounds, ``problem`` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -221,10 +222,20 @@ def lugsail_ratio_interval(y: np.ndarray, x: np.ndarray, confidence: float = 0.9
     y, x = np.asarray(y, dtype=np.float64), np.asarray(x, dtype=np.float64)
     if y.size < 2 * LUGSAIL_BATCHES:
         return ratio_interval(y, x, confidence, correct_bias=True)
-    halves_y, halves_x = regroup(y, 2 * LUGSAIL_BATCHES), regroup(x, 2 * LUGSAIL_BATCHES)
-    y, x = regroup(halves_y, LUGSAIL_BATCHES), regroup(halves_x, LUGSAIL_BATCHES)
-    return ratio_interval(y, x, confidence, correct_bias=True,
-                          variance_scale=lugsail_scale(y, x, halves_y, halves_x))
+    y, x, scale = lugsail_units([y], [x])
+    return ratio_interval(y, x, confidence, correct_bias=True, variance_scale=scale)
+
+
+def lugsail_units(ys: Sequence[np.ndarray], xs: Sequence[np.ndarray]
+                  ) -> tuple[np.ndarray, np.ndarray, float]:
+    """Lugsail batch means over runs' consecutive batch sums (one array per run, each of
+    at least 2 · :data:`LUGSAIL_BATCHES`): every run's batches added up into that many
+    halves and those into LUGSAIL_BATCHES batches; returns the batches of all runs
+    (pooled) and their variance factor (:func:`lugsail_scale`)."""
+    halves = [[regroup(np.asarray(a, dtype=np.float64), 2 * LUGSAIL_BATCHES) for a in arrays]
+              for arrays in (ys, xs)]
+    y, x = (np.concatenate([regroup(a, LUGSAIL_BATCHES) for a in arrays]) for arrays in halves)
+    return y, x, lugsail_scale(y, x, np.concatenate(halves[0]), np.concatenate(halves[1]))
 
 
 #: relaxation times left out from a replication's start with ``warmup = "auto"`` (and by

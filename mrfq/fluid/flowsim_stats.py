@@ -26,9 +26,8 @@ from numpy.typing import ArrayLike
 from mrfq.intervals import (
     LUGSAIL_BATCHES,
     RELAXATIONS,
-    lugsail_scale,
+    lugsail_units,
     ratio_interval,
-    regroup,
     relaxation_flows,
 )
 
@@ -139,10 +138,7 @@ def _units(rows: list[dict], numerator: str, denominator: str, relaxation: float
     if (min(a.size for a in ys) < 2 * LUGSAIL_BATCHES
             or shortest >= PLAIN_BATCH_RELAXATIONS * relaxation):
         return np.concatenate(ys), np.concatenate(xs), 1.0
-    halves = [[regroup(a, 2 * LUGSAIL_BATCHES) for a in arrays] for arrays in (ys, xs)]
-    ys, xs = ([regroup(a, LUGSAIL_BATCHES) for a in arrays] for arrays in halves)
-    y, x = np.concatenate(ys), np.concatenate(xs)
-    return y, x, lugsail_scale(y, x, np.concatenate(halves[0]), np.concatenate(halves[1]))
+    return lugsail_units(ys, xs)
 
 
 def combine(summaries: list[list[dict]], class_loads: ArrayLike, mean_work: ArrayLike,
