@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from mrfq import api, arguments, console, pipeline, table_warnings, validation
+from mrfq import api, arguments, console, pipeline, table_warnings
 from mrfq import policies as registry
 from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import (
@@ -184,12 +184,11 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
                         max_replications=max_replications, init=init, debug=debug or None,
                         progress=shown)
     shown.finish()  # (the flows are counted as planned: the last count need not be total)
-    if output:
-        write_csv(result.classes, output)
-    if flows_out:
-        write_csv(result.flows, flows_out)
-    if size_bins_out:
-        write_csv(result.size_bins, size_bins_out)
+    for table, path in ((result.classes, output), (result.flows, flows_out),
+                        (result.size_bins, size_bins_out)):
+        if path:
+            write_csv(table, path)
+            _log(f"wrote {path}")
     ran_with = registry.get(registry.PACKET, policy).parameters  # (columns of simulate's)
     _show(result.classes, ["policy", *ran_with, "load", "class", "gamma", "ci_low", "ci_high",
                            "flows_measured", "ratio_estimate", "little_gamma",
@@ -291,28 +290,6 @@ def sweep(scenario, results, jobs, scheduler, precision, max_replications):
     _sweep(scenario, results, jobs, scheduler, precision, max_replications)
 
 
-def _print_validation(table, tolerance: float) -> bool:
-    warned = table["ci_warning"] != ""
-    shown = table.assign(ci=[f"[{a:.4f}, {b:.4f}]" for a, b in
-                             zip(table["ci_low"], table["ci_high"], strict=True)],
-                         status=[("warn" if w else "pass") if p else "FAIL"
-                                 for p, w in zip(table["passed"], warned, strict=True)])
-    _show(shown, ["kind", "policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
-                  "relative_difference", "status", "verdict"], 4)
-    click.echo(validation.count_line(table, tolerance))
-    known = table[table["known_limitation"] != ""]
-    for (policy, reason), rows in known.groupby(["policy", "known_limitation"], sort=False):
-        click.echo(f"{len(rows)} failing {policy} point{'s' * (len(rows) != 1)}: known "
-                   f"limitation: {reason}")
-    if warned.any():
-        click.echo(f"{table_warnings.count(int(warned.sum()), 'point')} "
-                   f"{'has' if warned.sum() == 1 else 'have'} an unreliable interval (status warn "
-                   "where they pass: not a validation; ci_warning in validation.csv)")
-        for line in table_warnings.interval_warnings(table):
-            click.echo(line)
-    return bool(table["passed"].all())
-
-
 @main.command()
 @click.argument("results")
 @click.option("--tolerance", type=float, default=0.05, show_default=True,
@@ -324,9 +301,9 @@ def validate(results, tolerance):
     if not results.strip():  # (Path("") is the current directory)
         raise InputError("an empty path", "results")
     table = pipeline.validate(results, tolerance)
-    ok = _print_validation(table, tolerance)
+    console.print_validation(table, tolerance)
     _log(f"wrote {Path(results) / pipeline.VALIDATION_FILE}")
-    sys.exit(0 if ok else 1)
+    console.exit_validated(table)
 
 
 @main.command()
@@ -347,7 +324,7 @@ def validate(results, tolerance):
 def run(scenario, results, jobs, scheduler, tolerance, precision, max_replications, formats):
     """The main job: fluid curves, packet sweep, validation and plots for SCENARIO
     (default: fig3_quick, the Figure 3 scenario at reduced scale). Exit 0 when every
-    packet point validates, 1 otherwise."""
+    packet and cluster point validates, 1 otherwise."""
 
     _check_jobs(jobs)
     check_figure_formats(formats)
@@ -359,14 +336,11 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
                           tolerance=tolerance, progress=Progress.shown("sweep"),
                           log=log, precision=precision, max_replications=max_replications,
                           formats=formats)
-    ok = _print_validation(result.validation, tolerance)
+    console.print_validation(result.validation, tolerance)
     for written in result.figures:
         click.echo(f"wrote {written}")
     click.echo(f"results in {result.results_dir}/ (summary.csv, validation.csv, plots)")
-    if not ok:
-        click.echo("validation failed: some packet points do not match the fluid model",
-                   err=True)
-    sys.exit(0 if ok else 1)
+    console.exit_validated(result.validation)
 
 
 @main.command()
@@ -437,11 +411,13 @@ def cluster(scenario, results, jobs, tolerance):
     _check_jobs(jobs)
     result = api.cluster(load_scenario(scenario), results, jobs=jobs, tolerance=tolerance,
                          progress=Progress.shown("sweep"), log=_log)
-    trace = pipeline.TRACE_OUTPUTS if "jct_mean" in result.summary else ""
-    ok = (console.print_trace(result.summary) if trace
-          else _print_validation(result.validation, tolerance))
-    click.echo(f"results in {result.results_dir}/ ({trace or 'summary.csv, validation.csv'})")
-    sys.exit(0 if ok else 1)
+    if "jct_mean" in result.summary:  # (a trace: no load axis, nothing to validate)
+        console.print_trace(result.summary)
+        click.echo(f"results in {result.results_dir}/ ({pipeline.TRACE_OUTPUTS})")
+        sys.exit(0)
+    console.print_validation(result.validation, tolerance)
+    click.echo(f"results in {result.results_dir}/ (summary.csv, validation.csv)")
+    console.exit_validated(result.validation)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from mrfq import policies as registry
+from mrfq import table_warnings, validation
 from mrfq.errors import InputError
 from mrfq.executor import interrupt_behind
 from mrfq.progress import Progress, end_line
@@ -267,3 +268,40 @@ def print_trace(table) -> bool:
     shown = [c for c in table if c not in ("kind", "trace", "servers", "wall_s")]
     click.echo(table[shown].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     return True
+
+
+def print_validation(table, tolerance: float) -> bool:
+    """Print a validation table (:func:`mrfq.validation.validate_summary`), its count line,
+    known limitations and unreliable intervals; True when every point passed."""
+    warned = table["ci_warning"] != ""
+    shown = table.assign(ci=[f"[{a:.4f}, {b:.4f}]" for a, b in
+                             zip(table["ci_low"], table["ci_high"], strict=True)],
+                         status=[("warn" if w else "pass") if p else "FAIL"
+                                 for p, w in zip(table["passed"], warned, strict=True)])
+    columns = ["kind", "policy", "load", "class", "fluid_gamma", "packet_gamma", "ci",
+               "relative_difference", "status", "verdict"]
+    click.echo(shown[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    click.echo(validation.count_line(table, tolerance))
+    known = table[table["known_limitation"] != ""]
+    for (policy, reason), rows in known.groupby(["policy", "known_limitation"], sort=False):
+        click.echo(f"{len(rows)} failing {policy} point{'s' * (len(rows) != 1)}: known "
+                   f"limitation: {reason}")
+    if warned.any():
+        click.echo(f"{table_warnings.count(int(warned.sum()), 'point')} "
+                   f"{'has' if warned.sum() == 1 else 'have'} an unreliable interval (status warn "
+                   "where they pass: not a validation; ci_warning in validation.csv)")
+        for line in table_warnings.interval_warnings(table):
+            click.echo(line)
+    return bool(table["passed"].all())
+
+
+def exit_validated(table) -> None:
+    """Exit 0 when every point of a validation table passed, else 1 after a closing line
+    naming the failed points' kinds (a cluster point can fail where every packet one
+    passes)."""
+    failed = table[~table["passed"]]
+    if len(failed):
+        click.echo(f"validation failed: {table_warnings.count(len(failed), 'point')} ("
+                   f"{' and '.join(sorted(set(failed['kind'])))}) "
+                   f"{'do' if len(failed) > 1 else 'does'} not match the fluid model", err=True)
+    sys.exit(1 if len(failed) else 0)

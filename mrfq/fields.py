@@ -45,11 +45,19 @@ def check_keys(table: Any, allowed: set[str], where: str, source: str | None) ->
     return table
 
 
+def shown(value: Any) -> str:
+    """A value as an error message shows it: booleans as TOML spells them (``true``, not
+    Python's ``True``: the user wrote the file), anything else as its repr."""
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    return repr(value)
+
+
 def number(value: Any, field: str, source: str | None, *, positive: bool = False,
            nonnegative: bool = False, allow_inf: bool = False) -> float:
     """A real number (not a bool, not NaN; ∞ only with ``allow_inf``)."""
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
-        raise InputError(f"must be a number, got {value!r}", field, source)
+        raise InputError(f"must be a number, got {shown(value)}", field, source)
     value = float(value)  # (NumPy scalars too: np.float32(0.5), np.int64(4))
     if math.isnan(value) or (math.isinf(value) and not allow_inf):
         raise InputError(f"must be {'a number or inf' if allow_inf else 'finite'}, got "
@@ -76,7 +84,7 @@ def integer(value: Any, field: str, source: str | None, minimum: int,
     if isinstance(value, float | np.floating) and float(value).is_integer():
         value = int(value)
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Integral):
-        raise InputError(f"must be an integer, got {value!r}", field, source)
+        raise InputError(f"must be an integer, got {shown(value)}", field, source)
     value = int(value)  # (NumPy integers too: np.int64(3))
     if value < minimum:
         raise InputError(f"must be >= {minimum}, got {count_text(value)}", field, source)
@@ -116,7 +124,7 @@ def name_list(value: Any, field: str, source: str | None, *, allowed: tuple[str,
     out: list[str] = []
     for item in value:
         if not isinstance(item, str):
-            raise InputError(f"must be a list of {whats}, got {item!r}", field, source)
+            raise InputError(f"must be a list of {whats}, got {shown(item)}", field, source)
         name = item.lower() if lower else item
         if not name.strip():
             raise InputError(f"must be a list of {whats}, got an empty name {item!r}", field,
@@ -150,7 +158,7 @@ def text(value: Any, field: str, source: str | None, *, name: bool = False) -> s
     """A string (descriptions); with ``name``, a name: not empty nor only blanks (an empty
     class or resource name reads back from a results table as a missing value)."""
     if not isinstance(value, str):
-        raise InputError(f"must be a string, got {value!r}", field, source)
+        raise InputError(f"must be a string, got {shown(value)}", field, source)
     if name and not value.strip():
         raise InputError(f"must be a name, not an empty string, got {value!r}", field, source)
     return value

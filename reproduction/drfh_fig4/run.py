@@ -108,7 +108,7 @@ def _plot(shares, finish, path: Path) -> None:
     axes[-1].set_xlabel("time (s)")
     fig.suptitle("Best-Fit DRFH, 100 servers from DRFH Table I (DRFH Fig. 4)")
     fig.savefig(path, dpi=100)
-    print(f"wrote {path}")
+    print(f"wrote {path.relative_to(HERE.parents[1])}")  # (no checkout path in output.txt)
 
 
 if __name__ == "__main__":
