@@ -263,16 +263,15 @@ def output_option(*names: str, **kwargs):
     return click.option(*(names or ("-o", "--output")), type=OutputPath(), **kwargs)
 
 
-def print_trace(table) -> bool:
-    """The summary of a trace run (one row per cluster policy); True (nothing to fail)."""
+def print_trace(table) -> None:
+    """The summary of a trace run (one row per cluster policy; nothing to validate)."""
     shown = [c for c in table if c not in ("kind", "trace", "servers", "wall_s")]
     click.echo(table[shown].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
-    return True
 
 
-def print_validation(table, tolerance: float) -> bool:
+def print_validation(table, tolerance: float) -> None:
     """Print a validation table (:func:`mrfq.validation.validate_summary`), its count line,
-    known limitations and unreliable intervals; True when every point passed."""
+    known limitations and unreliable intervals (:func:`exit_validated` ends the command)."""
     warned = table["ci_warning"] != ""
     shown = table.assign(ci=[f"[{a:.4f}, {b:.4f}]" for a, b in
                              zip(table["ci_low"], table["ci_high"], strict=True)],
@@ -292,16 +291,16 @@ def print_validation(table, tolerance: float) -> bool:
                    "where they pass: not a validation; ci_warning in validation.csv)")
         for line in table_warnings.interval_warnings(table):
             click.echo(line)
-    return bool(table["passed"].all())
 
 
 def exit_validated(table) -> None:
     """Exit 0 when every point of a validation table passed, else 1 after a closing line
     naming the failed points' kinds (a cluster point can fail where every packet one
-    passes)."""
+    passes; "fail", not "do not match": a point without an interval fails too)."""
     failed = table[~table["passed"]]
     if len(failed):
         click.echo(f"validation failed: {table_warnings.count(len(failed), 'point')} ("
                    f"{' and '.join(sorted(set(failed['kind'])))}) "
-                   f"{'do' if len(failed) > 1 else 'does'} not match the fluid model", err=True)
+                   f"{'fail' if len(failed) > 1 else 'fails'} against the fluid model (verdicts "
+                   "above)", err=True)
     sys.exit(1 if len(failed) else 0)

@@ -298,7 +298,7 @@ def parse_size(spec: Any = None, field: str = "size", source: str | None = None,
                          f"{field}.distribution", source)
     name = spec["distribution"]
     if not isinstance(name, str) or name.lower() not in _PARAMETERS:
-        raise InputError(f"unknown distribution {name!r} (choose from "
+        raise InputError(f"unknown distribution {fields.shown(name)} (choose from "
                          f"{', '.join(DISTRIBUTIONS)})", f"{field}.distribution", source)
     name = name.lower()
     fields.check_keys(spec, {"distribution"} | _PARAMETERS[name], field, source)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from click.testing import CliRunner
 from conftest import FIG3_CLASSES
 
@@ -52,6 +53,22 @@ def test_a_cluster_interval_above_zero_is_kept():
     assert np.isclose(rows[0]["error_estimate"], 0.15 / 0.54)
 
 
+def test_a_class_without_gamma_says_so_and_an_unloaded_class_says_nothing():
+    """A review: a class with γ NaN (fewer than 2 measured jobs per batch) was told its
+    interval had "no batch spread", and a `load_share = 0` class (validation leaves it out;
+    more jobs never help) was told to run more jobs."""
+    classes = [dict(c) for c in FIG3_CLASSES]
+    classes[2]["load_share"] = 0
+    scenario = scenario_from_dict({"resources": ["cpu", "link"], "classes": classes,
+                                   "load": {"values": [0.5]}, "fluid": {"policies": ["drf"]},
+                                   "cluster": {"policies": ["drf"], "jobs": 250}})
+    record = _record(np.nan, np.nan, gamma=np.nan)
+    rows = cluster_kind.summary_rows(scenario, [record])
+    assert [r["ci_problem"] for r in rows] == [
+        "only 34 jobs of the class measured, fewer than 2 per batch (10 batches): no γ; more "
+        "[cluster] jobs"] * 2 + [""]
+
+
 def test_a_failed_run_names_the_kind_of_point_that_failed(monkeypatch, tmp_path):
     """`mrfq run` said "some packet points do not match the fluid model" when the only
     failure was a cluster point."""
@@ -63,7 +80,8 @@ def test_a_failed_run_names_the_kind_of_point_that_failed(monkeypatch, tmp_path)
     monkeypatch.setattr(pipeline, "run", lambda *args, **kwargs: result)
     out = CliRunner().invoke(cli.main, ["run", "x.toml"])
     assert out.exit_code == 1
-    assert "validation failed: 1 point (cluster) does not match the fluid model" in out.output
+    assert ("validation failed: 1 point (cluster) fails against the fluid model (verdicts "
+            "above)") in out.output
 
 
 def _validation(*failing_kinds: str) -> pd.DataFrame:
@@ -82,7 +100,8 @@ def test_validate_and_cluster_close_a_failure_as_run_does(monkeypatch, tmp_path)
     out = CliRunner().invoke(cli.main, ["validate", str(tmp_path)])
     assert out.exit_code == 1
     assert out.output.rstrip().endswith(
-        "validation failed: 2 points (cluster and packet) do not match the fluid model")
+        "validation failed: 2 points (cluster and packet) fail against the fluid model "
+        "(verdicts above)")
     result = pipeline.RunResult(tmp_path, pd.DataFrame({"gamma": [0.5]}),
                                 _validation(policies.CLUSTER))
     monkeypatch.setattr(cli.api, "cluster", lambda *a, **k: result)
@@ -90,7 +109,7 @@ def test_validate_and_cluster_close_a_failure_as_run_does(monkeypatch, tmp_path)
     out = CliRunner().invoke(cli.main, ["cluster", "quickstart"])
     assert out.exit_code == 1
     assert out.output.rstrip().endswith(
-        "validation failed: 1 point (cluster) does not match the fluid model")
+        "validation failed: 1 point (cluster) fails against the fluid model (verdicts above)")
     monkeypatch.setattr(pipeline, "validate", lambda *a, **k: _validation())
     out = CliRunner().invoke(cli.main, ["validate", str(tmp_path)])
     assert out.exit_code == 0 and "validation failed" not in out.output
@@ -118,3 +137,30 @@ def test_simulate_says_what_it_wrote(tmp_path):
     assert run.returncode == 0, run.stderr
     assert all(f"wrote {path}" in run.stderr.splitlines() for path in outputs)
     assert all(path.stat().st_size > 0 for path in outputs)
+
+
+def _with(raw: dict, path: str, value) -> dict:
+    """``raw`` with the field at dotted ``path`` (an int indexes a list) set to ``value``."""
+    *heads, last = [int(p) if p.isdigit() else p for p in path.split(".")]
+    node = raw
+    for head in heads:
+        node = node.setdefault(head, {}) if isinstance(head, str) else node[head]
+    node[last] = value
+    return raw
+
+
+@pytest.mark.parametrize("path, value", [
+    ("cluster.tasks", True), ("cluster.duration_law", True), ("cluster.max_parallel", True),
+    ("packet.virtual_time", True), ("packet.init", False), ("classes.0.packet_order", True),
+    ("packet.fq_resource", True), ("fluid.method", True), ("classes.0.size", {
+        "distribution": True}), ("load.axis", True), ("classes.0.route", [True]),
+    ("cluster.placement", {"web": [True]})])
+def test_every_boolean_in_an_error_is_spelled_as_toml_spells_it(path, value):
+    """A review found a dozen field errors beyond the generic ones still saying "got
+    True" (Python's spelling) to a user who wrote `true` in a TOML file."""
+    import mrfq
+    raw = _with(mrfq.load_scenario("quickstart").to_dict(), path, value)
+    with pytest.raises(mrfq.InputError) as info:
+        mrfq.scenario_from_dict(raw)
+    assert "True" not in str(info.value) and "False" not in str(info.value)
+    assert "true" in str(info.value) or "false" in str(info.value), str(info.value)

@@ -217,12 +217,14 @@ def summary_rows(scenario: Scenario, records: list[dict],
     rows = []
     for record in records:
         warnings = interval_warnings(scenario, record["load"])
-        for name, c, warning in zip(scenario.class_names, record["classes"], warnings,
-                                    strict=True):
+        for traffic, c, warning in zip(scenario.classes, record["classes"], warnings,
+                                       strict=True):
+            name = traffic.name
             # (version 2's interval is symmetric about γ with its lower bound clipped at 0:
             # the upper side is the half-width; version 1's mapped one is wider above)
             half = max((c["ci_high"] - c["ci_low"]) / 2, c["ci_high"] - c["gamma"])
-            low, high, problem = c["ci_low"], c["ci_high"], _withheld(c)
+            low, high = c["ci_low"], c["ci_high"]
+            problem = _withheld(c, scenario.cluster.batches) if traffic.load_share > 0 else ""
             if problem:  # (the error estimate stays: h / γ ≥ 1 says how far off)
                 low = high = np.nan
             rows.append({"kind": policies.CLUSTER, "policy": record["policy"],
@@ -235,16 +237,18 @@ def summary_rows(scenario: Scenario, records: list[dict],
     return rows
 
 
-def _withheld(measured: dict) -> str:
-    """Why a class's γ interval is withheld ("" when it is not): the interval reaches 0
-    (its half-width is γ or more), so the batches hold too few of the class's jobs for the
+def _withheld(measured: dict, batches: int) -> str:
+    """Why a loaded class's γ interval is withheld ("" when it is not): γ has none, the
+    class having fewer than 2 measured jobs per batch; or the interval reaches 0 (its
+    half-width is γ or more), so the batches hold too few of the class's jobs for the
     delta method (pooled runs of 250 jobs, Figure 2's classes at class loads 0.33, 0.083,
     0.083: 9 of 120 class intervals over seeds 1–40, classes of 28–136 measured jobs)."""
     if measured["gamma"] > 0 and measured["ci_low"] > 0:
         return ""
-    why = "it reaches 0" if measured["ci_low"] <= 0 else "no batch spread"
-    return (f"only {measured['jobs_measured']:,} jobs of the class measured, too few per "
-            f"batch for an interval ({why}); more [cluster] jobs")
+    jobs = f"only {measured['jobs_measured']:,} jobs of the class measured"
+    if not measured["gamma"] > 0:  # (NaN: the kernel needs 2 per batch for γ)
+        return f"{jobs}, fewer than 2 per batch ({batches} batches): no γ; more [cluster] jobs"
+    return f"{jobs}, too few per batch for an interval (it reaches 0); more [cluster] jobs"
 
 
 def size_bin_rows(scenario: Scenario, records: list[dict]) -> pd.DataFrame:

@@ -122,7 +122,8 @@ MIN_PRECISION = 1e-6
 def _choice(value: Any, choices: tuple[str, ...], field_name: str, source: str | None) -> str:
     """One of ``choices`` (case-insensitive)."""
     if not isinstance(value, str) or value.strip().lower() not in choices:
-        raise fail(f"must be one of {', '.join(choices)}, got {value!r}", field_name, source)
+        raise fail(f"must be one of {', '.join(choices)}, got {fields.shown(value)}", field_name,
+                   source)
     return value.strip().lower()
 
 
@@ -173,8 +174,8 @@ def parse_class(raw: Any, index: int, num_resources: int, source: str) -> Traffi
     rtt = fields.number(raw.get("rtt", 0.0), f"{where}.rtt", source, nonnegative=True)
     order = raw.get("packet_order", "random")
     if order not in ("random", "cycle"):
-        raise fail(f"must be 'random' or 'cycle', got {order!r}", f"{where}.packet_order",
-                   source)
+        raise fail(f"must be 'random' or 'cycle', got {fields.shown(order)}",
+                   f"{where}.packet_order", source)
     has_req, has_mix = "requirements" in raw, "packets" in raw
     if has_req == has_mix:
         raise fail("give exactly one of 'requirements' or 'packets'", where, source)
@@ -254,7 +255,7 @@ def _fq_resource(value, field: str, source: str | None) -> str | tuple[str, ...]
         return None if value is None else fields.text(value, field, source)
     if not isinstance(value, list | tuple) or not value:  # (a tuple: a Scenario's own)
         raise InputError(f"must be a resource name or a non-empty list of them, got "
-                         f"{value!r}", field, source)
+                         f"{fields.shown(value)}", field, source)
     names = tuple(fields.text(v, f"{field}[{i}]", source) for i, v in enumerate(value))
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
@@ -390,7 +391,7 @@ def parse_fluid(raw: Any, source: str, classes: tuple[TrafficClass, ...]) -> Flu
     defaults = FluidConfig()
     method = raw.get("method", defaults.method)
     if not isinstance(method, str) or method.lower() not in FLUID_METHODS:
-        raise fail(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
+        raise fail(f"must be one of {', '.join(FLUID_METHODS)}, got {fields.shown(method)}",
                    "fluid.method", source)
     fluid = FluidConfig(
         policies=_policies(raw.get("policies", list(defaults.policies)), policies.FLUID,

@@ -155,7 +155,7 @@ def _law(raw: Any, key: str, builtins: tuple[str, ...], names: list[str],
         if not isinstance(value, str) or value.strip().lower() not in builtins:
             raise fail(f"must be {' or '.join(repr(b) for b in builtins)}, or a size-law "
                        f"table such as {{distribution = \"lognormal\", sigma = 1}}, got "
-                       f"{value!r}", where, source)
+                       f"{fields.shown(value)}", where, source)
         return value.strip().lower()
 
     if isinstance(raw, dict) and "distribution" not in raw:
@@ -295,8 +295,8 @@ def _placement(raw: Any, names: list[str], source: str | None) -> tuple:
             raise fail("names no server (an empty list)", field, source)
         for item in items:
             if isinstance(item, bool) or not isinstance(item, int | str):
-                raise fail(f"must list server indices or type names, got {item!r}", field,
-                           source)
+                raise fail(f"must list server indices or type names, got "
+                           f"{fields.shown(item)}", field, source)
         out.append((name, tuple(items)))
     return tuple(out)
 
@@ -315,7 +315,7 @@ def _max_parallel(raw: Any, names: list[str], source: str | None) -> int | tuple
         return ()
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         raise fail(f"must be an integer >= 1 (every class) or a table of class name = "
-                   f"integer, got {raw!r}", "cluster.max_parallel", source)
+                   f"integer, got {fields.shown(raw)}", "cluster.max_parallel", source)
     return fields.integer(raw, "cluster.max_parallel", source, 1, limits.MAX_TASKS,
                           "tasks at once")
 

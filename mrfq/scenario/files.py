@@ -72,9 +72,10 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     check_load_shares(classes, source)
 
     load = fields.check_keys(raw.get("load", {}), _LOAD_KEYS, "load", source)
-    axis = str(load.get("axis", "max"))
-    if axis != "max" and axis not in resources:
-        raise fail(f"unknown resource '{axis}' (choose from max, {', '.join(resources)})",
+    axis = load.get("axis", "max")
+    if not isinstance(axis, str) or (axis != "max" and axis not in resources):
+        raise fail(f"unknown resource {fields.shown(axis)} (choose from max, "
+                   f"{', '.join(resources)})",
                    "load.axis", source)
     if axis != "max" and not any(c.load_share * c.requirements[resources.index(axis)] > 0
                                  for c in classes):  # (the loads would divide by its 0)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from mrfq import fields
 from mrfq.scenario.checks import fail
 
 
@@ -39,8 +40,8 @@ def parse_route(raw: Any, index: int, resources: tuple[str, ...],
     route: list[int] = []
     for i, name in enumerate(raw):
         if not isinstance(name, str) or name not in resources:
-            raise fail(f"unknown resource {name!r} (choose from {', '.join(resources)})",
-                       f"{where}[{i}]", source)
+            raise fail(f"unknown resource {fields.shown(name)} (choose from "
+                       f"{', '.join(resources)})", f"{where}[{i}]", source)
         j = resources.index(name)
         if j in route:
             raise fail(f"resource '{name}' appears twice (a route visits a resource at "
@@ -84,7 +85,7 @@ def parse_routers(raw: Any, resources: tuple[str, ...],
         indices = []
         for i, member in enumerate(members):
             if not isinstance(member, str) or member not in resources:
-                raise fail(f"unknown resource {member!r} (choose from "
+                raise fail(f"unknown resource {fields.shown(member)} (choose from "
                            f"{', '.join(resources)})", f"{where}[{i}]", source)
             j = resources.index(member)
             if j in owner:
