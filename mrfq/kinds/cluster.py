@@ -220,9 +220,9 @@ def summary_rows(scenario: Scenario, records: list[dict],
         for traffic, c, warning in zip(scenario.classes, record["classes"], warnings,
                                        strict=True):
             name = traffic.name
-            # (version 2's interval is symmetric about γ with its lower bound clipped at 0:
-            # the upper side is the half-width; version 1's mapped one is wider above)
-            half = max((c["ci_high"] - c["ci_low"]) / 2, c["ci_high"] - c["gamma"])
+            # (the interval is symmetric about γ with its lower bound clipped at 0, so the
+            # upper side is the half-width; records of other versions have other keys)
+            half = c["ci_high"] - c["gamma"]
             low, high = c["ci_low"], c["ci_high"]
             problem = _withheld(c, scenario.cluster.batches) if traffic.load_share > 0 else ""
             if problem:  # (the error estimate stays: h / γ ≥ 1 says how far off)
