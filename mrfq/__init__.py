@@ -14,6 +14,7 @@ Every command-line verb is a function here with the same arguments (:mod:`mrfq.a
 """
 # ruff: noqa: E402 (the package's imports follow the interrupt handler they run under)
 
+import inspect as _inspect
 import os as _os
 import signal as _signal
 import sys as _sys
@@ -75,6 +76,11 @@ def _callable_package(package: _types.ModuleType, verb) -> _types.ModuleType:
 
     package.__class__ = type(f"_{verb.__name__.title()}Package", (_types.ModuleType,),
                              {"__call__": call, "__doc__": verb.__doc__})
+    # inspect.signature and help() read the instance: the verb's signature, and its
+    # docstring after the package's
+    package.__signature__ = _inspect.signature(verb)
+    package.__doc__ = (f"{package.__doc__}\n\nCalled as mrfq.{verb.__name__}"
+                       f"{package.__signature__}:\n\n{_inspect.cleandoc(verb.__doc__)}")
     return package
 
 

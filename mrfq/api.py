@@ -91,7 +91,8 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     scenario = _modelled(scenario)
     results_dir = arguments.path(results_dir, "results_dir")
     policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
-    tolerance, jobs = arguments.real(tolerance, "tolerance"), arguments.jobs(jobs)
+    tolerance = arguments.real(tolerance, "tolerance")
+    jobs = arguments.jobs(jobs, scheduler=scheduler)
     callback, log = progress_callback(progress, "fluid"), arguments.function(log, "log")
     if results_dir is not None:
         return pipeline.fluid(scenario, results_dir, policies=policies, loads=loads,
@@ -144,7 +145,7 @@ def sweep(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     scenario = _modelled(scenario)
     results_dir = arguments.path(results_dir, "results_dir")
     return pipeline.sweep(scenario, results_dir or pipeline.default_results_dir(scenario),
-                          jobs=arguments.jobs(jobs), scheduler=scheduler,
+                          jobs=arguments.jobs(jobs, scheduler=scheduler), scheduler=scheduler,
                           precision=arguments.real(precision, "precision"),
                           max_replications=arguments.count(max_replications,
                                                            "max_replications"),
@@ -177,7 +178,7 @@ def run(scenario: ScenarioArg | None = None, results_dir: str | Path | None = No
     figures' file types (default PNG and PDF); ``log``: as in :func:`sweep`."""
     return pipeline.run(None if scenario is None else _modelled(scenario),
                         arguments.path(results_dir, "results_dir"),
-                        jobs=arguments.jobs(jobs), scheduler=scheduler,
+                        jobs=arguments.jobs(jobs, scheduler=scheduler), scheduler=scheduler,
                         tolerance=arguments.real(tolerance, "tolerance", TOLERANCE),
                         precision=arguments.real(precision, "precision"),
                         max_replications=arguments.count(max_replications,
@@ -266,8 +267,8 @@ def allocate(problem: Problem | str | Path, policies: Sequence[str] | None = Non
 
 
 def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
-            jobs: int | None = None, tolerance: float = TOLERANCE,
-            progress: ProgressArg = False,
+            jobs: int | None = None, scheduler: str | None = None,
+            tolerance: float = TOLERANCE, progress: ProgressArg = False,
             log: Callable[[str], None] | None = None) -> RunResult:
     """The cluster points of the scenario's ``[cluster]`` section (its classes as
     jobs of tasks on a pooled cluster) and the fluid curves, swept into ``results_dir``
@@ -276,17 +277,22 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     summary and validation are the directory's). Returns the summary and the validation
     (no figures). A trace scenario (``[cluster] trace``): one run of the trace per
     policy, its summary (one row per policy) in ``results_dir/trace_summary.csv`` and an
-    empty validation. ``log``, if given, is told how many points a resumed sweep reuses
-    (the command line prints it)."""
+    empty validation. ``jobs``, ``scheduler``: as in :func:`sweep` (a trace runs in this
+    process). ``log``, if given, is told how many points a resumed sweep reuses (the
+    command line prints it)."""
     if scenario is None:  # (only run has a default scenario, and it has no [cluster])
         raise InputError("must be given (a Scenario, a dict, a file or a packaged name)",
                          "scenario")
     scenario = scenario_of(scenario)
-    results_dir, jobs = arguments.path(results_dir, "results_dir"), arguments.jobs(jobs)
+    results_dir = arguments.path(results_dir, "results_dir")
+    jobs = arguments.jobs(jobs, scheduler=scheduler)
     tolerance = arguments.real(tolerance, "tolerance", TOLERANCE)
     log = arguments.function(log, "log")
     check_tolerance(tolerance)  # before any work (a trace has nothing to validate)
     if scenario.cluster.trace:
+        if scheduler:  # (nothing would read it)
+            raise InputError("a trace runs as one run per policy in this process, not on a "
+                             "Dask cluster", "scheduler")
         return pipeline.cluster_trace(scenario, results_dir)
     if not scenario.cluster.policies:
         raise InputError("the scenario has no [cluster] section", "cluster", scenario.source)
@@ -297,7 +303,7 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
                          "their points without validating", "cluster.policies",
                          scenario.source)
     results = Path(results_dir) if results_dir else pipeline.default_results_dir(scenario)
-    summary = pipeline.sweep(scenario, results, jobs=jobs,
+    summary = pipeline.sweep(scenario, results, jobs=jobs, scheduler=scheduler,
                              kinds=(registry.FLUID, registry.CLUSTER),
                              progress=progress_callback(progress, "sweep"), log=log)
     validation = pipeline.validate(results, tolerance, scenario)

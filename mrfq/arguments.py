@@ -101,9 +101,13 @@ def count(value: Any, field: str, minimum: int = 1, maximum: int | None = None
 MAX_JOBS = 1024
 
 
-def jobs(value: Any, field: str = "jobs") -> int | None:
+def jobs(value: Any, field: str = "jobs", scheduler: str | None = None) -> int | None:
     """Local worker processes: a whole number in [1, :data:`MAX_JOBS`], or None (one per
-    core)."""
+    core); InputError beside a Dask ``scheduler``, whose workers run the points instead
+    (nothing would read it)."""
+    if value is not None and scheduler:
+        raise InputError("counts local worker processes, and with a Dask scheduler its "
+                         "workers run the points instead: give one of the two", field)
     return count(value, field, 1, MAX_JOBS)
 
 

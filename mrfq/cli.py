@@ -37,10 +37,11 @@ from mrfq.io import check_figure_formats, check_outputs, check_writable, write_c
 from mrfq.scenario import FLUID_METHODS, PACKET_INITS, VIRTUAL_TIMES, load_scenario
 
 JOBS_HELP = "Local worker processes, at most 1024 (default: all cores)."
+SCHEDULER_HELP = "Dask scheduler address, e.g. tcp://host:8786 (instead of --jobs)."
 
 
-def _check_jobs(jobs: int | None) -> None:
-    arguments.jobs(jobs, "--jobs")
+def _check_jobs(jobs: int | None, scheduler: str | None = None) -> None:
+    arguments.jobs(jobs, "--jobs", scheduler)
 
 
 def _show(table, columns, digits: int = 5) -> None:
@@ -120,19 +121,21 @@ def list_() -> None:
 @click.option("--results", type=console.OutputPath(), help="Results directory caching the "
               "points (default: none, a temporary directory).")
 @click.option("--jobs", type=int, help=JOBS_HELP)
+@click.option("--scheduler", help=SCHEDULER_HELP)
 @user_errors
-def fluid(scenario, output, policies, loads, tolerance, method, results, jobs):
+def fluid(scenario, output, policies, loads, tolerance, method, results, jobs, scheduler):
     """Fluid service rates γ_k of SCENARIO (BR §4.1) into a tidy CSV: the Markov solver
     or the flow-level simulator per point (column ``method``; ``ci_low``/``ci_high``
     equal γ for the exact method).
 
     With --results the points go through the cached sweep: a second call reuses them."""
 
-    _check_jobs(jobs)
+    _check_jobs(jobs, scheduler)
     check_outputs([(output, "--output")], [(results, "--results")], csv=True)
     table = api.fluid(load_scenario(scenario), results, policies=split_names(policies),
                       loads=split_floats(loads, "--loads"), tolerance=tolerance,
-                      method=method, jobs=jobs, progress=Progress.shown("fluid"),
+                      method=method, jobs=jobs, scheduler=scheduler,
+                      progress=Progress.shown("fluid"),
                       log=_log if results else None)
     write_csv(table, output)
     _show(table, ["policy", "load", "class", "method", "gamma", "ci_low", "ci_high",
@@ -259,7 +262,7 @@ def plot(sources, output, formats, jobs):
 def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str | None,
            precision: float | None = None, max_replications: int | None = None):
 
-    _check_jobs(jobs)
+    _check_jobs(jobs, scheduler)
     sc = load_scenario(scenario)  # validated before anything is created
     results = Path(results) if results else pipeline.default_results_dir(sc)
     summary = pipeline.sweep(sc, results, jobs=jobs, scheduler=scheduler,
@@ -275,7 +278,7 @@ def _sweep(scenario: str, results: str | None, jobs: int | None, scheduler: str 
 @console.output_option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help=JOBS_HELP)
-@click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
+@click.option("--scheduler", help=SCHEDULER_HELP)
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
               "gamma, every class: replications are added until it is reached.")
 @click.option("--max-replications", type=COUNT, help="Replication budget of a point with "
@@ -311,7 +314,7 @@ def validate(results, tolerance):
 @console.output_option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
 @click.option("--jobs", type=int, help=JOBS_HELP)
-@click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
+@click.option("--scheduler", help=SCHEDULER_HELP)
 @click.option("--tolerance", type=float, default=0.05, show_default=True,
               help="Relative difference from the fluid γ that passes even outside the CI.")
 @click.option("--precision", type=float, help="Target 95% half-width as a fraction of "
@@ -326,7 +329,7 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
     (default: fig3_quick, the Figure 3 scenario at reduced scale). Exit 0 when every
     packet and cluster point validates, 1 otherwise."""
 
-    _check_jobs(jobs)
+    _check_jobs(jobs, scheduler)
     check_figure_formats(formats)
     log = console.log_after(None if scenario is not None else (
         f"no SCENARIO: the main job, the packaged {pipeline.DEFAULT_SCENARIO} (BR Figure 3 "
@@ -350,7 +353,7 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
 @click.option("--pilot-flows", type=COUNT, help="Flows of each point's pilot run (default: "
               "60 relaxation times of the busiest resource, at least 5000).")
 @click.option("--jobs", type=int, help="Worker processes the sweep would use, for its wall "
-              "time (default: all cores, as the sweep's).")
+              "time, at most 1024 (default: all cores, as the sweep's).")
 @click.option("--policies", help="Packet policies, comma-separated (default: the "
               "scenario's).")
 @click.option("--loads", help="Load values, e.g. '0.5,0.9' (default: the scenario's).")
@@ -399,18 +402,19 @@ def allocate(problem, policies, output, no_properties):
 @click.argument("scenario")
 @console.output_option("-o", "--output", "results", help="Results directory "
               "(default: results/<scenario name>).")
-@click.option("--jobs", type=int, help="Local worker processes (default: all cores).")
+@click.option("--jobs", type=int, help=JOBS_HELP)
+@click.option("--scheduler", help=SCHEDULER_HELP)
 @click.option("--tolerance", type=float, default=0.05, show_default=True,
               help="Relative difference from the fluid γ that passes even outside the CI.")
 @user_errors
-def cluster(scenario, results, jobs, tolerance):
+def cluster(scenario, results, jobs, scheduler, tolerance):
     """The cluster points of SCENARIO's [cluster] section (docs: guide/clusters.md) and
     the fluid curves, then cluster γ against fluid γ (exit 1 if a point fails); or, with
     [cluster] trace, one run of the trace per policy (a summary, tables and figures)."""
 
-    _check_jobs(jobs)
-    result = api.cluster(load_scenario(scenario), results, jobs=jobs, tolerance=tolerance,
-                         progress=Progress.shown("sweep"), log=_log)
+    _check_jobs(jobs, scheduler)
+    result = api.cluster(load_scenario(scenario), results, jobs=jobs, scheduler=scheduler,
+                         tolerance=tolerance, progress=Progress.shown("sweep"), log=_log)
     if "jct_mean" in result.summary:  # (a trace: no load axis, nothing to validate)
         console.print_trace(result.summary)
         click.echo(f"results in {result.results_dir}/ ({pipeline.TRACE_OUTPUTS})")

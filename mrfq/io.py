@@ -18,8 +18,12 @@ from mrfq.errors import InputError
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path; on success it replaces ``path``, on error it is removed."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix,
+                                   dir=path.parent)
+    except OSError as exc:  # named by the target, not the temporary file
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     os.close(fd)
     try:
         yield Path(tmp)

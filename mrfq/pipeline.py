@@ -96,6 +96,8 @@ def validate(source: pd.DataFrame | str | Path, tolerance: float = 0.05,
     is nothing to validate."""
     rules.check_tolerance(tolerance)
     summary = source if isinstance(source, pd.DataFrame) else read_summary(source)
+    if not isinstance(source, pd.DataFrame):  # validation.csv goes beside it
+        io.check_writable(Path(source) / VALIDATION_FILE, None)
     if scenario is None and not isinstance(source, pd.DataFrame):
         scenario = stored_scenario(source)
     rules_of = ((rules.known_limitations(scenario), rules.unloaded_classes(scenario))
@@ -138,10 +140,12 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
         packet_vs_fluid,
     )
 
-    if formats is None and output is not None and Path(output).suffix:
-        formats = check_formats((Path(output).suffix,), "output")  # (-o's fault, not --format's)
+    if formats is None and output is not None and io.figure_stem(output) != Path(output):
+        formats = (Path(output).suffix,)  # a figure format's suffix; any other is the name's
     formats = check_formats(formats)
     results = Path(results_dir)
+    if output is None and results.is_dir():  # the figures go into the results directory
+        io.check_writable_dir(results, None)
     if (results / TRACE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
         return replot_trace(results, output, formats)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():

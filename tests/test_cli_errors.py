@@ -478,11 +478,16 @@ def test_a_resource_named_twice_in_fq_resource_is_named():
         parse_packet({"fq_resource": ["cpu1", "link2", "cpu1", "link2", "cpu2"]}, "f.toml")
 
 
-def test_a_figure_name_of_no_known_format_blames_the_output(tmp_path):
-    """``mrfq plot DIR -o fig.txt`` said ``--format: unknown figure format 'txt'``: the
-    user gave no --format."""
+def test_a_figure_name_of_no_known_format_keeps_its_suffix(tmp_path):
+    """``mrfq plot DIR -o fig.txt`` said ``--format: unknown figure format 'txt'`` (the
+    user gave no --format), then ``--output: unknown figure format``, while ``mrfq plot
+    table.csv -o fig.txt`` wrote fig.txt.png: a suffix naming no figure format is part of
+    the name for every source (:func:`mrfq.io.figure_stem`), as in ``fig3.v2``."""
     results = tmp_path / "r"
     assert _run("sweep", "quickstart", "-o", str(results), "--jobs", "1").returncode == 0
     result = _run("plot", str(results), "-o", "fig.txt", cwd=tmp_path)
-    assert result.returncode == 2
-    assert result.stderr.startswith("error: --output: unknown figure format 'txt'"), result.stderr
+    assert result.returncode == 0, result.stderr
+    assert "wrote fig.txt.png" in result.stdout and (tmp_path / "fig.txt.pdf").is_file()
+    result = _run("plot", str(results), "-o", "fig.svg", cwd=tmp_path)  # a format: only it
+    assert result.returncode == 0 and (tmp_path / "fig.svg").is_file(), result.stderr
+    assert not (tmp_path / "fig.png").exists()

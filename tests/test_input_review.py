@@ -159,7 +159,7 @@ def test_a_flow_starting_after_the_timeline_is_refused(tmp_path):
     ("", "is an empty address"), (123, "must be an address")])
 def test_a_bad_scheduler_is_refused_before_any_work(tmp_path, address, problem):
     with pytest.raises(InputError, match=problem) as info:
-        mrfq.sweep("quickstart", tmp_path / "r", jobs=1, scheduler=address)
+        mrfq.sweep("quickstart", tmp_path / "r", scheduler=address)
     assert info.value.field == "scheduler"
     assert not (tmp_path / "r").exists()
 

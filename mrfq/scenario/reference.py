@@ -49,7 +49,8 @@ SECTIONS = (
                 "(results go to `results/<name>`).",
                 "description": "string. One line, used as the figures' title.",
                 "resources": "list of strings, required. The resources J, in the order "
-                             "packets visit them (a CPU, then a link, ...).",
+                             "packets visit them (a CPU, then a link, ...) unless "
+                             "their class names a `route`.",
                 "classes": "array of tables `[[classes]]`, required. The traffic classes.",
                 "load": "table `[load]`. The load axis and values.",
                 "fluid": "table `[fluid]`. The fluid model's settings.",
