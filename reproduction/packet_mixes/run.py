@@ -14,6 +14,9 @@ Usage (from the checkout): python reproduction/packet_mixes/run.py [--jobs 2]
    each resource, against DRF of the mean vectors (X 10/21 of each resource) and the
    memoryless charge (every packet charged 1: X 5/16).
 4. ``table.csv``: the validation rows of 1 and 2 side by side; printed.
+5. ``delta.csv``: dovetailing DRFQ on ``skip.toml`` at link load 0.8 for Δ = 0, 1, 10,
+   W = 30 (the default) and ∞ (``mrfq.simulate``, same seed): each class's γ and
+   interval against its fluid DRF γ; printed.
 """
 
 from __future__ import annotations
@@ -47,11 +50,31 @@ def main() -> None:
     shares = rows.pivot_table(index=["policy", "flow"], columns="resource",
                               values="share").reset_index()
     write_csv(shares, HERE / "backlogged.csv")
+    deltas = delta_study(table)
+    write_csv(deltas, HERE / "delta.csv")
     with pd.option_context("display.width", 200, "display.max_rows", 100):
         print(table.drop(columns="known_limitation").round(4).to_string(index=False))
         print(shares.round(4).to_string(index=False))
+        print(deltas.round(4).to_string(index=False))
     print("DRF of the mean vectors: X 10/21 = 0.476 of each resource; memoryless charge "
           "(1 per packet): X 5/16 = 0.3125")
+
+
+def delta_study(table: pd.DataFrame, load: float = 0.8) -> pd.DataFrame:
+    """Dovetailing DRFQ's γ per class on the skipping mix at ``load`` against Δ (time
+    units), with the fluid DRF γ of ``table`` (the same scenario's validation rows)."""
+    fluid = table[(table["scenario"] == "skip") & (table["policy"] == "drfq-dovetail")
+                  & (table["load"] == load)].set_index("class")["fluid_gamma"]
+    rows = []
+    for delta in (0.0, 1.0, 10.0, 30.0, float("inf")):
+        point = mrfq.simulate(HERE / "skip.toml", "drfq-dovetail", load, delta=delta)
+        for row in point.classes.to_dict("records"):
+            name = row["class"]
+            rows.append({"delta": delta, "load": load, "class": name, "gamma": row["gamma"],
+                         "ci_low": row["ci_low"], "ci_high": row["ci_high"],
+                         "fluid_drf_gamma": fluid[name],
+                         "relative_difference": row["gamma"] / fluid[name] - 1})
+    return pd.DataFrame(rows)
 
 
 if __name__ == "__main__":
