@@ -35,7 +35,7 @@ from typing import Any
 
 import pandas as pd
 
-from mrfq import arguments, pipeline
+from mrfq import arguments, io, pipeline
 from mrfq import policies as registry
 from mrfq.advisor import advise
 from mrfq.allocation import AllocationReport, Problem, allocation_report
@@ -87,7 +87,8 @@ def fluid(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     ``results_dir`` caches the points (a second call reuses them; ``log``, a function of
     one string, is told how many); without it they are computed in a temporary directory
     that is removed, so nothing is left behind. ``jobs``: worker processes (default: all
-    cores)."""
+    cores), or ``scheduler``: a Dask scheduler's address, whose workers run the points
+    instead (not both)."""
     scenario = _modelled(scenario)
     results_dir = arguments.path(results_dir, "results_dir")
     policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
@@ -207,33 +208,54 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
         return pipeline.paper_fluid_figures(output or "plots", jobs=arguments.jobs(jobs),
                                             formats=chosen,
                                             progress=progress_callback(progress, "fluid"))
+    drawn = [_plot_source(source, _numbered(output, number))
+             for number, source in enumerate(sources, start=1)]
+    for source, target in drawn:  # every destination writable before any figure is drawn
+        if target is not None:
+            io.check_writable_dir(Path(target).parent, "output")
+        elif not isinstance(source, pd.DataFrame):
+            io.check_writable_dir(source if source.is_dir() else source.parent)
     written: list[Path] = []
-    for number, source in enumerate(sources, start=1):
-        target = output
-        if output is not None and number > 1:  # one stem per source: none overwrites
-            first = Path(output)
-            target = first.with_name(f"{first.stem}_{number}{first.suffix}")
+    for source, target in drawn:
         if isinstance(source, pd.DataFrame):
-            if output is None:
-                raise InputError("a DataFrame source needs an output file", "output")
             written += pipeline.plot_fluid_frame(source, target, formats=chosen)
-            continue
-        if not isinstance(source, str | os.PathLike):
-            raise InputError(f"must be a results directory, a fluid CSV file or a DataFrame, "
-                             f"got {type(source).__name__}", "sources")
-        path = Path(source)
-        if path.name == pipeline.SUMMARY_FILE and (path.parent / pipeline.SCENARIO_FILE).is_file():
-            path = path.parent  # a sweep's summary.csv: its results directory's figures
-        if path.is_dir():
-            written += pipeline.plot(path, target, chosen)
-        elif path.suffix.lower() == ".toml":
-            raise InputError("is a scenario, not something to draw: sweep it (mrfq sweep or "
-                             "run), then plot its results directory", None, str(source))
-        elif path.is_file():
-            written += pipeline.plot_fluid_table(path, target, chosen)
+        elif source.is_dir():
+            written += pipeline.plot(source, target, chosen)
         else:
-            raise InputError("no such file or directory", None, str(source))
+            written += pipeline.plot_fluid_table(source, target, chosen)
     return written
+
+
+def _numbered(output: str | Path | None, number: int) -> Path | None:
+    """Source ``number``'s output name: ``output`` for the first, ``<stem>_<number>``
+    (with ``output``'s figure suffix, if it has one) for the others, so that no source
+    overwrites another's figures; a suffix naming no figure format is part of the stem."""
+    if output is None or number == 1:
+        return None if output is None else Path(output)
+    stem = io.figure_stem(output)
+    suffix = Path(output).suffix if stem != Path(output) else ""
+    return stem.with_name(f"{stem.name}_{number}{suffix}")
+
+
+def _plot_source(source: Any, target: Path | None) -> tuple[pd.DataFrame | Path, Path | None]:
+    """A source of :func:`plot` checked and resolved (a DataFrame, a results directory or
+    a fluid CSV file), with its output name."""
+    if isinstance(source, pd.DataFrame):
+        if target is None:
+            raise InputError("a DataFrame source needs an output file", "output")
+        return source, target
+    if not isinstance(source, str | os.PathLike):
+        raise InputError(f"must be a results directory, a fluid CSV file or a DataFrame, "
+                         f"got {type(source).__name__}", "sources")
+    path = Path(source)
+    if path.name == pipeline.SUMMARY_FILE and (path.parent / pipeline.SCENARIO_FILE).is_file():
+        path = path.parent  # a sweep's summary.csv: its results directory's figures
+    if path.suffix.lower() == ".toml" and not path.is_dir():
+        raise InputError("is a scenario, not something to draw: sweep it (mrfq sweep or "
+                         "run), then plot its results directory", None, str(source))
+    if not path.exists():
+        raise InputError("no such file or directory", None, str(source))
+    return path, target
 
 
 def plan(scenario: ScenarioArg, *, precision: float | None = None,
@@ -290,9 +312,9 @@ def cluster(scenario: ScenarioArg, results_dir: str | Path | None = None, *,
     log = arguments.function(log, "log")
     check_tolerance(tolerance)  # before any work (a trace has nothing to validate)
     if scenario.cluster.trace:
-        if scheduler:  # (nothing would read it)
-            raise InputError("a trace runs as one run per policy in this process, not on a "
-                             "Dask cluster", "scheduler")
+        if scheduler is not None:  # (nothing would read it; any ``jobs`` allows one process)
+            raise InputError("a trace runs as one run per policy in this process: nothing "
+                             "would read it", "scheduler")
         return pipeline.cluster_trace(scenario, results_dir)
     if not scenario.cluster.policies:
         raise InputError("the scenario has no [cluster] section", "cluster", scenario.source)

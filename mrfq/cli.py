@@ -224,8 +224,9 @@ def flows(scenario, results, policies, seed):
 
 @main.command()
 @click.argument("sources", nargs=-1)
-@console.output_option(help="Output figure, its suffix the format (default: <results>/<name>, "
-              "PNG+PDF); also <stem>_delays, _fluid, _network, and <stem>_2... for more sources.")
+@console.output_option(help="Output figure, a figure suffix its format, another part of the "
+              "name (default: <results>/<name>, PNG+PDF); also <stem>_delays, _fluid, "
+              "_network, and <stem>_2... for more sources.")
 @click.option("--format", "formats", help="Figure formats, comma-separated (default: the "
               "suffix of -o, else png,pdf).")
 @click.option("--jobs", type=int, help=JOBS_HELP + " For the fluid curves (no SOURCES).")

@@ -144,8 +144,6 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
         formats = (Path(output).suffix,)  # a figure format's suffix; any other is the name's
     formats = check_formats(formats)
     results = Path(results_dir)
-    if output is None and results.is_dir():  # the figures go into the results directory
-        io.check_writable_dir(results, None)
     if (results / TRACE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():
         return replot_trace(results, output, formats)
     if (results / TIMELINE_FILE).is_file() and not (results / SUMMARY_FILE).is_file():

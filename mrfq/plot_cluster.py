@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from mrfq.io import read_table
+from mrfq.io import figure_stem, read_table
 from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES
 from mrfq.plots import _colour, _save, _title
 from mrfq.policies import label
@@ -193,5 +193,5 @@ def replot_trace(results_dir: str | Path, output: str | Path | None = None,
              f"tasks) on {summary['servers']} servers, one run per scheduler")
     if output is None:
         return trace_figures(tables, results, title, formats)
-    output = Path(output)
-    return trace_figures(tables, output.parent, title, formats, f"{output.stem}_")
+    output = figure_stem(output)  # (a suffix naming no figure format is the name's)
+    return trace_figures(tables, output.parent, title, formats, f"{output.name}_")

@@ -24,6 +24,12 @@ EXAMPLES = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 CLUSTER_POLICIES = [p.name for p in policies.entries(policies.CLUSTER)]
 VALUES = [0.1, 0.2, 0.5, 0.7, 1.0, 2.0]
+#: MR3's ingress bounds: the default (2 per resource of the router) or more. A smaller
+#: bound can leave a router less capacity than the load it is offered (a bound of 1 on a
+#: router of 5 resources serves one packet at a time): the flows then pile up without end
+#: and a run of 100 flows took minutes (the fixed cases of test_packet_reference.py and
+#: test_network_packet.py check bounds of 1 and 3 on stable loads)
+INFLIGHT = [None, 50]
 
 
 def _vector(draw, positions, size, zeros):
@@ -95,8 +101,7 @@ def _options(policy, clock, delta, inflight):
 @EXAMPLES
 @given(case=_tandems(), policy=st.sampled_from(POLICIES), seed=st.integers(0, 2**32 - 1),
        flows=st.integers(10, 150), clock=st.sampled_from(["in-service", "started"]),
-       delta=st.sampled_from([np.inf, 0.0, 0.5, 1.0, 10.0]),
-       inflight=st.sampled_from([None, 1, 3, 50]))
+       delta=st.sampled_from([np.inf, 0.0, 0.5, 1.0, 10.0]), inflight=st.sampled_from(INFLIGHT))
 def test_random_tandems_match_reference(case, policy, seed, flows, clock, delta, inflight):
     fast, slow = _both(case, policy, seed=seed, flows=flows,
                        **_options(policy, clock, delta, inflight))
@@ -107,7 +112,7 @@ def test_random_tandems_match_reference(case, policy, seed, flows, clock, delta,
 @given(case=_networks(), policy=st.sampled_from(NETWORK_POLICIES),
        seed=st.integers(0, 2**32 - 1), flows=st.integers(10, 120),
        clock=st.sampled_from(["in-service", "started"]),
-       delta=st.sampled_from([np.inf, 0.0, 1.0, 10.0]), inflight=st.sampled_from([None, 1, 3]))
+       delta=st.sampled_from([np.inf, 0.0, 1.0, 10.0]), inflight=st.sampled_from(INFLIGHT))
 def test_random_routed_networks_match_reference(case, policy, seed, flows, clock, delta,
                                                 inflight):
     scenario = make_scenario(**{k: v for k, v in case.items() if k != "load"})

@@ -94,6 +94,7 @@ def test_the_cli_refuses_jobs_beside_a_scheduler(tmp_path, verb):
 def test_a_trace_refuses_a_scheduler(tmp_path):
     with pytest.raises(InputError, match="^scheduler: a trace runs as one run per policy"):
         mrfq.cluster("google_like_trace", tmp_path / "r", scheduler="tcp://127.0.0.1:1")
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("verb", ["fluid", "cluster"])
@@ -109,3 +110,49 @@ def test_every_jobs_option_states_its_bound(verb):
     text = " ".join(_cli(verb, "--help").stdout.split())
     assert "at most 1024" in text
     assert ("--scheduler" in text) == (verb != "plan")
+
+
+# --- the review of those fixes -----------------------------------------------------------
+
+def _finished(directory: Path) -> Path:
+    directory.mkdir()
+    for name in ("summary.csv", "scenario.json"):
+        shutil.copy(FINISHED / name, directory / name)
+    return directory
+
+
+def test_plot_checks_every_source_before_drawing_any(tmp_path, monkeypatch):
+    """``mrfq plot a b`` drew a's figures, then refused b: now nothing is drawn."""
+    first, second = _finished(tmp_path / "a"), _finished(tmp_path / "b")
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if dir is not None and Path(dir).resolve() == second.resolve():
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    with pytest.raises(InputError, match=r"/b: cannot be written \(Read-only file system\)$"):
+        mrfq.plot(first, second)
+    assert sorted(p.name for p in first.iterdir()) == ["scenario.json", "summary.csv"]
+
+
+def test_a_name_that_is_no_figure_format_is_kept_for_every_source(tmp_path):
+    first, second = _finished(tmp_path / "a"), _finished(tmp_path / "b")
+    written = mrfq.plot(first, second, output=tmp_path / "out" / "name.v2", formats="png")
+    names = sorted(p.name for p in written)
+    assert "name.v2.png" in names and "name.v2_2.png" in names, names
+    assert not any(name.startswith("name_2") for name in names), names
+    trace = tmp_path / "trace"
+    mrfq.cluster("google_like_trace", trace)
+    written = mrfq.plot(trace, output=tmp_path / "t" / "name.v2", formats="png")
+    assert sorted(p.name for p in written) == ["name.v2_completion_times.png",
+                                               "name.v2_shares.png", "name.v2_utilisation.png"]
+
+
+def test_a_trace_refuses_even_an_empty_scheduler(tmp_path):
+    """``--scheduler ""`` ran the trace (a sweep refuses it as an empty address); ``jobs``
+    stays allowed: the trace's one process is within any number of workers."""
+    with pytest.raises(InputError, match="^scheduler: a trace runs as one run per policy"):
+        mrfq.cluster("google_like_trace", tmp_path / "r", scheduler="")
+    assert not (tmp_path / "r").exists()
