@@ -208,21 +208,19 @@ def plot(*sources: str | Path | pd.DataFrame, output: str | Path | None = None,
         return pipeline.paper_fluid_figures(output or "plots", jobs=arguments.jobs(jobs),
                                             formats=chosen,
                                             progress=progress_callback(progress, "fluid"))
+    if output is not None:
+        io.check_writable(output, "output")  # (its siblings <stem>_2... share its folder)
     drawn = [_plot_source(source, _numbered(output, number))
              for number, source in enumerate(sources, start=1)]
-    for source, target in drawn:  # every destination writable before any figure is drawn
-        if target is not None:
-            io.check_writable_dir(Path(target).parent, "output")
-        elif not isinstance(source, pd.DataFrame):
-            io.check_writable_dir(source if source.is_dir() else source.parent)
+    for _, _, _, folder in drawn:  # every source read and checked, every folder writable,
+        if folder is not None:     # before any figure is drawn
+            io.check_writable_dir(folder)
     written: list[Path] = []
-    for source, target in drawn:
+    for source, target, name, _ in drawn:
         if isinstance(source, pd.DataFrame):
-            written += pipeline.plot_fluid_frame(source, target, formats=chosen)
-        elif source.is_dir():
-            written += pipeline.plot(source, target, chosen)
+            written += pipeline.plot_fluid_frame(source, target, name, formats=chosen)
         else:
-            written += pipeline.plot_fluid_table(source, target, chosen)
+            written += pipeline.plot(source, target, chosen)
     return written
 
 
@@ -237,13 +235,19 @@ def _numbered(output: str | Path | None, number: int) -> Path | None:
     return stem.with_name(f"{stem.name}_{number}{suffix}")
 
 
-def _plot_source(source: Any, target: Path | None) -> tuple[pd.DataFrame | Path, Path | None]:
-    """A source of :func:`plot` checked and resolved (a DataFrame, a results directory or
-    a fluid CSV file), with its output name."""
+#: what a results directory :func:`plot` draws holds (a sweep's, flows', a trace's)
+_DRAWABLE = (pipeline.SCENARIO_FILE, pipeline.TIMELINE_FILE, pipeline.TRACE_FILE)
+
+
+def _plot_source(source: Any, target: Path | None
+                 ) -> tuple[pd.DataFrame | Path, Path | None, str, Path | None]:
+    """A source of :func:`plot` checked and resolved before anything is drawn: (a fluid
+    table — a DataFrame or a CSV file's, read here — or a results directory; its output
+    name; its name in messages; the folder its figures go to without ``-o``)."""
     if isinstance(source, pd.DataFrame):
         if target is None:
             raise InputError("a DataFrame source needs an output file", "output")
-        return source, target
+        return pipeline.fluid_rows(source), target, "<table>", None
     if not isinstance(source, str | os.PathLike):
         raise InputError(f"must be a results directory, a fluid CSV file or a DataFrame, "
                          f"got {type(source).__name__}", "sources")
@@ -255,7 +259,14 @@ def _plot_source(source: Any, target: Path | None) -> tuple[pd.DataFrame | Path,
                          "run), then plot its results directory", None, str(source))
     if not path.exists():
         raise InputError("no such file or directory", None, str(source))
-    return path, target
+    folder = None if target is not None else path if path.is_dir() else path.parent
+    if path.is_dir():
+        if not any((path / name).is_file() for name in _DRAWABLE):
+            raise InputError("not a results directory (no scenario.json)", None, str(path))
+        return path, target, str(path), folder
+    table = io.read_table(path, dtype={"class": str, "policy": str})
+    return (pipeline.fluid_rows(table, str(path)), target or path.with_suffix(""), str(path),
+            folder)
 
 
 def plan(scenario: ScenarioArg, *, precision: float | None = None,

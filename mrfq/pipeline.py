@@ -305,16 +305,6 @@ def insensitivity(scenario: Scenario | str | Path, laws: dict[str, Any],
     return pd.concat(tables, ignore_index=True)
 
 
-def plot_fluid_table(csv: str | Path, output: str | Path | None = None,
-                     formats: Iterable[str] | None = None) -> list[Path]:
-    """The Figure 1/2 layout ("BMF v DRF", "BMF v PF") from a ``mrfq fluid`` CSV table
-    (default output: the CSV's name with .png)."""
-    path = Path(csv)
-    table = io.read_table(path, dtype={"class": str, "policy": str})
-    return plot_fluid_frame(table, Path(output) if output else path.with_suffix(""),
-                            str(path), formats)
-
-
 def plot_fluid_frame(table: pd.DataFrame, output: str | Path, source: str = "<table>",
                      formats: Iterable[str] | None = None) -> list[Path]:
     """The Figure 1/2 layout of a fluid table (:func:`fluid`'s columns policy, load,
@@ -322,15 +312,7 @@ def plot_fluid_frame(table: pd.DataFrame, output: str | Path, source: str = "<ta
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
     from mrfq.plots import fluid_comparison
 
-    missing = {"policy", "load", "class", "gamma"} - set(table.columns)
-    if missing:
-        raise InputError(f"missing columns {sorted(missing)}", None, source)
-    if "kind" in table:  # a sweep's summary: its fluid rows (the rest: mrfq plot DIR)
-        table = table[table["kind"] == registry.FLUID]
-    unknown = sorted(set(table["policy"].astype(str)) - set(registry.names(registry.FLUID)))
-    if unknown:
-        raise InputError(f"not fluid policies: {', '.join(unknown)} (a sweep's summary is "
-                         "drawn from its results directory: mrfq plot DIR)", "policy", source)
+    table = fluid_rows(table, source)
     # the title and axis of the scenario the table came from (columns of :func:`fluid`)
     title = str(table["description"].iloc[0]) if "description" in table and len(table) \
         else ""
@@ -340,6 +322,21 @@ def plot_fluid_frame(table: pd.DataFrame, output: str | Path, source: str = "<ta
         return fluid_comparison(table, Path(output), title, xlabel, formats=formats)
     except InputError as exc:  # (an empty table): named by its file
         raise exc.located(source) from None
+
+
+def fluid_rows(table: pd.DataFrame, source: str = "<table>") -> pd.DataFrame:
+    """The fluid rows of a table :func:`plot_fluid_frame` draws; InputError (about
+    ``source``) when it has not the columns of :func:`fluid` or names other policies."""
+    missing = {"policy", "load", "class", "gamma"} - set(table.columns)
+    if missing:
+        raise InputError(f"missing columns {sorted(missing)}", None, source)
+    if "kind" in table:  # a sweep's summary: its fluid rows (the rest: mrfq plot DIR)
+        table = table[table["kind"] == registry.FLUID]
+    unknown = sorted(set(table["policy"].astype(str)) - set(registry.names(registry.FLUID)))
+    if unknown:
+        raise InputError(f"not fluid policies: {', '.join(unknown)} (a sweep's summary is "
+                         "drawn from its results directory: mrfq plot DIR)", "policy", source)
+    return table
 
 
 #: the paper's fluid figures: (packaged scenario, figure file stem)

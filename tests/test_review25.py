@@ -156,3 +156,23 @@ def test_a_trace_refuses_even_an_empty_scheduler(tmp_path):
     with pytest.raises(InputError, match="^scheduler: a trace runs as one run per policy"):
         mrfq.cluster("google_like_trace", tmp_path / "r", scheduler="")
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("second", ["empty", "note.txt"])
+def test_plot_reads_every_source_before_drawing_any(tmp_path, second):
+    """A second source that is no results directory or no fluid table was found only
+    after the first source's figures were written (a review of 8ee51b6)."""
+    first = _finished(tmp_path / "a")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "note.txt").write_text("hi\n")
+    with pytest.raises(InputError, match="not a results directory|missing columns"):
+        mrfq.plot(first, tmp_path / second)
+    assert sorted(p.name for p in first.iterdir()) == ["scenario.json", "summary.csv"]
+
+
+@pytest.mark.parametrize("output", [".", "/"])
+def test_plot_to_a_directory_is_an_input_error(tmp_path, output):
+    first = _finished(tmp_path / "a")
+    with pytest.raises(InputError) as caught:  # (it was a ValueError)
+        mrfq.plot(first, first, output=output)
+    assert caught.value.message == f"{output}: output: is a directory, not a file"
