@@ -33,7 +33,7 @@ from mrfq.console import (
     user_errors,
 )
 from mrfq.errors import InputError
-from mrfq.io import check_figure_formats, check_outputs, write_csv
+from mrfq.io import check_figure_formats, check_outputs, check_writable, write_csv
 from mrfq.scenario import FLUID_METHODS, PACKET_INITS, VIRTUAL_TIMES, load_scenario
 
 JOBS_HELP = "Local worker processes, at most 1024 (default: all cores)."
@@ -253,6 +253,8 @@ def plot(sources, output, formats, jobs):
     for source in sources:
         if not Path(source).exists():
             raise InputError("no such file or directory", None, source)
+    if output and sources:
+        check_writable(output)
     for item in api.plot(*sources, output=output, formats=formats, jobs=jobs,
                          progress=Progress.shown("fluid")):
         click.echo(f"wrote {item}")
