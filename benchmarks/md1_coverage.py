@@ -31,7 +31,7 @@ STATISTICS = (("mean", "mean_packet_sojourn", "packet_sojourn"),
               ("p50", "p50_sojourn", "p50_sojourn"),
               ("p95", "p95_sojourn", "p95_sojourn"),
               ("p99", "p99_sojourn", "p99_sojourn"),
-              ("fct", "mean_sojourn", "mean_sojourn"),
+              ("fct", "mean_fct", "mean_fct"),
               ("util", "utilisation_link", "utilisation_link"),
               ("jain", "jain_index", "jain_index"))
 

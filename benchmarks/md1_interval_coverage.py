@@ -45,7 +45,7 @@ if __name__ == "__main__":
     sojourn = 1 + rho / (2 * (1 - rho))
     print(f"rho {rho}, {flows} flows x {replications}, {seeds} seeds")
     print("gamma               ", coverage(table, "ci_low", "ci_high", 1 / sojourn))
-    print("mean FCT            ", coverage(table, "mean_sojourn_low", "mean_sojourn_high",
+    print("mean FCT            ", coverage(table, "mean_fct_low", "mean_fct_high",
                                            sojourn))
     print("mean packet sojourn ", coverage(table, "packet_sojourn_low",
                                            "packet_sojourn_high", sojourn))

@@ -263,6 +263,12 @@ def _plot_source(source: Any, target: Path | None
     if path.is_dir():
         if not any((path / name).is_file() for name in _DRAWABLE):
             raise InputError("not a results directory (no scenario.json)", None, str(path))
+        if ((path / pipeline.FLOWS_FILE).is_file() and not any(
+                (path / name).is_file() for name in (pipeline.TIMELINE_FILE,
+                                                     pipeline.SUMMARY_FILE))):
+            raise InputError(f"missing: this flows run's timeline ({pipeline.FLOWS_FILE} is "
+                             "here): run mrfq flows again", None,
+                             str(path / pipeline.TIMELINE_FILE))
         return path, target, str(path), folder
     table = io.read_table(path, dtype={"class": str, "policy": str})
     return (pipeline.fluid_rows(table, str(path)), target or path.with_suffix(""), str(path),

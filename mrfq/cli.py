@@ -12,6 +12,7 @@ written), 3 internal error (a bug: the traceback is printed), 130 interrupted, 1
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -65,7 +66,18 @@ class _OneLineErrors(click.Group):
             param = getattr(exc, "param", None)
             where = (param.opts[-1] if param is not None and param.opts else
                      param.human_readable_name if param is not None else "usage")
-            if isinstance(exc, click.exceptions.MissingParameter):
+            command = exc.ctx.info_name if exc.ctx and exc.ctx.parent else None
+            see = f"see mrfq {command} -h" if command else "see mrfq -h"
+            # (click ≥ 8.4 raises NoSuchCommand; older ones a UsageError with this text)
+            unknown = re.fullmatch(r"No such command '(.*?)'\.(?:\s*Did you mean '(.*?)'\?)?",
+                                   exc.format_message().strip())
+            if isinstance(exc, click.exceptions.NoSuchOption) or unknown:
+                where, kind, close = ((exc.option_name, "option", sorted(exc.possibilities))
+                                      if not unknown else (unknown[1], "command",
+                                                           [m for m in unknown.groups()[1:] if m]))
+                problem = (f"no such {kind} (did you mean {' or '.join(close)}?)" if close
+                           else f"no such {kind} ({see})")
+            elif isinstance(exc, click.exceptions.MissingParameter):
                 problem = "missing (see mrfq COMMAND -h)"
             elif isinstance(exc, click.exceptions.BadParameter):
                 problem = exc.message
@@ -195,7 +207,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
     ran_with = registry.get(registry.PACKET, policy).parameters  # (columns of simulate's)
     _show(result.classes, ["policy", *ran_with, "load", "class", "gamma", "ci_low", "ci_high",
                            "flows_measured", "ratio_estimate", "little_gamma",
-                           "achieved_precision", "replications", "mean_sojourn",
+                           "achieved_precision", "replications", "mean_fct",
                            "mean_slowdown", "mean_packet_sojourn", "p99_sojourn",
                            "jain_index"])
     _warn(result.classes)

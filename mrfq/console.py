@@ -45,7 +45,7 @@ def _as_option(exc: InputError) -> InputError:
             if isinstance(param, click.Option) and param.name == exc.field:
                 exc.field = max(param.opts, key=len)
     elif ctx is not None and exc.source is not None and exc.field is None \
-            and not _is_input(ctx, exc.source):
+            and (exc.output or not _is_input(ctx, exc.source)):
         # a path the layers below cannot name (a results directory): the option that gave it
         for param in ctx.command.params:
             given = ctx.params.get(param.name)

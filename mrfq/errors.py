@@ -9,10 +9,14 @@ from __future__ import annotations
 class InputError(Exception):
     """A user-fixable problem with an input (scenario file, option, argument)."""
 
-    def __init__(self, problem: str, field: str | None = None, source: str | None = None):
+    def __init__(self, problem: str, field: str | None = None, source: str | None = None,
+                 *, output: bool = False):
         self.problem = problem
         self.field = field
         self.source = source
+        # about a path the run would write (a results directory): the CLI names the option
+        # that gave it even when the same path is also an input (``flows a.toml -o a.toml``)
+        self.output = output
         super().__init__(self.message)
 
     @property

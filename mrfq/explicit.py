@@ -91,11 +91,12 @@ def parse_flows(raw_flows: Any, raw_timeline: Any, class_names: list[str], windo
                               nonnegative=True)
         stop = fields.number(raw.get("stop", timeline.duration), f"{where}.stop", source,
                              positive=True)
-        if not start < stop:
-            raise InputError(f"must be after start ({start:g})", f"{where}.stop", source)
-        if start >= timeline.duration:  # (its service would be in no interval)
+        if start >= timeline.duration:  # (its service would be in no interval; said first:
+            # a stop left out is the duration, so "stop must be after start" would blame it)
             raise InputError(f"must be before timeline.duration ({timeline.duration:g}), "
                              f"where the timeline ends, got {start:g}", f"{where}.start", source)
+        if not start < stop:
+            raise InputError(f"must be after start ({start:g})", f"{where}.stop", source)
         rate = fields.number(raw.get("rate", 0.0), f"{where}.rate", source, nonnegative=True)
         # (compared as a float: (stop − start) · rate may be infinite, which math.ceil
         # turned into a traceback)

@@ -102,10 +102,8 @@ def vector(value: Any, length: int, field: str, source: str | None,
     if len(value) != length:
         raise InputError(f"has {len(value)} entries, expected {length} ({what})", field,
                          source)
-    out = np.array([number(v, f"{field}[{i}]", source) for i, v in enumerate(value)])
-    negative = np.flatnonzero(out < 0)
-    if negative.size:
-        raise InputError(f"negative entry {out[negative[0]]:g}", field, source)
+    out = np.array([number(v, f"{field}[{i}]", source, nonnegative=True)
+                    for i, v in enumerate(value)])
     if not np.any(out > 0):
         raise InputError("all entries are zero", field, source)
     return out

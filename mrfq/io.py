@@ -125,7 +125,7 @@ def check_writable_dir(path: str | Path, field: str | None = None,
     there (:func:`check_results_dir`)."""
     path = Path(path)
     if path.exists() and not path.is_dir():
-        raise InputError("exists and is not a directory", field, str(path))
+        raise InputError("exists and is not a directory", field, str(path), output=True)
     if run is not None:  # a results directory: of this kind of run, or new
         check_results_dir(path, run)
     _probe_directory(path, field, path)
@@ -138,7 +138,7 @@ def _probe_directory(directory: Path, field: str | None, shown: Path) -> None:
     while not ancestor.exists() and ancestor != ancestor.parent:
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        raise InputError(f"{ancestor} is not a directory", field, str(shown))
+        raise InputError(f"{ancestor} is not a directory", field, str(shown), output=True)
     for attempt in range(3):
         made = []
         try:
@@ -157,10 +157,10 @@ def _probe_directory(directory: Path, field: str | None, shown: Path) -> None:
             # another run's check removed a directory it had made under ours: try again
             if attempt == 2:
                 raise InputError("cannot be written (No such file or directory)", field,
-                                 str(shown)) from None
+                                 str(shown), output=True) from None
         except OSError as exc:
             raise InputError(f"cannot be written ({exc.strerror or exc})", field,
-                             str(shown)) from None
+                             str(shown), output=True) from None
         finally:
             for level in reversed(made):
                 with contextlib.suppress(OSError):  # another run may be filling it by now

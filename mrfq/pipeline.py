@@ -25,12 +25,14 @@ from mrfq.io import check_figure_formats, check_not_directories, check_writable_
 from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES, load_trace, trace_tables
 from mrfq.packet.flows import run_flows
 from mrfq.scenario import FLUID_METHODS, Scenario, load_scenario, scenario_from_dict
+from mrfq.scenario.checks import MIN_TOLERANCE, TOLERANCE_FLOOR
 from mrfq.sweeps import (
     KINDS,
     SCENARIO_FILE,
     SIZE_BINS_FILE,
     SUMMARY_FILE,
     VALIDATION_FILE,
+    check_same_scenario,
     load_records,
     read_summary,
     run_sweep,
@@ -217,6 +219,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
               for p in (policies or scenario.packet.policies)]
     results = Path(results_dir) if results_dir else default_results_dir(scenario)
     check_writable_dir(results, run="flows")
+    check_same_scenario(results, scenario, (FLOWS_FILE, TIMELINE_FILE))
     runs = [run_flows(scenario, p, seed, chosen) for p in chosen]
     results.mkdir(parents=True, exist_ok=True)
     store_scenario(scenario, results)  # for `mrfq plot DIR`'s name and title
@@ -261,8 +264,9 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     values = tuple(dict.fromkeys(float(v) for v in (loads or scenario.load_values)))
     for value in values:
         scenario.check_load(value, "loads" if loads else "load.values", in_file=not loads)
-    if tolerance is not None and not 0 < tolerance < 1:  # (a relative error)
-        raise InputError(f"must be in (0, 1), got {tolerance:g}", "tolerance")
+    if tolerance is not None and not MIN_TOLERANCE <= tolerance < 1:  # (a relative error)
+        raise InputError(TOLERANCE_FLOOR.format(tolerance) if 0 < tolerance < MIN_TOLERANCE
+                         else f"must be in [1e-9, 1), got {tolerance:g}", "tolerance")
     if method is not None and method not in FLUID_METHODS:
         raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
                          "method")

@@ -409,9 +409,9 @@ def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
     :data:`MOST_COLUMNS` to a row, time ticks under every bottom panel), each flow's
     dominant share (its share of its dominant resource) per interval, and, dashed in the
     flow's colour, its fair share (``fair_share``: the fluid allocation the policy
-    realises; absent for a baseline). One legend. The y axis reaches the largest share:
-    an interval's service is that of the packets completing in it, so a share can exceed
-    1 by one packet's service over the interval: a binning artefact, drawn, not clipped."""
+    realises; absent for a baseline). One legend. A packet's service is split over the
+    intervals it spans, so no share exceeds 1; the y axis reaches 1.05, or the largest
+    share of a table written before that rule (drawn, not clipped)."""
     rows = timeline[timeline["resource"] == "dominant"]
     policies, flows = list(dict.fromkeys(rows["policy"])), list(dict.fromkeys(rows["flow"]))
     grid, columns = _grid(len(policies))
@@ -440,7 +440,7 @@ def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
         ax.set_title(label(policy))
         ax.set_ylim(0, max(1.05, 1.03 * top))
         ax.grid(alpha=0.3)
-    _bottom_row_labels(axes, len(policies), "time")
+    _bottom_row_labels(axes, len(policies), "time (time units)")
     for ax in axes[:, 0]:
         ax.set_ylabel("dominant share")
     handles = [Line2D([], [], color=_colour(i), label=flow) for i, flow in enumerate(flows)]

@@ -97,7 +97,8 @@ class Progress:
         sys.stderr.flush()
 
     def _text(self, done: int, total: int, now: float) -> str:
-        eta = eta_seconds(done, total, self._run[0], now - self._run[1])
+        eta = 0.0 if done >= total else eta_seconds(done, total, self._run[0],
+                                                    now - self._run[1])
         shown = "     ?" if eta is None else f"{eta:6.1f}s"
         return (f"{self.label}: {done}/{total} ({100 * done / total:5.1f}%) elapsed "
                 f"{now - self.started:6.1f}s eta {shown}")

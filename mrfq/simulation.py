@@ -17,6 +17,7 @@ from mrfq.errors import InputError
 from mrfq.executor import execute
 from mrfq.kinds import Point, packet
 from mrfq.kinds.packet import (
+    MEAN_FCT_COLUMNS,
     combine_packet_records,
     fluid_reference,
     run_point,
@@ -131,7 +132,8 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
     simulated = time.perf_counter() - started
     records = plan.used(group)
     summary = combine_packet_records(scenario, records, confidence,
-                                     fluid_reference(scenario, policy, load))
+                                     fluid_reference(scenario, policy, load)
+                                     ).rename(columns=MEAN_FCT_COLUMNS)  # (as a summary's)
     summary.insert(0, "class_load", scenario.class_loads(load))
     summary.insert(0, "load", load)
     for name in reversed(policies.get(policies.PACKET, policy).parameters):
@@ -143,6 +145,7 @@ def simulate(scenario: Scenario | str, policy: str, load: float, seed: int | Non
         table = pd.DataFrame(record["classes"])
         table = table.drop(columns=[c for c in table if c.startswith(("batch_", "size_bin_"))
                                     or c in ("packet_hist", "packet_hist_offset")])
+        table = table.rename(columns=MEAN_FCT_COLUMNS)
         table.insert(0, "class", scenario.class_names)
         table.insert(0, "replication", record["replication"])
         per_replication.append(table)

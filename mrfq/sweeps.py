@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -108,6 +108,25 @@ def store_scenario(scenario: Scenario, results_dir: str | Path) -> None:
     """Write the scenario a results directory holds (replacing an older version)."""
     with atomic_path(Path(results_dir) / SCENARIO_FILE) as tmp:
         tmp.write_text(json.dumps(scenario.to_dict(), indent=1))
+
+
+def check_same_scenario(results_dir: str | Path, scenario: Scenario,
+                        markers: Sequence[str]) -> None:
+    """InputError when ``results_dir`` holds a run (any of its ``markers`` files) of a
+    scenario of another name: that run's figures, named after its scenario, would stay
+    beside this run's, drawn from tables this run replaces. Only the stored scenario's
+    name is read: one that cannot be read is no reason to refuse (it is replaced)."""
+    results = Path(results_dir)
+    if not any((results / marker).is_file() for marker in markers):
+        return
+    try:
+        other = json.loads((results / SCENARIO_FILE).read_text(encoding="utf-8"))["name"]
+    except (OSError, ValueError, TypeError, KeyError):
+        return
+    if isinstance(other, str) and other != scenario.name:
+        raise InputError(f"holds the run of scenario {other!r} ({', '.join(markers)}): give "
+                         f"this run of {scenario.name!r} a directory of its own", None,
+                         str(results), output=True)
 
 
 def stored_scenario(results_dir: str | Path) -> Scenario:

@@ -79,6 +79,23 @@ def packet_uniform(key: int, flow: int, number: int) -> float:
     return (x >> 11) * 2.0 ** -53
 
 
+def record_service(row: list, interval: float, bins: int, t: float, s: float) -> None:
+    """A packet served in [t − s, t] at one resource: add to ``row[b]`` the time that
+    service overlaps the interval [b·interval, (b+1)·interval), b < ``bins`` (one interval
+    holding it all gets s itself)."""
+    first = max(0, math.floor((t - s) / interval))
+    last = math.floor(t / interval)
+    if first >= bins:
+        return
+    if first == last:
+        row[first] += s
+        return
+    for b in range(first, min(last, bins - 1) + 1):
+        overlap = min(t, (b + 1) * interval) - max(t - s, b * interval)
+        if overlap > 0:
+            row[b] += overlap
+
+
 def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: int,
                        mean_size: float, window: int, delta: float | None = None,
                        virtual_time: str = "in-service",
@@ -118,8 +135,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
     ``window``); ``class_period`` > 0: an open-loop flow, one packet every period from
     its arrival until it has offered its size, dropped when it already has its window in
     the router; ``class_stop``: a windowed flow injects nothing at a departure at or after
-    that time. With ``interval`` > 0, ``record["timeline"][k][j][b]`` is the service time
-    class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``, and
+    that time. With ``interval`` > 0, ``record["timeline"][k][j][b]`` is the time resource j spent
+    serving class k in [b·interval, (b+1)·interval), b < ``bins`` (:func:`record_service`), and
     ``record["dropped"][k]`` the open-loop packets dropped. With a ``record``, also
     ``record["sojourns"]``: (flow index, class, sojourn) of every departing packet of the
     flows 0 … flows−1, in departure order (sojourn: from the packet's injection into the
@@ -385,8 +402,8 @@ def simulate_reference(scenario, policy: str, class_loads, seed_seq, *, flows: i
                 v_idle[router[j]] = before
             flow = packet["flow"]
             flow["queue"][j] -= 1
-            if interval > 0 and int(t / interval) < bins:
-                timeline[flow["class"]][j][int(t / interval)] += packet["s"][j]
+            if interval > 0:
+                record_service(timeline[flow["class"]][j], interval, bins, t, packet["s"][j])
             later = packet["route"][packet["route"].index(j) + 1:]
             if later and policy == "mr3" and router[later[0]] != router[j]:
                 inside[router[j]] -= 1  # it leaves the router for the next one's ingress

@@ -108,5 +108,105 @@ def test_the_allocate_table_shows_the_three_properties(tmp_path):
     for key in ("single_resource_fair", "bottleneck_fair", "population_monotonic"):
         assert [row.split(",")[header.index(key)] for row in table[1:]] == ["True"] * 6
     slides = CliRunner().invoke(main, ["allocate", "drf_slides", "--policies", "drf"])
-    assert "  bottleneck_fair      unknown (not applicable: no single dominant resource " \
-           "shared by every user)" in slides.stdout.splitlines()
+    assert "  bottleneck_fair      unknown (not applicable: no dominant resource shared " \
+           "by every user)" in slides.stdout.splitlines()
+
+
+# --- fixes of the twenty-sixth session's review of the lab (2026-11-28) ----------------
+
+# two servers, CPU every user's dominant resource of the pool; the first server's 0.5 GB
+# leaves 5 of its 10 CPU usable (tasks of 0.1 GB), so at most 15 CPU can be used: the
+# feasible max-min is 7.5 CPU each, not the pooled water-filling's 10
+TWO_SERVERS = Problem(capacity=[[10.0, 0.5], [10.0, 10.0]],
+                      demand=[[1.0, 0.1], [1.0, 0.2]])
+
+
+def test_bottleneck_fairness_benchmark_is_the_feasible_max_min_on_several_servers():
+    """DRFH equalises global dominant shares, here CPU amounts, over what the servers
+    allow: 7.5 and 7.5 tasks, bottleneck fair (DRFH Proposition 6). The pooled benchmark
+    said 10 and called DRFH unfair; per-server DRF (7.5 and 6.25) is not."""
+    drfh = allocate(TWO_SERVERS, "drfh")
+    np.testing.assert_allclose(drfh.user_tasks, [7.5, 7.5], atol=1e-6)
+    assert bottleneck_fairness(drfh).holds is True
+    verdict = bottleneck_fairness(allocate(TWO_SERVERS, "per-server-drf"))
+    assert verdict.holds is False
+    assert verdict.detail["max_min_amount"] == pytest.approx(7.5)
+    # weighted, random capacities (the review's case): DRFH holds
+    weighted = Problem(capacity=[[9.11, 2.95], [1.3, 2.81]],
+                       demand=[[0.76, 0.99], [1.82, 1.42]], weights=[2.0, 1.0])
+    assert bottleneck_fairness(allocate(weighted, "drfh")).holds is True
+
+
+def test_bottleneck_fairness_takes_a_tied_dominant_resource():
+    """The DRF slides' asset-fairness example (70 CPU, 70 GB; <2, 2> and <1, 2>): user 1's
+    two resources tie, memory is user 2's, so memory is everyone's dominant resource. DRF
+    gives 17.5 tasks each, 35 GB each: fair; asset fairness 15 and 20 tasks, 30 and 40 GB:
+    not (it said "unknown" before)."""
+    slides = Problem(capacity=[[70.0, 70.0]], demand=[[2.0, 2.0], [1.0, 2.0]])
+    assert bottleneck_fairness(allocate(slides, "drf")).holds is True
+    verdict = bottleneck_fairness(allocate(slides, "asset"))
+    assert verdict.holds is False
+    assert (verdict.detail["resource"], verdict.detail["max_min_amount"]) == ("r2",
+                                                                             pytest.approx(35))
+
+
+def test_a_whole_task_rule_missing_the_divisible_max_min_is_unknown_not_unfair():
+    """One resource of 1, two users of 0.4: 0.5 each is no whole-task allocation, and
+    online DRF's 0.4 each is the best there is. Divisible DRF still holds."""
+    one = Problem(capacity=[[1.0]], demand=[[0.4], [0.4]])
+    verdict = single_resource_fairness(allocate(one, "drf-online"))
+    assert verdict.holds is None and "whole tasks" in verdict.detail["reason"]
+    assert single_resource_fairness(allocate(one, "drf")).holds is True
+    # a whole-task rule far from fair is still unknown, never "yes"
+    assert bottleneck_fairness(allocate(TWO_SERVERS, "drfh-best-fit")).holds is None
+
+
+def test_tsf_gives_a_user_no_server_can_host_nothing_instead_of_crashing():
+    """Servers (4 CPU, 0 GB) and (0 CPU, 4 GB): a task of (1, 1) fits nowhere, T = 0. TSF
+    divided by T (a traceback, exit 3); now that user gets 0 tasks and the other all 4,
+    as under DRFH."""
+    split = Problem(capacity=[[4.0, 0.0], [0.0, 4.0]], demand=[[1.0, 1.0], [1.0, 0.0]])
+    np.testing.assert_array_equal(split.tasks_alone(), [0.0, 4.0])
+    tsf = allocate(split, "tsf")
+    np.testing.assert_allclose(tsf.user_tasks, [0.0, 4.0], atol=1e-9)
+    np.testing.assert_allclose(allocate(split, "drfh").user_tasks, [0.0, 4.0], atol=1e-9)
+    from mrfq.allocation import dedicated_weights
+    assert np.all(np.isfinite(dedicated_weights(split)))
+
+
+def test_allocate_cli_runs_every_policy_on_a_problem_with_an_unhostable_user(tmp_path):
+    from click.testing import CliRunner
+
+    from mrfq.cli import main
+
+    path = tmp_path / "split.toml"
+    path.write_text('resources = ["cpu", "mem"]\n'
+                    '[[servers]]\nname = "a"\ncapacity = [4, 0]\n'
+                    '[[servers]]\nname = "b"\ncapacity = [0, 4]\n'
+                    '[[users]]\nname = "both"\ndemand = [1, 1]\n'
+                    '[[users]]\nname = "cpu"\ndemand = [1, 0]\n')
+    result = CliRunner().invoke(main, ["allocate", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "== tsf" in result.stdout
+
+
+def test_a_problem_without_users_is_an_input_error():
+    from mrfq.errors import InputError
+
+    with pytest.raises(InputError, match="no users"):
+        Problem(capacity=[[1.0, 1.0]], demand=np.zeros((0, 2)))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_single_server_drf(seed):
+    """DRFH §III's fourth property: on one server DRFH is DRF; so are TSF (T_i = the tasks
+    that fit alone: task shares are dominant shares) and per-server DRF. Random weighted
+    one-server problems of 2–4 users and 2–3 resources."""
+    rng = np.random.default_rng(seed)
+    n, m = rng.integers(2, 5), rng.integers(2, 4)
+    problem = Problem(capacity=[rng.uniform(5, 50, m)], demand=rng.uniform(0.1, 3, (n, m)),
+                      weights=rng.uniform(0.5, 3, n))
+    drf = allocate(problem, "drf").user_tasks
+    for policy in ("drfh", "tsf", "per-server-drf"):
+        np.testing.assert_allclose(allocate(problem, policy).user_tasks, drf, rtol=1e-6,
+                                   err_msg=policy)

@@ -24,7 +24,7 @@ BAD = {
     "unknown key": ('[load]\naxis = "link"\nvalus = [0.5]\n', "load.valus"),
     "unknown policy": ('[fluid]\npolicies = ["dfr"]\n', "fluid.policies"),
     "wrong length": ("", "classes[0].requirements"),
-    "negative": ("", "classes[0].requirements"),
+    "negative": ("", "classes[0].requirements[0]"),
     "all zero": ("", "classes[0].requirements"),
     "unstable": ('[load]\naxis = "link"\nvalues = [1.2]\n', "load.values[0]"),
     "repeated load": ('[load]\naxis = "link"\nvalues = [0.4, 0.4]\n', "load.values"),

@@ -33,10 +33,10 @@ def test_no_mean_interval_where_gammas_is_withheld_for_the_warm_up():
     for seed in range(3):
         row = _md1(RHO_HIGH, 20_000, 1000 + seed)
         assert row["ci_problem"].startswith("warm-up: this load relaxes")
-        for stem in ("mean_sojourn", "mean_slowdown", "jain_index", "packet_sojourn",
+        for stem in ("mean_fct", "mean_slowdown", "jain_index", "packet_sojourn",
                      "p50_sojourn", "p99_sojourn", "jain_overall", "utilisation_link"):
             assert np.isnan(row[f"{stem}_low"]) and np.isnan(row[f"{stem}_high"])
-        for problem in ("mean_sojourn_problem", "packet_ci_problem", "p99_sojourn_problem",
+        for problem in ("mean_fct_problem", "packet_ci_problem", "p99_sojourn_problem",
                         "utilisation_link_problem", "jain_overall_problem"):
             assert row[problem].startswith("warm-up: this load relaxes")
             assert row[problem].count("warm-up") == 1  # (a review found it twice)
@@ -49,12 +49,12 @@ def test_the_means_rest_on_the_flows_gamma_rests_on():
     equals the mean FCT."""
     row = _md1(0.9, 20_000, 1001)
     assert row["relaxation_batches"] > 0
-    assert row["ratio_estimate"] * row["mean_sojourn"] == pytest.approx(1.0, rel=1e-12)
-    assert row["mean_slowdown"] == pytest.approx(row["mean_sojourn"], rel=1e-12)
-    assert row["mean_packet_sojourn"] == pytest.approx(row["mean_sojourn"], rel=0.02)
-    for stem in ("mean_sojourn", "mean_slowdown", "packet_sojourn"):
+    assert row["ratio_estimate"] * row["mean_fct"] == pytest.approx(1.0, rel=1e-12)
+    assert row["mean_slowdown"] == pytest.approx(row["mean_fct"], rel=1e-12)
+    assert row["mean_packet_sojourn"] == pytest.approx(row["mean_fct"], rel=0.02)
+    for stem in ("mean_fct", "mean_slowdown", "packet_sojourn"):
         low, high = row[f"{stem}_low"], row[f"{stem}_high"]
-        assert low < row["mean_sojourn"] < high
+        assert low < row["mean_fct"] < high
 
 
 def test_mean_fct_interval_is_gammas_inverted():
@@ -63,7 +63,7 @@ def test_mean_fct_interval_is_gammas_inverted():
     order (the delta method's), over 5 lugsail batches (t with 4 degrees of freedom)."""
     row = _md1(0.9, 20_000, 1002)
     gamma_width = (row["ci_high"] - row["ci_low"]) / 2 / row["gamma"]
-    fct_width = (row["mean_sojourn_high"] - row["mean_sojourn_low"]) / 2 / row["mean_sojourn"]
+    fct_width = (row["mean_fct_high"] - row["mean_fct_low"]) / 2 / row["mean_fct"]
     assert fct_width == pytest.approx(gamma_width, rel=0.15)
     assert row["batches_used"] == 5
 
@@ -75,7 +75,7 @@ def test_mean_intervals_cover_at_load_09(rho, seeds, floor):
     seeds; 90.5% and 90.1% before). The half-widths stay below 30% of E[T]."""
     exact = 1 + rho / (2 * (1 - rho))
     rows = [_md1(rho, 20_000, 5000 + s) for s in range(seeds)]
-    for low, high in (("mean_sojourn_low", "mean_sojourn_high"),
+    for low, high in (("mean_fct_low", "mean_fct_high"),
                       ("packet_sojourn_low", "packet_sojourn_high")):
         given = [r for r in rows if not math.isnan(r[low])]
         assert len(given) >= 0.97 * seeds
@@ -133,6 +133,6 @@ def test_replications_with_too_few_flows_for_batches_keep_their_flows():
     rows = simulate(scenario, "drfq", 0.9).classes
     thin = rows.iloc[2]
     assert rows["relaxation_batches"].max() > 0 and thin["flows_measured"] < 240
-    assert not thin["mean_sojourn_problem"]
-    assert thin["mean_sojourn_low"] < thin["mean_sojourn"] < thin["mean_sojourn_high"]
+    assert not thin["mean_fct_problem"]
+    assert thin["mean_fct_low"] < thin["mean_fct"] < thin["mean_fct_high"]
     assert thin["mean_slowdown_low"] < thin["mean_slowdown"] < thin["mean_slowdown_high"]

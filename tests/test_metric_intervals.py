@@ -250,7 +250,7 @@ def test_md1_percentile_intervals_contain_the_exact_percentiles(replications, fl
         assert row[f"{stem}_problem"] == ""
         assert row[f"{stem}_low"] <= exact <= row[f"{stem}_high"]
         assert row[f"{stem}_high"] - row[f"{stem}_low"] <= 0.6 * exact
-    for stem in ("mean_sojourn", "mean_slowdown", "jain_index", "utilisation_link",
+    for stem in ("mean_fct", "mean_slowdown", "jain_index", "utilisation_link",
                  "jain_overall"):
         assert row[f"{stem}_problem"] == ""
         assert row[f"{stem}_low"] < row[stem] < row[f"{stem}_high"]
@@ -259,7 +259,7 @@ def test_md1_percentile_intervals_contain_the_exact_percentiles(replications, fl
     # 99%, fewer flows, and with few merged batches a large t)
     assert row["utilisation_link_high"] - row["utilisation_link_low"] <= 0.02
     assert row["jain_index_high"] - row["jain_index_low"] <= 0.1
-    assert row["mean_sojourn_high"] - row["mean_sojourn_low"] <= 0.5 * row["mean_sojourn"]
+    assert row["mean_fct_high"] - row["mean_fct_low"] <= 0.5 * row["mean_fct"]
 
 
 def test_delay_plot_draws_the_intervals(tmp_path):

@@ -61,12 +61,32 @@ def test_explicit_flows_match_reference(policy):
 def test_a_timeline_far_shorter_than_the_run_stays_in_its_array():
     """Intervals of 1e-20 (a 1e-19 timeline) and services at times ~1: t / interval is
     ~1e20, beyond an int64, and its conversion wrapped the bin index outside the
-    timeline array (memory corruption); no service falls in the timeline, as the
-    reference says."""
+    timeline array (memory corruption). The services that start at 0 span the whole
+    timeline, so each busy resource's intervals hold 1e-20 each, as the reference says."""
     run, record = _explicit("bmf", FIG3_CLASSES[:2], starts=[0.0, 0.0], sizes=[30, 30],
                             windows=[3, 3], periods=[0.0, 0.0], stops=[np.inf, np.inf],
                             interval=1e-20, bins=10)
-    assert not run.timeline.any() and np.all(np.isfinite(run.completion))
+    busy = run.timeline.sum(axis=0) / 1e-20  # [resource, bin]: the resource's busy share
+    assert np.all((busy == 0) | (np.abs(busy - 1) < 1e-9)) and busy.any()
+    assert np.all(np.isfinite(run.completion))
+
+
+@pytest.mark.parametrize("policy", ["drfq", "bmf", "mr3"])
+def test_an_interval_shorter_than_a_service_splits_it(policy):
+    """Intervals of 0.3 against services of up to 1 time unit: each interval holds the
+    time the resource spent on the flow in it, so no share exceeds 1 (a service counted
+    whole where it ended gave shares of 2 and 3 beside 0); the total is every packet's
+    service (two flows of 40 packets of the Figure 3 classes 1 and 2, all done inside the
+    120-unit timeline), and the kernel matches the reference exactly."""
+    run, _ = _explicit(policy, FIG3_CLASSES[:2], starts=[0.0, 0.7], sizes=[40, 40],
+                       windows=[4, 4], periods=[0.0, 0.0], stops=[np.inf, np.inf],
+                       interval=0.3, bins=400)
+    assert np.all(run.completion < 120)
+    busy = run.timeline.sum(axis=0) / 0.3  # [resource, bin]
+    assert busy.max() <= 1 + 1e-9 and busy.max() > 1 - 1e-9  # a busy interval: exactly 1
+    work = 40 * (np.array(FIG3_CLASSES[0]["requirements"])
+                 + np.array(FIG3_CLASSES[1]["requirements"]))
+    np.testing.assert_allclose(run.timeline.sum(axis=(0, 2)), work, rtol=1e-9)
 
 
 @pytest.mark.parametrize("policy", ["mr3", "bmf", "fifo"])
@@ -128,7 +148,7 @@ def test_fifo_does_not_isolate():
 
 def test_bottleneck_fq_fails_a_flow_whose_bottleneck_is_not_scheduled():
     """Bottleneck FQ on the link: flow B ⟨1, 0.1⟩ (dominant resource the CPU, which is
-    FIFO) gets 0.087 against its DRF share 1/3.1 = 0.323 (measured 27%): the rogue's
+    FIFO) gets 0.088 against its DRF share 1/3.1 = 0.323 (measured 27%): the rogue's
     packets fill the CPU queue ahead of it, and the fair link never sees the contest."""
     scenario, shares = _served_shares("bottleneck-fq")
     assert scenario.fq_resource_index == 1  # the link
@@ -138,8 +158,8 @@ def test_bottleneck_fq_fails_a_flow_whose_bottleneck_is_not_scheduled():
 def test_pf_gives_an_open_loop_flow_more_than_its_share():
     """A finding about BR's PF realisation (tags divided by the flow's queue length Q):
     the rogue's queue is up to its 300-packet buffer, the windowed flows' at most 30, so
-    PF weighs the rogue ~10× and it takes 0.643 (2.0× its fair share 0.323); C, which
-    shares both resources with it, keeps 0.147 (45%), B 0.213, A 0.377 (measured)."""
+    PF weighs the rogue ~10× and it takes 0.644 (2.0× its fair share 0.323); C, which
+    shares both resources with it, keeps 0.147 (45%), B 0.213, A 0.379 (measured)."""
     _, shares = _served_shares("pf")
     fair = 1 / 3.1
     assert shares["rogue"] > 1.5 * fair, shares.to_dict()
@@ -219,3 +239,37 @@ def test_a_lone_backlogged_flow_waits_behind_its_own_window(policy):
     # W = 8 is a bin's lower edge: the percentiles sit in [8, 8.25)
     for q in ("p50_sojourn", "p95_sojourn", "p99_sojourn"):
         assert W <= row[q] < W * (1 + 1 / 32)
+
+
+def test_memoryless_drfq_gives_a_light_flow_no_delay_protection():
+    """A finding (docs/models.md, "Delay protection"): a backlogged flow (W = 30) and an
+    open-loop flow at 0.4 packets per time unit, below its fair link share 0.5, both
+    ⟨0.5, 1⟩. Each gets what it offers under every policy, but the light flow's packets
+    wait behind the bulk flow's link queue under memoryless DRFQ (either clock), PF and
+    FIFO (~48 time units, the bulk flow's own), and pass it under BMF and dovetailing
+    (< 3) and MR3 (< 8): the bulk flow's newest packet, in service at the CPU, sets V."""
+    from mrfq.packet.flows import run_flows
+    from mrfq.scenario import scenario_from_dict
+
+    raw = {"resources": ["cpu", "link"],
+           "classes": [{"name": "a", "requirements": [0.5, 1.0]}],
+           "packet": {"window": 30, "seed": 1},
+           "timeline": {"duration": 1500, "interval": 50},
+           "flows": [{"name": "bulk", "class": "a"},
+                     {"name": "light", "class": "a", "rate": 0.4}]}
+    sojourn = {}
+    for clock in ("in-service", "started"):
+        scenario = scenario_from_dict({**raw, "packet": {**raw["packet"],
+                                                         "virtual_time": clock}})
+        for policy in ("drfq", "pf", "fifo", "bmf", "drfq-dovetail", "mr3"):
+            if clock == "started" and policy != "drfq":
+                continue
+            flows = run_flows(scenario, policy).flows.set_index("flow")
+            assert flows.loc["light", "dropped"] == 0
+            sojourn[policy if clock == "in-service" else "drfq:started"] = (
+                flows.loc["light", "mean_packet_sojourn"] / flows.loc["bulk",
+                                                                      "mean_packet_sojourn"])
+    for policy in ("drfq", "drfq:started", "pf", "fifo"):
+        assert sojourn[policy] > 0.9, sojourn
+    for policy, bound in (("bmf", 0.06), ("drfq-dovetail", 0.06), ("mr3", 0.16)):
+        assert sojourn[policy] < bound, sojourn

@@ -49,8 +49,8 @@ def test_fifo_single_packet_flows_is_md1(rho):
     assert row["packet_sojourn_low"] <= exact <= row["packet_sojourn_high"]
     assert row["packet_sojourn_high"] - row["packet_sojourn_low"] <= 0.08 * exact
     # single-packet flows: the packet's sojourn is the flow's (up to the bucket cut)
-    assert row["mean_packet_sojourn"] == pytest.approx(row["mean_sojourn"], rel=0.01)
-    assert row["mean_slowdown"] == pytest.approx(row["mean_sojourn"], rel=1e-12)
+    assert row["mean_packet_sojourn"] == pytest.approx(row["mean_fct"], rel=0.01)
+    assert row["mean_slowdown"] == pytest.approx(row["mean_fct"], rel=1e-12)
     assert row["utilisation_link"] == pytest.approx(rho, rel=0.015)
     assert row["p50_sojourn"] < row["mean_packet_sojourn"] < row["p99_sojourn"]
 

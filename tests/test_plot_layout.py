@@ -107,12 +107,12 @@ def test_seven_timelines_make_a_grid_with_time_ticks_under_every_column(captured
     labelled, columns = _ticks_and_columns(captured[0])
     assert labelled == [False, False, False, True, True, True, True] and columns == 4
     shown = [ax for ax in captured[0].axes if ax.get_visible()]
-    assert [ax.get_xlabel() for ax in shown] == [""] * 3 + ["time"] * 4
+    assert [ax.get_xlabel() for ax in shown] == [""] * 3 + ["time (time units)"] * 4
 
 
 def test_a_share_above_one_is_drawn_not_clipped(captured):
-    """Service is counted when a packet completes, so an interval can hold more than its
-    length of service (mrfq.packet.flows): 1.14 must stay on the axes."""
+    """A timeline written before services were split over intervals (2026-11-28) could
+    hold more than an interval's length of service: 1.14 must stay on the axes."""
     plots.dominant_share_over_time(_timeline(["fifo"], top=1.14), "x")
     assert captured[0].axes[0].get_ylim()[1] >= 1.14
     captured.clear()

@@ -165,7 +165,7 @@ def test_a_truncation_tolerance_of_one_or_more_is_refused(tmp_path):
                            "0.3", "--tolerance", "2", "-o", str(tmp_path / "f.csv")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "error: --tolerance: must be in (0, 1), got 2"
+    assert proc.stderr.strip() == "error: --tolerance: must be in [1e-9, 1), got 2"
     assert not (tmp_path / "f.csv").exists()
     raw = load_scenario("quickstart").to_dict()
     with pytest.raises(InputError, match="fluid.tolerance: must be < 1"):

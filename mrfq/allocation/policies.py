@@ -226,9 +226,14 @@ def per_server_drf(problem: Problem) -> Allocation:
 def tsf(problem: Problem) -> Allocation:
     """Task share fairness: weighted max-min of task shares tasks_i / T_i with placement
     constraints. Its sharing incentive needs weights from the dedicated pools
-    (:func:`mrfq.allocation.properties.dedicated_weights`)."""
+    (:func:`mrfq.allocation.properties.dedicated_weights`). A user with T_i = 0 (no
+    server has every resource its task needs) runs nothing under any placement, so its
+    task share is moot: it gets 0 tasks and the others share as without it."""
     alone = problem.tasks_alone()
-    tasks, level = max_min(problem, 1.0 / alone)
+    # (any positive per-task level will do for such a user: its LP columns are forced to
+    # 0 by the servers' zero capacities, so max_min freezes it at 0 first)
+    per_task = 1.0 / np.where(alone > 0, alone, 1.0)
+    tasks, level = max_min(problem, per_task)
     return Allocation(problem, tasks, NAME.TSF, {"task_share_levels": level,
                                               "tasks_alone": alone})
 

@@ -39,6 +39,8 @@ class Problem:
         set_ = object.__setattr__
         set_(self, "capacity", cap)
         set_(self, "demand", dem)
+        if n == 0:
+            raise InputError("no users: give at least one demand row", "demand")
         if cap.shape[1] != m:
             raise InputError(f"servers have {cap.shape[1]} resources, demands {m}",
                              "capacity")

@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 
+from mrfq.allocation.policies import max_min
 from mrfq.allocation.problem import Allocation, Problem
 
 TOL = 1e-6
@@ -54,9 +55,11 @@ HOLDS = Verdict(True, None)
 def dedicated_weights(problem: Problem, pools: np.ndarray | None = None) -> np.ndarray:
     """TSF weights from dedicated pools: each job's task share in its own pool
     (dedicated tasks / tasks alone on the whole cluster). Weighted TSF with these
-    weights provides sharing incentive (Wang et al., TSF, §3)."""
-    dedicated = [problem.dedicated_tasks(i, pools) for i in range(problem.n_users)]
-    return np.array(dedicated) / problem.tasks_alone()
+    weights provides sharing incentive (Wang et al., TSF, §3). A user that can run no
+    task anywhere (T_i = 0) gets weight 1: it runs nothing under any weight."""
+    dedicated = np.array([problem.dedicated_tasks(i, pools) for i in range(problem.n_users)])
+    alone = problem.tasks_alone()
+    return np.where(alone > 0, dedicated / np.where(alone > 0, alone, 1.0), 1.0)
 
 
 def sharing_incentive(allocation: Allocation, reference: Problem | None = None,
@@ -206,39 +209,55 @@ def strategy_proofness_probe(problem: Problem, rule: Callable[[Problem], Allocat
 
 
 def _max_min_amounts(problem: Problem, r: int) -> np.ndarray:
-    """Weighted max-min fair amounts of the pooled resource r (water-filling): user i
-    gets min(its cap, w_i t), Σ = C_r; its cap is max_tasks_i · d_ir."""
-    cap = problem.max_tasks * problem.demand[:, r]
-    w = problem.weights
-    lo, hi = 0.0, float(problem.total[r] / w.min())
-    for _ in range(200):  # bisection on the water level t
-        t = (lo + hi) / 2
-        if np.minimum(cap, w * t).sum() < problem.total[r]:
-            lo = t
-        else:
-            hi = t
-    return np.minimum(cap, w * hi)
+    """Weighted max-min fair amounts of resource r over the feasible allocations: user i
+    gets x_i d_ir with every server's capacities, the caps (max_tasks) and placement
+    respected. On one server, or with one resource and no placement constraints, that is
+    the water-filling of the pooled resource (user i: min(its cap, w_i t), Σ = C_r);
+    otherwise the other resources of a server can leave part of r unusable (a server of 10
+    CPU and 0.5 GB: 5 CPU for tasks of 1 CPU and 0.1 GB), and it is the sequential LPs of
+    :func:`mrfq.allocation.policies.max_min` on r's shares."""
+    if problem.allowed.all() and (problem.capacity.shape[0] == 1
+                                  or problem.demand.shape[1] == 1):
+        cap = problem.max_tasks * problem.demand[:, r]
+        w = problem.weights
+        lo, hi = 0.0, float(problem.total[r] / w.min())
+        for _ in range(200):  # bisection on the water level t
+            t = (lo + hi) / 2
+            if np.minimum(cap, w * t).sum() < problem.total[r]:
+                lo = t
+            else:
+                hi = t
+        return np.minimum(cap, w * hi)
+    _, level = max_min(problem, problem.demand[:, r] / problem.total[r])
+    return level * problem.total[r]
 
 
 def _max_min_verdict(allocation: Allocation, r: int, premise: str) -> Verdict:
     problem = allocation.problem
-    if not problem.allowed.all():
-        return Verdict(None, {"reason": "placement constraints: the max-min benchmark of "
-                                        "one pooled resource does not apply"})
     fair = _max_min_amounts(problem, r)
     got = allocation.user_tasks * problem.demand[:, r]
     i = int(np.argmax(np.abs(got - fair)))
     if abs(got[i] - fair[i]) > 1e-6 * problem.total[r]:  # relative: any units
-        return Verdict(False, {"user": problem.users[i], "premise": premise,
-                               "resource": problem.resources[r], "amount": float(got[i]),
-                               "max_min_amount": float(fair[i])})
+        detail = {"user": problem.users[i], "premise": premise,
+                  "resource": problem.resources[r], "amount": float(got[i]),
+                  "max_min_amount": float(fair[i])}
+        if allocation.whole_tasks:
+            # the max-min of divisible tasks is no benchmark for whole ones (one resource
+            # of 1, two users of 0.4: 0.5 each is no allocation), and a whole-task max-min
+            # need not be unique ((t, t + 1) or (t + 1, t)): no verdict either way
+            return Verdict(None, {"reason": f"whole tasks: {problem.users[i]} holds "
+                                            f"{got[i]:.6g} of {problem.resources[r]}, the "
+                                            f"divisible max-min {fair[i]:.6g}, which whole "
+                                            "tasks need not reach"})
+        return Verdict(False, detail)
     return HOLDS
 
 
 def single_resource_fairness(allocation: Allocation) -> Verdict:
-    """With a single resource, the allocation is the (weighted) max-min fair one of the
-    pooled resource, users capped by their tasks (DRFH §III; DRF §3). Unknown (not
-    applicable) with several resources."""
+    """With a single resource, the allocation is the (weighted) max-min fair one of that
+    resource, users capped by their tasks and placement respected (DRFH §III, Proposition
+    5; DRF §3). Unknown (not applicable) with several resources, and for a whole-task rule
+    that misses the divisible max-min (see :func:`bottleneck_fairness`)."""
     if allocation.problem.demand.shape[1] != 1:
         return Verdict(None, {"reason": "not applicable: more than one resource"})
     return _max_min_verdict(allocation, 0, "one resource")
@@ -246,17 +265,20 @@ def single_resource_fairness(allocation: Allocation) -> Verdict:
 
 def bottleneck_fairness(allocation: Allocation) -> Verdict:
     """When every user has the same (global) dominant resource r, the allocation is the
-    weighted max-min fair one of resource r (DRFH §III, Proposition 6). Unknown (not
-    applicable) when the users' dominant resources differ or tie."""
+    weighted max-min fair one of resource r over the feasible allocations (DRFH §III,
+    Proposition 6: DRFH's global dominant shares are then r's shares). A user whose
+    dominant resources tie has each of them as its dominant one, so r is any resource in
+    every user's set (the first). Unknown (not applicable) when no resource is in every
+    user's set, and for a whole-task rule (``drf-online``, First-/Best-Fit DRFH) that
+    misses the divisible max-min, which whole tasks need not reach."""
     problem = allocation.problem
     share = problem.demand / problem.total
     tops = share.max(axis=1, keepdims=True)
-    dominant = {tuple(np.flatnonzero(row >= top * (1 - 1e-12)))
-                for row, top in zip(share, tops, strict=True)}
-    if len(dominant) != 1 or len(next(iter(dominant))) != 1:
-        return Verdict(None, {"reason": "not applicable: no single dominant resource "
-                                        "shared by every user"})
-    r = next(iter(dominant))[0]
+    common = np.all(share >= tops * (1 - 1e-12), axis=0)
+    if not common.any():
+        return Verdict(None, {"reason": "not applicable: no dominant resource shared by "
+                                        "every user"})
+    r = int(np.flatnonzero(common)[0])
     return _max_min_verdict(allocation, r, f"every user's dominant resource is "
                                            f"{problem.resources[r]}")
 

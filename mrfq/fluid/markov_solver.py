@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike
 from mrfq.errors import InputError
 from mrfq.fluid import kernels
 from mrfq.fluid.problem import MarkovResult, as_problem, check_truncation, stable_loads
+from mrfq.scenario.checks import MIN_TOLERANCE, TOLERANCE_FLOOR
 
 #: bump when the solver's results change; part of every stored fluid point's key
 #: (:func:`mrfq.fluid.laws.solver_version`). Not bumped for the records' ``flow_variance``
@@ -322,6 +323,8 @@ def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
     final level. BLAS threads are the caller's (:mod:`mrfq.fluid.markov` pins one).
     """
     check_truncation(tolerance, max_level)
+    if tolerance < MIN_TOLERANCE:  # (the estimate counts truncation only)
+        raise InputError(TOLERANCE_FLOOR.format(tolerance), "tolerance")
     a, _, w = as_problem(requirements, None, weights)
     rho = stable_loads(a, loads, nonzero=True)
     resource_load = rho @ a
@@ -358,7 +361,8 @@ def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
         estimate = change
         ratio = None
         if history:
-            with np.errstate(divide="ignore", invalid="ignore"):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                # (over: a change of 0 after one at rounding level, raised to a power)
                 ratio = (change / np.maximum(history[-1], 1e-300)) ** (step / steps[-1])
             ratio = np.where(change > 0, ratio, 0.0)
         if ratio is not None and ratios:
@@ -367,7 +371,8 @@ def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
             # step is far too small, and q creeps up as L grows (one ratio, undoubled,
             # underestimated the true error up to 109x on the exact anchors)
             q = 2.0 * np.maximum(ratio, ratios[-1])
-            estimate = np.where(q < 0.5, change * q / (1.0 - q), change)
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                estimate = np.where(q < 0.5, change * q / (1.0 - q), change)
         if ratio is not None:
             ratios.append(ratio)
         history.append(change)

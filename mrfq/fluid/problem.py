@@ -39,7 +39,9 @@ def floats(value: ArrayLike, field: str, ndmin: int = 0) -> np.ndarray:
 
 def check_truncation(tolerance: float, max_level: int | None = None) -> None:
     """InputError unless ``tolerance`` (a relative truncation error) is a number in
-    (0, 1) and ``max_level``, if given, an integer ≥ 1."""
+    (0, 1) and ``max_level``, if given, an integer ≥ 1 (the Markov solver of DRF, PF and
+    BMF also refuses a tolerance below MIN_TOLERANCE, which its linear solves cannot
+    honour)."""
     if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real) \
             or not 0 < tolerance < 1:
         raise InputError(f"must be a number in (0, 1), got {tolerance!r}", "tolerance")

@@ -68,6 +68,8 @@ REPLICATED = True
 PRIORITY = 0  # the expensive points first
 #: what every class of a packet record has held since the engine's first records
 RECORD_CLASS_KEYS = ("gamma", "flows_measured", "mean_sojourn", "ratio_estimate")
+#: the mean flow completion time as summaries and simulate's table name it (records: sojourn)
+MEAN_FCT_COLUMNS = {f"mean_sojourn{e}": f"mean_fct{e}" for e in ("", "_low", "_high", "_problem")}
 
 #: the key part of each per-policy parameter a packet rule may read (the registry's
 #: ``parameters``): only the points of the policies that read it depend on it
@@ -430,8 +432,7 @@ def summary_rows(scenario: Scenario, records: list[dict],
     if fluid_record is None:  # a sweep without fluid points: solve the Markov point here
         fluid_record = fluid_reference(scenario, policy, load)
     combined = combine_packet_records(scenario, records, fluid_record=fluid_record)
-    combined = combined.rename(columns={f"mean_sojourn{end}": f"mean_fct{end}"
-                                        for end in ("", "_low", "_high", "_problem")})
+    combined = combined.rename(columns=MEAN_FCT_COLUMNS)
     return [{"kind": policies.PACKET, "policy": policy, "load": load, **row,
              "error_estimate": np.nan} for row in combined.to_dict("records")]
 

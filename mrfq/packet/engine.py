@@ -177,7 +177,7 @@ class Replication:
     events: int
     end_time: float
     wall_s: float
-    #: [k, j, b]: service time class k completed at resource j in interval b (if recorded)
+    #: [k, j, b]: time resource j spent serving class k in interval b (if recorded)
     timeline: np.ndarray | None = None
     #: [k]: open-loop packets dropped because the flow's window was full
     dropped: np.ndarray | None = None
@@ -322,9 +322,9 @@ def run_replication(model: PacketModel, policy: str, class_loads: np.ndarray,
     (default ``window``), ``class_period[k]`` > 0 makes class k open loop (a packet offered
     every period from the flow's arrival until its size is offered; dropped when the flow
     already has its window in the router), ``class_stop[k]``: no injection at a departure
-    at or after that time. ``interval`` > 0 records in ``timeline[k, j, b]`` the service
-    time class k completed at resource j in [b·interval, (b+1)·interval), b < ``bins``
-    (a service counts where it ends). These runs do not use the lone-flow loop.
+    at or after that time. ``interval`` > 0 records in ``timeline[k, j, b]`` the time
+    resource j spent serving class k in [b·interval, (b+1)·interval), b < ``bins`` (split
+    over the intervals a service spans). These runs do not use the lone-flow loop.
     ``progress(completed, flows)`` is called between kernel chunks. ``lone_flow=False`` runs
     every event through the general loop (the lone-flow loop of :mod:`mrfq.packet.kernel`
     gives the same results faster; the switch is for tests and benchmarks).

@@ -39,11 +39,12 @@ class FlowRun:
     injection, for MR3 its arrival at the ingress, to its departure from the last
     resource).
     ``timeline``: one row per (flow, resource, interval): ``time`` (start of the
-    interval), ``service`` (time the resource spent on the flow's packets that completed
-    in it) and ``share`` = service / interval; ``dominant`` rows (resource "dominant")
-    carry the flow's share of its dominant resource, the dominant share of the DRFQ and
-    MR3 papers' figures (:func:`dominant_resources`; not the larger of the noisy
-    per-resource shares of each interval, which is biased upward)."""
+    interval), ``service`` (time the resource spent serving the flow's packets in it; a
+    packet's service is split over the intervals it spans) and ``share`` = service /
+    interval; ``dominant`` rows (resource "dominant") carry the flow's share of its
+    dominant resource, the dominant share of the DRFQ and MR3 papers' figures
+    (:func:`dominant_resources`; not the larger of the noisy per-resource shares of each
+    interval, which is biased upward)."""
 
     policy: str
     flows: pd.DataFrame

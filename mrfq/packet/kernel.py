@@ -242,7 +242,7 @@ class Arrivals(NamedTuple):
     n_arrivals: int
     flows: int
     completion: np.ndarray
-    timeline: np.ndarray        # [(k·J + j)·bins + b]: service completed in interval b
+    timeline: np.ndarray        # [(k·J + j)·bins + b]: service given in interval b
     dropped: np.ndarray         # [k]: open-loop packets dropped (window full)
     sojourn_hist: np.ndarray    # [(bucket·K + k)·SOJOURN_BINS + bin]: packets (int64); one
     #                             more cell after them: the unmeasured flows' (scratch)
@@ -374,6 +374,30 @@ def sojourn_bin(x):
     if _U(i) >= _U(SOJOURN_BINS):  # out of range (rare): one unsigned test for both ends
         i = 0 if i < 0 else SOJOURN_BINS - 1
     return i
+
+
+@njit(cache=True, _nrt=False)
+def _record_timeline(timeline, base, bins, interval, t, service_time):
+    """Add a service [t − service_time, t] of one packet at one resource to the flow's
+    intervals ``timeline[base + b]``, b < ``bins``, each [b·interval, (b+1)·interval): the
+    whole of it to the interval it lies in, or its overlap with each interval it spans (so
+    a share never exceeds 1, however short the interval). Called, not inlined: explicit
+    flows only."""
+    start = t - service_time
+    # compared as floats: long after the timeline, t / interval can exceed an int64,
+    # whose conversion wrapped the index outside the array
+    first, last = start / interval, t / interval
+    if not first < bins:
+        return
+    b0 = int(first) if first > 0.0 else 0
+    b1 = int(last) if last < bins else bins - 1
+    if b0 == b1 and last < bins:  # within one interval: the service time itself
+        timeline[_U(base + b0)] += service_time
+        return
+    for bb in range(b0, b1 + 1):
+        overlap = min(t, (bb + 1) * interval) - max(start, bb * interval)
+        if overlap > 0.0:
+            timeline[_U(base + bb)] += overlap
 
 
 @njit(cache=True, inline="always", _nrt=False)
@@ -1558,15 +1582,10 @@ def _make_event_loop(fixed_policy: int, checked: bool, explicit: bool, fixed_clo
                 services += 1
                 b = _U(slot * ni)
                 bf = _U(slot * nf)
-                if explicit and has_timeline:  # counted in the interval where it ends
-                    # compared as a float: long after the timeline, t / interval can exceed
-                    # an int64, whose conversion wrapped the index outside the array
-                    in_bins = t / model.interval
-                    if in_bins < bins:
-                        at_bin = int(in_bins)
-                        ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
-                        timeline[_U((flow_i[b + _U(FI_CLASS)] * J + done) * bins + at_bin)] += (
-                            service[_U(ptype * J + done)])
+                if explicit and has_timeline:
+                    ptype = flow_i[b + _U(layout.o_type) + _U(pk)]
+                    _record_timeline(timeline, (flow_i[b + _U(FI_CLASS)] * J + done) * bins,
+                                     bins, model.interval, t, service[_U(ptype * J + done)])
                 flow_i[b + _U(FI_RES + 3 * done)] -= 1
                 if (target >= 0 and ROUTED_MR3 and routed_mr3
                         and model.router[_U(target)] != model.router[_U(done)]):

@@ -3,9 +3,9 @@
 A ``[[classes]]`` table becomes a :class:`~mrfq.scenario.config.TrafficClass`, ``[fluid]`` a
 :class:`~mrfq.scenario.config.FluidConfig`, ``[packet]`` (or command-line overrides of
 it) a :class:`~mrfq.scenario.config.PacketConfig`. Every problem raises
-:class:`InputError` naming the field, e.g. ``classes[2].requirements: negative entry
--0.5``. The field checks are shared with problem files (:mod:`mrfq.fields`). The whole
-file is assembled in :mod:`mrfq.scenario.files`.
+:class:`InputError` naming the field, e.g. ``classes[2].requirements[1]: must be
+non-negative, got -0.5``. The field checks are shared with problem files
+(:mod:`mrfq.fields`). The whole file is assembled in :mod:`mrfq.scenario.files`.
 """
 
 from __future__ import annotations
@@ -137,6 +137,14 @@ MIN_LOAD_SHARE_RATIO = 1e-6
 #: of 1 are sums of rounded shares (Figure 1 at load 1.0 gave 0.9999999999999999, which
 #: passed as stable and was solved)
 STABLE_BELOW = 1.0 - 1e-12
+#: the smallest relative truncation error the Markov solver of DRF, PF and BMF accepts
+#: (and a scenario, for all its fluid policies): its linear solves stop at a relative
+#: residual of 1e-12, which leaves γ off by up to ~1e-10 (a review: 5e-10 at tolerance
+#: 1e-10, 1e-10 at 1e-14, against estimates of 5e-11 and 1e-17), so the truncation
+#: estimate would no longer bound the error below this
+MIN_TOLERANCE = 1e-9
+TOLERANCE_FLOOR = ("must be >= 1e-9, got {:g}: below it the Markov solver's linear solves "
+                   "(up to ~1e-10 off) would exceed it, unseen by its truncation estimate")
 #: the range of a load_share: ρ_k = load_share_k · load / Σ_k load_share_k a_kj must
 #: neither overflow (a_kj ≤ 1) nor lose its digits in subnormal numbers
 MAX_LOAD_SHARE = 1e300
@@ -158,17 +166,20 @@ def check_load_shares(classes: tuple[TrafficClass, ...], source: str | None) -> 
                        "resolve (use 0 to leave it out)", f"classes[{i}].load_share", source)
 
 
-def parse_class(raw: Any, index: int, num_resources: int, source: str) -> TrafficClass:
+def parse_class(raw: Any, index: int, num_resources: int, source: str,
+                default_load_share: float | None = None) -> TrafficClass:
     """The ``index``-th ``[[classes]]`` table: requirement vector (or packet mix) over
     ``num_resources`` resources, normalised so the mean vector's largest entry is 1
     (BR §2.1), relative load, weight, RTT and flow-size law (its ``route`` is read by
-    :func:`mrfq.scenario.network.parse_route`)."""
+    :func:`mrfq.scenario.network.parse_route`). ``default_load_share``: the load_share of
+    a class that gives none (None: it must give one)."""
     where = f"classes[{index}]"
     raw = fields.check_keys(raw, _CLASS_KEYS, where, source)
     name = fields.text(raw.get("name", str(index + 1)), f"{where}.name", source, name=True)
-    if "load_share" not in raw:
+    if "load_share" not in raw and default_load_share is None:
         raise fail("missing (relative load of the class)", f"{where}.load_share", source)
-    load_share = fields.number(raw["load_share"], f"{where}.load_share", source, nonnegative=True)
+    load_share = fields.number(raw.get("load_share", default_load_share),
+                               f"{where}.load_share", source, nonnegative=True)
     weight = fields.number(raw.get("weight", 1.0), f"{where}.weight", source, positive=True)
     fields.check_weights(weight, f"{where}.weight", source)
     rtt = fields.number(raw.get("rtt", 0.0), f"{where}.rtt", source, nonnegative=True)
@@ -410,6 +421,8 @@ def parse_fluid(raw: Any, source: str, classes: tuple[TrafficClass, ...]) -> Flu
     if not fluid.tolerance < 1:  # a relative error of 100% or more bounds nothing (a review)
         raise fail(f"must be < 1 (a relative truncation error), got {fluid.tolerance:g}",
                    "fluid.tolerance", source)
+    if fluid.tolerance < MIN_TOLERANCE:
+        raise fail(TOLERANCE_FLOOR.format(fluid.tolerance), "fluid.tolerance", source)
     other = [c for c in classes if c.size.distribution != "exponential"]
     sensitive = [p for p in fluid.policies if not policies.get(policies.FLUID, p).insensitive]
     if fluid.method == "markov" and other and sensitive:

@@ -4,7 +4,7 @@ door.
 A scenario names the resources, the traffic classes (requirement vectors, relative loads,
 optional weights, round-trip times and packet mixes) and the load axis. Everything is
 validated before any model object exists; every problem raises :class:`InputError` naming
-the field, e.g. ``classes[2].requirements: negative entry -0.5``. The sections are
+the field, e.g. ``classes[2].requirements[1]: must be non-negative, got -0.5``. The sections are
 checked by :mod:`mrfq.scenario.checks`; this module checks the whole (resources, load
 axis, names across sections, stability of every load) and locates the files, including
 the scenarios shipped in ``mrfq/scenarios/``.
@@ -58,7 +58,9 @@ def scenario_from_dict(raw: dict, source: str = "<scenario>") -> Scenario:
     classes_raw = raw.get("classes")
     if not isinstance(classes_raw, list) or not classes_raw:
         raise fail("must list at least one [[classes]] table", "classes", source)
-    classes = tuple(parse_class(c, i, len(resources), source)
+    # with explicit flows a class's load matters only if the scenario is also swept
+    shares = 1.0 if "flows" in raw else None  # (a malformed [[flows]] is said below)
+    classes = tuple(parse_class(c, i, len(resources), source, shares)
                     for i, c in enumerate(classes_raw))
     classes = tuple(replace(c, route=parse_route(raw_c.get("route"), i, resources,
                                                  c.requirements, source))

@@ -70,7 +70,8 @@ SECTIONS = (
                 "requirements": "list of J numbers ≥ 0, not all 0, required. The fluid "
                                 "requirement vector a_k, normalised so max_j a_kj = 1 (time "
                                 "per packet at each resource, in dominant packet services).",
-                "load_share": "number ≥ 0, required (at least one class > 0). Relative "
+                "load_share": "number ≥ 0, required (at least one class > 0; default 1 "
+                              "in a scenario with `[[flows]]`, which run without it). Relative "
                               "load ρ_k; the `[load]` values scale them (BR eq. 8). 0 or in "
                               "[1e-300, 1e300], and a positive one at least 1e-6 of the "
                               "largest (the solvers cannot resolve a smaller class); 0 "
@@ -135,7 +136,8 @@ SECTIONS = (
     Section("[fluid]", "The fluid model (exact Markov solution or flow-level simulation).",
             frozenset(checks._FLUID_KEYS), {
                 "policies": "list of fluid policy names (`mrfq list`).",
-                "tolerance": "number in (0, 1). Relative truncation error of the Markov solver.",
+                "tolerance": "number in [1e-9, 1). Relative truncation error of the Markov solver "
+                             "(below 1e-9 its linear solves' own error would exceed it).",
                 "method": "one of " + ", ".join(f"\"{m}\"" for m in FLUID_METHODS)
                           + ". How a point is computed (auto: Markov where it applies).",
                 "flows": "integer ≤ 3·10^8. Flows per replication of the flow-level "
