@@ -273,3 +273,16 @@ def test_memoryless_drfq_gives_a_light_flow_no_delay_protection():
         assert sojourn[policy] > 0.9, sojourn
     for policy, bound in (("bmf", 0.06), ("drfq-dovetail", 0.06), ("mr3", 0.16)):
         assert sojourn[policy] < bound, sojourn
+
+
+def test_a_service_straddling_the_timelines_end_counts_up_to_it():
+    """An independent expectation, not the twin's: one flow of 10 one-unit packets on one
+    resource, window 1, served back to back over [0, 10]; a timeline of 20 intervals of
+    0.3 ends at 6, inside the seventh packet's service: every interval is busy exactly
+    0.3, so the total is 6, the service up to the timeline's end (counted whole where it
+    ended, the intervals held 0, 0, 0, 1, 0, 0, 1, ... and the seventh packet was lost)."""
+    run, _ = _explicit("fifo", [{"name": "a", "requirements": [1.0], "load_share": 1}],
+                       starts=[0.0], sizes=[10], windows=[1], periods=[0.0],
+                       stops=[np.inf], interval=0.3, bins=20, resources=("link",))
+    np.testing.assert_allclose(run.timeline[0, 0], np.full(20, 0.3), rtol=1e-12)
+    assert run.completion[0] == pytest.approx(10.0)
