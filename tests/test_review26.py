@@ -174,3 +174,19 @@ def test_a_tolerance_below_the_solvers_accuracy_is_refused_everywhere(tmp_path):
                 "0").stderr.strip() == "error: --tolerance: must be in [1e-9, 1), got 0"
     # balanced fairness has no linear solve: its recursion takes a finer tolerance
     assert service_rates("bf", [[1.0]], [0.5], tolerance=1e-12).gamma[0] == pytest.approx(0.5)
+
+
+def test_a_flow_has_no_dominant_share_where_it_is_absent(tmp_path):
+    """The figure drew a flow that had not started at share 0 (a review): its dominant
+    rows are now NaN in intervals wholly before its start (flow B starts at 12: [0, 5)
+    and [5, 10)) or after its completion, and a share where it is present."""
+    result = mrfq.flows(_scenario(tmp_path, start=12.0), tmp_path / "out")
+    rows = result.timeline[(result.timeline["resource"] == "dominant")
+                           & (result.timeline["flow"] == "B")].set_index("time")["share"]
+    assert rows.loc[[0.0, 5.0]].isna().all() and rows.loc[[10.0, 15.0]].notna().all()
+    a = result.timeline[(result.timeline["resource"] == "dominant")
+                        & (result.timeline["flow"] == "A")]["share"]
+    assert a.notna().all()  # present throughout (backlogged past the timeline's end)
+    cpu = result.timeline[(result.timeline["resource"] == "cpu")
+                          & (result.timeline["flow"] == "B")]["share"]
+    assert cpu.notna().all()  # the per-resource service stays a number (0 before)

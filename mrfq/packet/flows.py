@@ -44,7 +44,8 @@ class FlowRun:
     interval; ``dominant`` rows (resource "dominant") carry the flow's share of its
     dominant resource, the dominant share of the DRFQ and MR3 papers' figures
     (:func:`dominant_resources`; not the larger of the noisy per-resource shares of each
-    interval, which is biased upward)."""
+    interval, which is biased upward), NaN in an interval wholly before the flow's start
+    or after its completion."""
 
     policy: str
     flows: pd.DataFrame
@@ -106,6 +107,12 @@ def run_flows(scenario: Scenario, policy: str, seed: int | None = None,
     dominant = dominant_resources(np.array([c.requirements for c in per_flow]))
     # the mean over a flow's dominant resources (equal requirements: equal expected shares)
     dominant_share = (share * dominant[:, :, None]).sum(axis=1) / dominant.sum(axis=1)[:, None]
+    # a flow absent for a whole interval (it ends by the flow's start, or starts at or
+    # after its completion) has no share there: NaN, a gap in the figure, not a 0
+    edges = np.arange(bins) * interval
+    starts = np.array([f.start for f in scenario.flows])
+    dominant_share[(edges + interval <= starts[:, None])
+                   | (edges >= run.completion[:, None])] = np.nan
     values = np.concatenate([share, dominant_share[:, None, :]], axis=1)
     service = np.concatenate([run.timeline, np.full((K, 1, bins), np.nan)], axis=1)
     index = np.indices(values.shape).reshape(3, -1)
