@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -55,6 +56,13 @@ def _warn(table) -> None:
         _log(line)
 
 
+def _no_such(kind: str, close: Iterable[str | None], see: str) -> str:
+    """``no such option (did you mean --x?)``, or with nothing close, where to look."""
+    close = sorted(name for name in close if name)
+    return f"no such {kind} (did you mean {' or '.join(close)}?)" if close else \
+        f"no such {kind} ({see})"
+
+
 class _OneLineErrors(click.Group):
     """A group whose usage errors (a bad option value, a missing argument) are one line
     ``error: <option>: <problem>`` with exit code 2, like every other input error."""
@@ -71,12 +79,10 @@ class _OneLineErrors(click.Group):
             # (click ≥ 8.4 raises NoSuchCommand; older ones a UsageError with this text)
             unknown = re.fullmatch(r"No such command '(.*?)'\.(?:\s*Did you mean '(.*?)'\?)?",
                                    exc.format_message().strip())
-            if isinstance(exc, click.exceptions.NoSuchOption) or unknown:
-                where, kind, close = ((exc.option_name, "option", sorted(exc.possibilities))
-                                      if not unknown else (unknown[1], "command",
-                                                           [m for m in unknown.groups()[1:] if m]))
-                problem = (f"no such {kind} (did you mean {' or '.join(close)}?)" if close
-                           else f"no such {kind} ({see})")
+            if isinstance(exc, click.exceptions.NoSuchOption):
+                where, problem = exc.option_name, _no_such("option", exc.possibilities, see)
+            elif unknown:
+                where, problem = unknown[1], _no_such("command", unknown.groups()[1:], see)
             elif isinstance(exc, click.exceptions.MissingParameter):
                 problem = "missing (see mrfq COMMAND -h)"
             elif isinstance(exc, click.exceptions.BadParameter):
