@@ -16,6 +16,15 @@ import numpy as np
 from mrfq.errors import InputError
 
 
+def split_items(text: str, field: str) -> list[str]:
+    """The items of a comma- or space-separated list, as an option gives it ("drf,pf",
+    "0.5 0.9"); an empty item ("0.5,,0.9": a typo) is an InputError, here as on the
+    command line."""
+    if text.strip() and not all(part.strip() for part in text.split(",")):
+        raise InputError(f"an empty value in '{text}'", field)
+    return text.replace(",", " ").split()
+
+
 def names(value: Any, field: str) -> tuple[str, ...] | None:
     """A list of names (``policies``): None stays None (the default); a string is a
     list separated by commas or spaces, as on the command line ("drf,pf"); else an
@@ -23,7 +32,7 @@ def names(value: Any, field: str) -> tuple[str, ...] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        items = value.replace(",", " ").split()
+        items = split_items(value, field)
     elif isinstance(value, Iterable):
         items = list(value)
     else:
@@ -31,6 +40,8 @@ def names(value: Any, field: str) -> tuple[str, ...] | None:
     for item in items:
         if not isinstance(item, str):
             raise InputError(f"must be a list of names, got {item!r}", field)
+    if len(items) > 1 and not all(item.strip() for item in items):  # (as "drf,,pf")
+        raise InputError(f"an empty name in {list(items)!r}", field)
     items = [item for item in items if item]
     if not items:
         raise InputError("names nothing (leave it out for the scenario's)", field)
@@ -48,7 +59,7 @@ def numbers(value: Any, field: str) -> tuple[float, ...] | None:
     if value is None:
         return None
     if isinstance(value, str):
-        items: list[Any] = value.replace(",", " ").split()
+        items: list[Any] = split_items(value, field)
         try:
             items = [float(item) for item in items]
         except ValueError:
@@ -71,12 +82,29 @@ def numbers(value: Any, field: str) -> tuple[float, ...] | None:
     return values
 
 
+def accepts(value: Callable[..., Any], *example: Any) -> bool:
+    """Whether ``value`` can be called with the positional arguments ``example`` (by its
+    signature; one that has none, as some built-ins, is trusted)."""
+    import inspect  # only where a callable is checked
+
+    try:
+        # (the function itself, not what a functools.wraps wrapper says it wraps)
+        inspect.signature(value, follow_wrapped=False).bind(*example)
+    except TypeError:
+        return False
+    except ValueError:  # (no signature to read)
+        return True
+    return True
+
+
 def function(value: Any, field: str) -> Callable[[str], None] | None:
-    """A function of one string (``log``), or None (say nothing)."""
-    if value is None or callable(value):
+    """A function of one string (``log``), or None (say nothing). One that cannot take
+    one argument is refused here, before any work (it raised a bare TypeError at its
+    first message)."""
+    if value is None or (callable(value) and accepts(value, "message")):
         return value
-    raise InputError(f"must be a function of one string, or None; got {type(value).__name__}",
-                     field)
+    shown = "one that cannot take one argument" if callable(value) else type(value).__name__
+    raise InputError(f"must be a function of one string, or None; got {shown}", field)
 
 
 def count(value: Any, field: str, minimum: int = 1, maximum: int | None = None

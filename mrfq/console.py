@@ -18,9 +18,10 @@ import click
 
 from mrfq import policies as registry
 from mrfq import table_warnings, validation
+from mrfq.arguments import split_items
 from mrfq.errors import InputError
 from mrfq.executor import interrupt_behind
-from mrfq.progress import Progress, end_line
+from mrfq.progress import Progress, end_line, to_stderr
 from mrfq.scenario import load_scenario
 
 __all__ = ["COUNT", "Progress", "RegistryChoice", "user_errors"]
@@ -170,7 +171,7 @@ def user_errors(func):
 
 def _log(message: str) -> None:
     _end_line()  # a progress line left open (a run that stopped short of its total)
-    click.echo(message, err=True)
+    to_stderr(message + "\n")  # (informative: a reader gone does not stop the run)
 
 
 def log_after(banner: str | None) -> Callable[[str], None]:
@@ -233,9 +234,7 @@ COUNT = Count()
 def split_names(text: str | None, field: str = "--policies") -> list[str] | None:
     """The items of a comma- or space-separated option (None: not given; given but empty:
     [], which the verb refuses as naming nothing). An empty item ("0.5,,0.9") is a typo."""
-    if text is not None and text.strip() and not all(part.strip() for part in text.split(",")):
-        raise InputError(f"an empty value in '{text}'", field)
-    return text.replace(",", " ").split() if text is not None else None
+    return split_items(text, field) if text is not None else None
 
 
 def split_floats(text: str | None, field: str) -> list[float] | None:

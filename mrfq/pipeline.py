@@ -133,10 +133,10 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
     written; InputError when there is nothing to draw."""
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
     from mrfq.plot_cluster import replot_trace
+    from mrfq.plot_flows import dominant_share_over_time
     from mrfq.plot_network import network_drawing
     from mrfq.plots import (
         check_formats,
-        dominant_share_over_time,
         fluid_comparison,
         packet_delays,
         packet_vs_fluid,
@@ -175,8 +175,10 @@ def plot(results_dir: str | Path, output: str | Path | None = None,
         written += packet_delays(packet, target.with_name(target.name + "_delays"), *text,
                                  formats=formats)
     if not fluid.empty:  # (a pair's panel, or one of its own for BF or a lone policy)
-        comparison = target.with_name(target.name + "_fluid") if written else target
-        written += fluid_comparison(fluid, comparison, *text, formats=formats)
+        comparison, alone = ((target.with_name(target.name + "_fluid"), f"The fluid model "
+                              f"alone; the scenario: {text[0]}".removesuffix("; the scenario: "))
+                             if written else (target, text[0]))
+        written += fluid_comparison(fluid, comparison, alone, text[1], formats=formats)
     if scenario.network:  # what was simulated: routers, resources, routes
         written += network_drawing(
             list(scenario.resources), [(n, list(m)) for n, m in scenario.drawn_routers],
@@ -212,7 +214,7 @@ def flows(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     :func:`mrfq.validation.fair_dominant_shares`) and the dominant share over time plot.
     Returns the tables and the files written (:class:`FlowsResult`)."""
     # start-up time: matplotlib is ~0.3 s of every mrfq command and worker that draws nothing
-    from mrfq.plots import dominant_share_over_time
+    from mrfq.plot_flows import dominant_share_over_time
 
     scenario = scenario_of(scenario)
     chosen = [registry.get(registry.PACKET, p, "policies").name
@@ -267,13 +269,13 @@ def fluid(scenario: Scenario | str | Path, results_dir: str | Path | None = None
     if tolerance is not None and not MIN_TOLERANCE <= tolerance < 1:  # (a relative error)
         raise InputError(TOLERANCE_FLOOR.format(tolerance) if 0 < tolerance < MIN_TOLERANCE
                          else f"must be in [1e-9, 1), got {tolerance:g}", "tolerance")
-    if method is not None and method not in FLUID_METHODS:
+    if method is not None and str(method).lower() not in FLUID_METHODS:  # (as --method)
         raise InputError(f"must be one of {', '.join(FLUID_METHODS)}, got {method!r}",
                          "method")
     scenario = replace(scenario, load_values=values, fluid=replace(
         scenario.fluid, policies=chosen,
         tolerance=scenario.fluid.tolerance if tolerance is None else tolerance,
-        method=scenario.fluid.method if method is None else method))
+        method=scenario.fluid.method if method is None else str(method).lower()))
     results_dir = Path(results_dir) if results_dir else default_results_dir(scenario)
     try:
         run_sweep(scenario, results_dir, jobs=jobs, scheduler=scheduler,

@@ -43,6 +43,12 @@ MORE_CLASS_COLOURS = ["tab:pink", "tab:olive", "tab:cyan", "#aec7e8", "#ff9896",
                       "#ffbb78", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d", "#9edae5",
                       "tab:gray", "#c7c7c7"]
 POLICY_MARKERS = ["o", "s", "^", "v", "D", "x", "+", "*"]
+#: the packet policies' markers and colours in the delay figures, in registry order
+#: (markers that can be hollow: a hollow one marks a point without an interval; colours
+#: from ColorBrewer's Dark2, other hues than the classes' tab10)
+PACKET_MARKERS = ["o", "s", "^", "v", "D", "P", "X", "p"]
+POLICY_COLOURS = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02",
+                  "#a6761d", "#666666"]
 #: panels per row of a figure with one panel per policy (or class)
 MOST_COLUMNS = 4
 
@@ -297,42 +303,56 @@ def packet_vs_fluid(fluid: pd.DataFrame, packet: pd.DataFrame, path: str | Path,
 
 
 def _interval_bars(rows: pd.DataFrame, point: str, stem: str) -> np.ndarray | None:
-    """Error-bar lengths (below, above) of ``point`` from ``<stem>_low``/``_high``: none
-    where the interval is missing (flagged, NaN bounds); None without the columns."""
+    """Error-bar lengths (below, above) of ``point`` from ``<stem>_low``/``_high``: NaN
+    where the interval is missing (flagged, NaN bounds: no bar, no caps drawn); None
+    without the columns."""
     if f"{stem}_low" not in rows or f"{stem}_high" not in rows:
         return None
     below = (rows[point] - rows[f"{stem}_low"]).to_numpy(dtype=np.float64)
     above = (rows[f"{stem}_high"] - rows[point]).to_numpy(dtype=np.float64)
-    return np.nan_to_num(np.vstack([below, above]).clip(min=0.0), nan=0.0)
+    return np.vstack([below, above]).clip(min=0.0)
+
+
+def _packet_policy_style(policy: str) -> tuple[str, str]:
+    """A packet policy's colour and marker, the same in every figure (registry order;
+    colours from :data:`POLICY_COLOURS`, apart from the class colours of the γ figures)."""
+    index = names(PACKET).index(policy) if policy in names(PACKET) else len(names(PACKET))
+    return (POLICY_COLOURS[index % len(POLICY_COLOURS)],
+            PACKET_MARKERS[index % len(PACKET_MARKERS)])
 
 
 def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
                   xlabel: str = "load", formats: Sequence[str] | None = None) -> list[Path]:
-    """Per-packet delay against load: one panel per class, one line per packet policy,
-    the 99th percentile of the sojourn through the router (solid) and its mean (dotted),
-    in time units on a log scale (columns ``p99_sojourn``, ``mean_packet_sojourn``), with
-    their confidence intervals as error bars (``p99_sojourn_low``/``_high``,
-    ``packet_sojourn_low``/``_high``; none where an interval is flagged)."""
+    """Per-packet delay against load: one panel per class, one line per packet policy
+    (its colour and marker the same in every figure), the 99th percentile of the sojourn
+    through the router (solid) and its mean (dotted), in time units on a log scale
+    (columns ``p99_sojourn``, ``mean_packet_sojourn``), with their confidence intervals
+    as error bars (``p99_sojourn_low``/``_high``, ``packet_sojourn_low``/``_high``). A
+    point whose interval is missing (flagged, or a record from before the interval was
+    kept) has a hollow marker and no bar, so that it does not pass for a precise one."""
     policies = list(dict.fromkeys(packet["policy"]))
     classes = list(dict.fromkeys(packet["class"]))
     grid, columns = _grid(len(classes))
     fig = Figure(figsize=(4.2 * columns, 4.4 if grid == 1 else 3.6 * grid + 0.8),
                  layout="constrained")
     axes = fig.subplots(grid, columns, sharey=True, squeeze=False)
+    hollow_drawn = False
     for ax, name in zip(axes.ravel(), classes, strict=False):
-        for i, policy in enumerate(policies):
+        for policy in policies:
             rows = packet[(packet["policy"] == policy) & (packet["class"] == name)]
             rows = rows.sort_values("load")
-            colour = CLASS_COLOURS[i % len(CLASS_COLOURS)] if i < len(CLASS_COLOURS) \
-                else "black"
-            ax.errorbar(rows["load"], rows["p99_sojourn"],
-                        yerr=_interval_bars(rows, "p99_sojourn", "p99_sojourn"), fmt="-",
-                        marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], markersize=4,
-                        capsize=2, color=colour)
-            ax.errorbar(rows["load"], rows["mean_packet_sojourn"],
-                        yerr=_interval_bars(rows, "mean_packet_sojourn", "packet_sojourn"),
-                        fmt=":", marker=POLICY_MARKERS[i % len(POLICY_MARKERS)],
-                        markersize=3, capsize=2, color=colour)
+            colour, marker = _packet_policy_style(policy)
+            for point, stem, line, size in (("p99_sojourn", "p99_sojourn", "-", 4),
+                                            ("mean_packet_sojourn", "packet_sojourn", ":", 3)):
+                bars = _interval_bars(rows, point, stem)
+                ax.errorbar(rows["load"], rows[point], yerr=bars, fmt=line, capsize=2,
+                            color=colour)
+                known = (rows[f"{stem}_low"].notna() & rows[f"{stem}_high"].notna()
+                         ).to_numpy() if bars is not None else np.zeros(len(rows), bool)
+                for inside, fill in ((known, "full"), (~known, "none")):
+                    ax.plot(rows["load"][inside], rows[point][inside], linestyle="none",
+                            marker=marker, markersize=size, fillstyle=fill, color=colour)
+                hollow_drawn |= bool((~known & rows[point].notna().to_numpy()).any())
         ax.set_title(f"class {name}")
         ax.set_xlabel(xlabel)
         ax.set_xlim(0, 1)
@@ -345,10 +365,12 @@ def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
         axes[0][0].set_ylabel(what)
     else:  # one label for the rows, longer than any one of them
         fig.supylabel(what, fontsize=10)
-    handles = [Line2D([], [], color=CLASS_COLOURS[i % len(CLASS_COLOURS)]
-                      if i < len(CLASS_COLOURS) else "black",
-                      marker=POLICY_MARKERS[i % len(POLICY_MARKERS)], markersize=4,
-                      label=label(policy)) for i, policy in enumerate(policies)]
+    handles = [Line2D([], [], color=_packet_policy_style(p)[0],
+                      marker=_packet_policy_style(p)[1], markersize=4, label=label(p))
+               for p in policies]
+    if hollow_drawn:
+        handles.append(Line2D([], [], color="grey", marker="o", fillstyle="none",
+                              linestyle="none", label="hollow: no interval (see the CSV)"))
     _legend(fig, handles)
     _title(fig, title)
     return _save(fig, path, formats)
@@ -398,53 +420,5 @@ def insensitivity(fluid: pd.DataFrame, path: str | Path, title: str = "",
         handles.append(Line2D([], [], color="grey", marker="x", linestyle="none",
                               label=f"packet, {packet_law} (95% CI)"))
     _legend(fig, handles, fontsize=7, most=6)
-    _title(fig, title)
-    return _save(fig, path, formats)
-
-
-def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,
-                             title: str = "", formats: Sequence[str] | None = None
-                             ) -> list[Path]:
-    """The DRFQ/MR3 papers' figure: one panel per packet policy (at most
-    :data:`MOST_COLUMNS` to a row, time ticks under every bottom panel), each flow's
-    dominant share (its share of its dominant resource) per interval, and, dashed in the
-    flow's colour, its fair share (``fair_share``: the fluid allocation the policy
-    realises; absent for a baseline). One legend. A packet's service is split over the
-    intervals it spans, so no share exceeds 1; the y axis reaches 1.05, or the largest
-    share of a table written before that rule (drawn, not clipped)."""
-    rows = timeline[timeline["resource"] == "dominant"]
-    policies, flows = list(dict.fromkeys(rows["policy"])), list(dict.fromkeys(rows["flow"]))
-    grid, columns = _grid(len(policies))
-    fig = Figure(figsize=(4.2 * columns, 3.2 * grid + 0.6), layout="constrained")
-    axes = fig.subplots(grid, columns, sharex=True, sharey=True, squeeze=False)
-    top = np.nanmax(rows[[c for c in ("share", "fair_share") if c in rows]].to_numpy(),
-                    initial=0.0)
-    starts = np.unique(rows["time"].to_numpy(float))  # (the intervals' starts)
-    # one interval: its width is a resource row's service / share (share = service / width)
-    served = timeline[(timeline["resource"] != "dominant") & (timeline["share"] > 0)]
-    width = (np.diff(starts).min() if starts.size > 1 else float(np.median(
-        served["service"] / served["share"])) if "service" in served and len(served) else 1.0)
-    end = starts[-1] + width
-    for ax, policy in zip(axes.ravel(), policies, strict=False):
-        part = rows[rows["policy"] == policy]
-        for i, flow in enumerate(flows):
-            line = part[part["flow"] == flow].sort_values("time")
-            # each value holds over its interval, the last one to the end too
-            times, share = np.append(line["time"], end), line["share"].to_numpy(float)
-            ax.step(times, np.append(share, share[-1:]), where="post", color=_colour(i),
-                    label=flow)
-            if "fair_share" in line and line["fair_share"].notna().any():
-                fair = line["fair_share"].to_numpy(float)
-                ax.step(times, np.append(fair, fair[-1:]), where="post", color=_colour(i),
-                        linestyle="--", linewidth=1.0, alpha=0.8)
-        ax.set_title(label(policy))
-        ax.set_ylim(0, max(1.05, 1.03 * top))
-        ax.grid(alpha=0.3)
-    _bottom_row_labels(axes, len(policies), "time (time units)")
-    for ax in axes[:, 0]:
-        ax.set_ylabel("dominant share")
-    handles = [Line2D([], [], color=_colour(i), label=flow) for i, flow in enumerate(flows)]
-    handles.append(Line2D([], [], color="grey", linestyle="--", label="fair share (fluid)"))
-    _legend(fig, handles)
     _title(fig, title)
     return _save(fig, path, formats)

@@ -9,14 +9,34 @@ import sys
 import time
 from collections.abc import Callable
 
-_state = {"open": False}  # a progress line is on stderr without its newline
+from mrfq.arguments import accepts
+
+_state: dict = {"open": False, "lost": None}  # a line without its newline; a gone stderr
+
+
+def to_stderr(text: str) -> None:
+    """Write ``text`` on stderr now (the progress display, the command line's messages).
+    Both inform, nothing more: if stderr's reader has gone (``mrfq sweep … 2>&1 | head
+    -1``), they stop, and the work goes on to save its results (the failed write ended
+    the sweep before its summary was written). Only that stream is given up: a new
+    ``sys.stderr`` (a notebook's, a test's) is written again; a full non-blocking pipe
+    drops this text only; no stderr at all (``2>&-``) is written nothing."""
+    stream = sys.stderr
+    if stream is None or stream is _state["lost"]:
+        return
+    try:
+        stream.write(text)
+        stream.flush()
+    except BlockingIOError:  # (a slow reader: this text is lost, not the next)
+        return
+    except (OSError, ValueError):  # (a closed pipe; a closed file)
+        _state["lost"] = stream
 
 
 def end_line() -> None:
     """End an open progress line, so that what is printed next starts a line."""
     if _state["open"]:
-        sys.stderr.write("\n")
-        sys.stderr.flush()
+        to_stderr("\n")
         _state["open"] = False
 
 
@@ -48,7 +68,7 @@ class Progress:
 
     def __init__(self, label: str, always: bool = False, log_every: float | None = None):
         self.label = label
-        tty = sys.stderr.isatty()
+        tty = sys.stderr is not None and sys.stderr.isatty()
         self.enabled = always or tty or log_every is not None
         self.log_every = None if tty or always else log_every
         self.started = time.perf_counter()
@@ -85,16 +105,14 @@ class Progress:
             if done >= total or now - since >= self.log_every:
                 self._write_line(self._last, now)
             return
-        sys.stderr.write("\r" + self._text(done, total, now))
-        sys.stderr.flush()
+        to_stderr("\r" + self._text(done, total, now))
         _state["open"] = True
         if done >= total:
             end_line()
 
     def _write_line(self, count: tuple[int, int], now: float) -> None:
         self._logged = (now, count)
-        sys.stderr.write(self._text(*count, now) + "\n")
-        sys.stderr.flush()
+        to_stderr(self._text(*count, now) + "\n")
 
     def _text(self, done: int, total: int, now: float) -> str:
         eta = 0.0 if done >= total else eta_seconds(done, total, self._run[0],
@@ -114,9 +132,11 @@ def progress_callback(progress: ProgressArg, label: str) -> Callable[[int, int],
         return Progress(label)
     if progress is False or progress is None:
         return None
-    if not callable(progress):
+    if not callable(progress) or not accepts(progress, 0, 1):
         from mrfq.errors import InputError  # only on the error path
 
-        raise InputError(f"must be True, False or a callable (done, total), got "
-                         f"{type(progress).__name__}", "progress")
+        shown = ("one that cannot take (done, total)" if callable(progress)
+                 else type(progress).__name__)
+        raise InputError(f"must be True, False or a callable (done, total), got {shown}",
+                         "progress")
     return progress

@@ -186,6 +186,8 @@ def run_sweep(scenario: Scenario | str | Path, results_dir: str | Path, *,
     broken: list[Path] = []
     plan = Plan(scenario, groups, _stored(scenario, points_dir, broken.append))
     todo = plan.start()
+    if todo:  # (a read-only points/ was found when the first point was saved)
+        check_writable_dir(points_dir)
     if broken:
         say = log or (lambda text: warnings.warn(text, stacklevel=3))
         say(f"{len(broken)} stored point file(s) not a point record, computed again: "

@@ -37,6 +37,16 @@ from mrfq.errors import InputError
     (lambda: mrfq.run("quickstart", ""), "results_dir", "is an empty path"),
     (lambda: mrfq.cluster("quickstart", jobs=0), "jobs", "must be >= 1"),
     (lambda: mrfq.sweep("quickstart", jobs=True), "jobs", "must be a whole number"),
+    # as on the command line (a review, 2026-11-29: the API dropped the empty item, and a
+    # log or progress function of the wrong arity raised a TypeError at its first use)
+    (lambda: mrfq.fluid("fig1_balanced", loads="0.5,,0.6"), "loads", "an empty value in"),
+    (lambda: mrfq.fluid("fig1_balanced", policies="drf,,pf"), "policies", "an empty value"),
+    (lambda: mrfq.fluid("fig1_balanced", policies=["drf", ""]), "policies",
+     "an empty name in ['drf', '']"),
+    (lambda: mrfq.sweep("quickstart", log=lambda: None), "log",
+     "must be a function of one string, or None; got one that cannot take one argument"),
+    (lambda: mrfq.sweep("quickstart", progress=lambda done: None), "progress",
+     "must be True, False or a callable (done, total), got one that cannot take"),
 ])
 def test_a_bad_argument_is_one_input_error_naming_its_keyword(call, field, starts):
     with pytest.raises(InputError) as info:
@@ -227,3 +237,29 @@ def test_a_switch_takes_true_or_false_only(value):
     assert arguments.flag(np.False_, "x") is False and arguments.flag(None, "x", True) is True
     report = mrfq.allocate("drf_slides", properties=False)
     assert report is not None
+
+
+def test_a_fixed_choice_is_case_insensitive_as_on_the_command_line(tmp_path):
+    """``--method MARKOV`` is taken (click's case-insensitive choice, as the scenario
+    file's values are); ``method="MARKOV"`` was refused by the API."""
+    table = mrfq.fluid("quickstart", tmp_path / "r", loads=[0.5], method="MARKOV", jobs=1)
+    assert set(table["method"]) == {"markov"}
+
+
+def test_a_wrapped_log_function_is_judged_by_its_own_signature():
+    """``inspect.signature`` follows ``functools.wraps`` to the wrapped function: a
+    wrapper of one argument around a function of two was refused as a ``log``."""
+    import functools
+
+    def write(message, stream):
+        stream.append(message)
+
+    lines = []
+
+    @functools.wraps(write)
+    def log(message):
+        write(message, lines)
+
+    assert arguments.function(log, "log") is log
+    assert arguments.accepts(functools.partial(write, stream=lines), "message")
+    assert not arguments.accepts(write, "message")

@@ -491,3 +491,83 @@ def test_a_figure_name_of_no_known_format_keeps_its_suffix(tmp_path):
     result = _run("plot", str(results), "-o", "fig.svg", cwd=tmp_path)  # a format: only it
     assert result.returncode == 0 and (tmp_path / "fig.svg").is_file(), result.stderr
     assert not (tmp_path / "fig.png").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
+@pytest.mark.parametrize("command", [["sweep", "quickstart", "--jobs", "1", "-o"],
+                                     ["fluid", "quickstart", "-o", "f.csv", "--results"]])
+def test_a_points_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path,
+                                                                          command):
+    """The results directory was probed, its ``points/`` only checked to be a directory:
+    a read-only one (another user's, a link to a read-only place) was found when the
+    first point was saved, after its computation (a review, 2026-11-29). Here ``points``
+    links to /proc, where even root cannot create a file."""
+    results = tmp_path / "res"
+    results.mkdir()
+    (results / "points").symlink_to("/proc")
+    result = _run(*command, str(results), cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"error: {results / 'points'}: cannot be written"), \
+        result.stderr
+    assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["res"]
+    assert sorted(p.name for p in results.iterdir()) == ["points"]
+
+
+def test_a_closed_stderr_stops_the_progress_display_not_the_sweep(tmp_path):
+    """``mrfq sweep … 2>&1 | head -1``: the progress line's write to a closed pipe ended
+    the sweep (exit 141) after every point was computed and before its summary was
+    written. The display is cosmetic: it stops, and the results are saved."""
+    process = subprocess.Popen([sys.executable, "-m", "mrfq.cli", "sweep", "quickstart",
+                                "-o", str(tmp_path / "res"), "--jobs", "1"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               cwd=tmp_path)
+    process.stderr.close()  # the reader is gone before the first progress line
+    assert process.wait(timeout=300) == 0
+    assert (tmp_path / "res" / "summary.csv").is_file()
+
+
+def test_the_progress_display_survives_a_stderr_that_fails(monkeypatch):
+    """A stderr whose reader is gone is given up, that stream only: a new one (a
+    notebook's, a test's) is written again; no stderr at all (``2>&-``: None) is not an
+    AttributeError."""
+    import io
+
+    from mrfq import progress
+
+    class Closed:
+        def write(self, text):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def flush(self):
+            raise BrokenPipeError(32, "Broken pipe")
+
+        def isatty(self):
+            return False
+
+    monkeypatch.setitem(progress._state, "lost", None)
+    closed = Closed()
+    monkeypatch.setattr(sys, "stderr", closed)
+    line = progress.Progress("sweep", always=True)
+    line(1, 2)  # raised BrokenPipeError
+    line(2, 2)
+    line.finish()
+    assert progress._state["lost"] is closed
+    fresh = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", fresh)
+    progress.to_stderr("again\n")
+    assert fresh.getvalue() == "again\n"
+    monkeypatch.setattr(sys, "stderr", None)
+    line = progress.Progress("sweep", always=True)
+    line(1, 2)
+    line.finish()
+
+
+def test_a_sweep_with_stderr_closed_from_the_start_runs(tmp_path):
+    """``mrfq sweep … 2>&-``: Python's sys.stderr is None; the progress display read
+    its isatty() and the command ended with a traceback (exit 3)."""
+    command = f"'{sys.executable}' -m mrfq.cli sweep quickstart -o res --jobs 1 2>&-"
+    result = subprocess.run(command, shell=True, stdout=subprocess.PIPE, text=True,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    assert (tmp_path / "res" / "summary.csv").is_file()

@@ -211,3 +211,48 @@ def test_an_interrupt_never_leaves_the_pool_waiting_on_a_future(tmp_path):
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                             timeout=30, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0 and result.stdout.strip() == "interrupted", result.stderr
+
+
+#: ``kinds.packet.prepare`` on its pool path (taken on a cold cache: forced here), a
+#: Ctrl-C once its workers run, a second 3 s later
+_CTRL_C_WHILE_COMPILING = """
+import multiprocessing, os, signal, threading, time
+
+import mrfq.kinds.packet as packet
+
+
+def interrupt(times):
+    while not multiprocessing.active_children():
+        time.sleep(0.02)
+    time.sleep(0.3)
+    times.append(time.perf_counter())
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(3.0)
+    os.kill(os.getpid(), signal.SIGINT)
+
+
+if __name__ == "__main__":
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    packet.COLD_LOOP_SECONDS = -1.0
+    times = []
+    threading.Thread(target=interrupt, args=(times,), daemon=True).start()
+    try:
+        packet.prepare({"drfq", "pf", "bmf"}, jobs=2)
+    except KeyboardInterrupt:
+        print(f"interrupted after {time.perf_counter() - times[0]:.2f} s", flush=True)
+"""
+
+
+def test_ctrl_c_stops_the_compilation_pool_at_once(tmp_path):
+    """The packet loops' compilation pool (``prepare``, a cold cache: a fresh ``make
+    run``) waited for its workers when interrupted: the first Ctrl-C took until the
+    compilations ended (about 10 s), and a second one while it waited hung the process
+    (for minutes, a review found). It is now the executor's pool, abandoned at once; the
+    workers are stopped quietly (the old exit left them printing tracebacks)."""
+    script = tmp_path / "compiling.py"
+    script.write_text(_CTRL_C_WHILE_COMPILING)
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    words = result.stdout.split()
+    assert words[:2] == ["interrupted", "after"], (result.stdout, result.stderr)
+    assert float(words[2]) < 0.6 and "Traceback" not in result.stderr, result.stderr

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import to_hex
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.text import Annotation
 
-from mrfq import plot_network, plots, policies
+from mrfq import plot_flows, plot_network, plots, policies
 from mrfq.pipeline import plot
 from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.sweeps import run_sweep
@@ -103,7 +103,7 @@ def _timeline(policy_names, top=1.0):
 def test_seven_timelines_make_a_grid_with_time_ticks_under_every_column(captured):
     """The panels share their time axis: the lowest panel of every column shows it (with
     seven panels in a 4 + 3 grid, the fourth is on the first row)."""
-    plots.dominant_share_over_time(_timeline(policies.names(policies.PACKET)), "x")
+    plot_flows.dominant_share_over_time(_timeline(policies.names(policies.PACKET)), "x")
     labelled, columns = _ticks_and_columns(captured[0])
     assert labelled == [False, False, False, True, True, True, True] and columns == 4
     shown = [ax for ax in captured[0].axes if ax.get_visible()]
@@ -113,10 +113,10 @@ def test_seven_timelines_make_a_grid_with_time_ticks_under_every_column(captured
 def test_a_share_above_one_is_drawn_not_clipped(captured):
     """A timeline written before services were split over intervals (2026-11-28) could
     hold more than an interval's length of service: 1.14 must stay on the axes."""
-    plots.dominant_share_over_time(_timeline(["fifo"], top=1.14), "x")
+    plot_flows.dominant_share_over_time(_timeline(["fifo"], top=1.14), "x")
     assert captured[0].axes[0].get_ylim()[1] >= 1.14
     captured.clear()
-    plots.dominant_share_over_time(_timeline(["fifo"]), "x")
+    plot_flows.dominant_share_over_time(_timeline(["fifo"]), "x")
     assert captured[0].axes[0].get_ylim() == (0.0, 1.05)  # as before when nothing exceeds 1
 
 
@@ -312,3 +312,130 @@ def test_an_output_name_with_an_inner_dot_keeps_every_figure(tmp_path):
     written += plots._save(Figure(), tmp_path / "b.svg")
     assert [p.name for p in written] == ["a.v2.png", "a.v2.pdf", "a.v2_fluid.png", "b.svg"]
     assert all(p.is_file() for p in written)
+
+
+def _nearest_colours(fig, ax, y: float, colours: list[str]) -> np.ndarray:
+    """How many of the coloured pixels within two pixels of the panel's horizontal line at
+    data height ``y`` are nearest to each of ``colours`` (antialiased, partly transparent
+    lines: near a colour, not at it; the grey grid and white background left out)."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    image = np.asarray(canvas.buffer_rgba())[..., :3] / 255.0
+    (x0, row), (x1, _) = ax.transData.transform([(ax.get_xlim()[0], y),
+                                                 (ax.get_xlim()[1], y)])
+    top = image.shape[0] - int(round(row))
+    band = image[top - 2:top + 3, int(x0) + 5:int(x1) - 5].reshape(-1, 3)
+    band = band[band.max(axis=1) - band.min(axis=1) > 0.15]
+    targets = np.array([to_rgb(c) for c in colours])
+    nearest = np.linalg.norm(band[:, None, :] - targets[None], axis=2).argmin(axis=1)
+    return np.bincount(nearest, minlength=len(colours))
+
+
+@pytest.mark.parametrize("flows", [2, 3])
+def test_equal_fair_shares_show_every_flows_colour(captured, flows):
+    """Flows with the same fair share throughout (DRF often gives one share to several)
+    drew their dashed lines on top of each other, so only the last flow's colour showed;
+    their dashes now take turns along the one line (``fair_share_dashes``)."""
+    names = "ABC"[:flows]
+    rows = pd.DataFrame([{"policy": "drfq", "flow": f, "resource": "dominant",
+                          "time": 10.0 * t, "share": 0.9, "fair_share": 0.25}
+                         for f in names for t in range(8)])
+    plot_flows.dominant_share_over_time(rows, "x")
+    fig = captured[0]
+    counts = _nearest_colours(fig, fig.axes[0], 0.25, [plots._colour(i) for i in range(flows)])
+    assert counts.min() >= 0.5 * counts.max() > 0, counts
+
+
+def test_fair_share_dashes_group_only_equal_series():
+    """Two flows share a line only where their fair shares are equal in every interval
+    (to 12 digits), absences (NaN) included; a flow alone gets a plain dash."""
+    nan = np.nan
+    styles = plot_flows.fair_share_dashes({"A": np.array([0.5, 0.5]),
+                                           "B": np.array([0.5, 0.5]),
+                                           "C": np.array([nan, 0.5]),
+                                           "D": np.array([nan, 0.5]),
+                                           "E": np.array([0.5, 0.4]),
+                                           "F": np.array([0.606060606060606, 0.1]),
+                                           "G": np.array([0.6060606060606061, 0.1])})
+    d = plot_flows.DASH
+    assert styles["A"] == (0.0, (d, 3 * d)) and styles["B"] == (2 * d, (d, 3 * d))
+    assert styles["C"] == (0.0, (d, 3 * d)) and styles["D"] == (2 * d, (d, 3 * d))
+    assert styles["E"] == (0.0, (d, d))
+    # one bit apart (PF's fair shares of two flows in the packaged backlogged mix)
+    assert styles["F"] == (0.0, (d, 3 * d)) and styles["G"] == (2 * d, (d, 3 * d))
+
+
+def _delays(policy_names, missing=()):
+    """A delays table: every interval known but those of the (policy, load) in
+    ``missing``, whose p99 interval is NaN (flagged, or an old record)."""
+    rows = []
+    for p in policy_names:
+        for load in (0.3, 0.6, 0.9):
+            gone = (p, load) in missing
+            rows.append({"policy": p, "load": load, "class": "1", "p99_sojourn": 100 * load,
+                         "p99_sojourn_low": np.nan if gone else 90 * load,
+                         "p99_sojourn_high": np.nan if gone else 110 * load,
+                         "mean_packet_sojourn": 30 * load, "packet_sojourn_low": 28 * load,
+                         "packet_sojourn_high": 32 * load})
+    return pd.DataFrame(rows)
+
+
+def _legend_styles(fig) -> dict[str, tuple[str, str]]:
+    return {h.get_label(): (to_hex(h.get_color()), h.get_marker())
+            for h in fig.legends[0].legend_handles}
+
+
+def test_a_policy_keeps_its_colour_and_marker_in_every_delays_figure(captured):
+    """A policy's colour was its position in the scenario's list (DRFQ blue, PF red in
+    one figure, PF orange in another; from the seventh on, black): it is now the
+    policy's own (registry order), whatever the list."""
+    plots.packet_delays(_delays(["drfq", "pf", "bmf"]), "x")
+    plots.packet_delays(_delays(["bmf", "pf"]), "x")
+    plots.packet_delays(_delays(list(policies.names(policies.PACKET))), "x")
+    first, second, every = (_legend_styles(f) for f in captured)
+    assert second["PF"] == first["PF"] == every["PF"]
+    assert second["BMF"] == first["BMF"] == every["BMF"]
+    assert len(set(every.values())) == len(every) == 7  # seven distinct, none black
+    assert "#000000" not in {colour for colour, _ in every.values()}
+
+
+def test_a_point_without_an_interval_is_drawn_hollow(captured):
+    """A p99 without an interval looked exactly like one with a tight interval (a bar of
+    length 0): its marker is now hollow, and the legend says what hollow means."""
+    plots.packet_delays(_delays(["pf"], missing={("pf", 0.9)}), "x")
+    fig = captured[0]
+    marked = [line for line in fig.axes[0].get_lines() if line.get_linestyle() == "None"]
+    hollow = [line for line in marked if line.get_fillstyle() == "none" and
+              len(line.get_xdata())]
+    assert [list(line.get_xdata()) for line in hollow] == [[0.9]]
+    caps = [x for line in fig.axes[0].get_lines() if line.get_marker() == "_"
+            for x, y in zip(line.get_xdata(), line.get_ydata(), strict=True)
+            if np.isfinite(y) and y > 50]  # (the p99's: the means are below 30)
+    assert 0.9 not in caps and 0.6 in caps  # no cap drawn through the hollow marker
+    assert "hollow: no interval (see the CSV)" in _legend_styles(fig)
+    captured.clear()
+    plots.packet_delays(_delays(["pf"]), "x")  # every interval known: no such entry
+    assert "hollow: no interval (see the CSV)" not in _legend_styles(captured[0])
+
+
+def test_a_sweeps_fluid_figure_says_it_shows_the_fluid_model_alone(captured):
+    """Beside the packet figures the fluid figure took the scenario's description as its
+    title ("... packet simulation against fluid"), which it does not show."""
+    plot(Path(__file__).parents[1] / "reproduction" / "fig3_precise", "x.png")
+    titles = [fig._suptitle.get_text().replace("\n", " ") for fig in captured]
+    assert titles[-1].startswith("The fluid model alone; the scenario: BR Figure 3")
+    assert not titles[0].startswith("The fluid model alone")
+
+
+def test_the_fluid_figure_of_a_scenario_without_a_description(captured, tmp_path):
+    """Its title is "The fluid model alone", not one ending in "the scenario: "."""
+    from mrfq.sweeps import run_sweep as sweep
+
+    raw = load_scenario("quickstart").to_dict()
+    raw["description"] = ""
+    raw["load"]["values"] = [0.5]
+    raw["packet"].update(flows=200, replications=2)
+    raw.pop("cluster", None)
+    sweep(scenario_from_dict(raw), tmp_path / "r", jobs=1)
+    plot(tmp_path / "r", "x.png")
+    assert captured[-1]._suptitle.get_text() == "The fluid model alone"

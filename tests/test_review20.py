@@ -72,15 +72,16 @@ def test_the_dominant_share_lines_reach_the_end_of_the_last_interval(monkeypatch
     import numpy as np
     import pandas as pd
 
-    from mrfq import plots
+    from mrfq import plot_flows
 
     rows = pd.DataFrame({"policy": "drfq", "flow": np.repeat(["A", "B"], 3),
                          "resource": "dominant", "time": [0.0, 10.0, 20.0] * 2,
                          "share": [0.5, 0.4, 0.3, 0.5, 0.6, 0.7],
                          "fair_share": [0.5] * 6})
     drawn = {}
-    monkeypatch.setattr(plots, "_save", lambda fig, path, formats: drawn.setdefault("f", fig))
-    plots.dominant_share_over_time(rows, "unused")
+    monkeypatch.setattr(plot_flows, "_save",
+                        lambda fig, path, formats: drawn.setdefault("f", fig))
+    plot_flows.dominant_share_over_time(rows, "unused")
     lines = [line for ax in drawn["f"].axes for line in ax.get_lines()]
     assert len(lines) == 4
     for line in lines:

@@ -254,7 +254,8 @@ LAYERS = (
     ("mrfq.stats", "mrfq.allocation", "mrfq.cluster"),
     ("mrfq.kinds",),
     ("mrfq.point_plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
-    ("mrfq.validation", "mrfq.plots", "mrfq.plot_cluster", "mrfq.plot_network"),
+    ("mrfq.validation", "mrfq.plots", "mrfq.plot_cluster", "mrfq.plot_network",
+     "mrfq.plot_flows"),
     ("mrfq.table_warnings", "mrfq.pipeline", "mrfq.api"),
     ("mrfq.cli", "mrfq.console", "mrfq.__main__", "mrfq"),
 )

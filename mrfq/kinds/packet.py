@@ -23,7 +23,7 @@ from threadpoolctl import threadpool_limits
 from mrfq import policies, seeds, stats
 from mrfq.counts import mean_count, more_than
 from mrfq.errors import InputError
-from mrfq.executor import spawned_pool
+from mrfq.executor import execute
 from mrfq.fluid.markov import (
     MAX_STATES,
     solver_version,
@@ -412,9 +412,10 @@ def prepare(chosen_policies: set[str], jobs: int = 1) -> None:
     _compile(order[0])
     rest = order[1:]
     if jobs > 1 and len(rest) > 1 and time.perf_counter() - start > COLD_LOOP_SECONDS:
-        # (its workers end with this process, as a sweep's do: a killed parent left them)
-        with spawned_pool(min(jobs, len(rest))) as pool:
-            list(pool.map(_compile, rest))
+        # the executor's pool: workers end with this process, a Ctrl-C abandons them at
+        # once (a pool's exit waited for them; a second Ctrl-C then hung the process)
+        for _ in execute(_compile, rest, jobs=min(jobs, len(rest))):
+            pass
     for policy in rest:
         _compile(policy)
 

@@ -12,6 +12,7 @@ tasks; docs/guide/clusters.md, "Task laws"):
   and against the exponential one (what the validation's known limitation warns of).
 
     cd <repo> && PYTHONPATH=. nice -n 10 python reproduction/cluster_task_laws/run.py [workers]
+    (--plot-only: redraw gamma.png from results.csv)
 
 Writes results.csv (one row per variant, policy, load and class: cluster γ with its
 interval, the fluid γ it is compared with, the relative difference), output.txt and
@@ -31,6 +32,7 @@ import pandas as pd  # noqa: E402
 from scipy import integrate  # noqa: E402
 
 from mrfq import policies  # noqa: E402
+from mrfq.plots import _colour  # noqa: E402
 from mrfq.scenario import load_scenario, scenario_from_dict  # noqa: E402
 from mrfq.sizes import parse_size  # noqa: E402
 from mrfq.sweeps import run_sweep  # noqa: E402
@@ -71,6 +73,9 @@ def longest_of(law: dict | str, count: int = 100) -> float:
 
 
 def main() -> None:
+    if "--plot-only" in sys.argv:  # redraw gamma.png from results.csv, no runs
+        plot(pd.read_csv(HERE / "results.csv", dtype={"class": str}))
+        return
     workers = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     rows = []
     fluid_exponential = None
@@ -124,10 +129,12 @@ def main() -> None:
 
 
 def plot(results: pd.DataFrame) -> None:
-    """Cluster γ over fluid γ per class (with the interval), one panel per policy, a group
-    of bars per variant."""
+    """Cluster γ over fluid γ per class (with the interval; class colours as in every mrfq
+    figure), one panel per policy, a group of bars per variant; the legend below the
+    panels, clear of the bars."""
     variants = list(dict.fromkeys(results["variant"]))
-    fig, axes = plt.subplots(1, 3, figsize=(13, 4), sharey=True)
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.6), sharey=True, layout="constrained")
+    top = max(1.1, float((results["ci_high"] / results["fluid_gamma"]).max()) + 0.03)
     for ax, policy in zip(axes, ("drf", "pf", "bmf"), strict=True):
         part = results[results["policy"] == policy]
         for j, cls in enumerate(("1", "2", "3")):
@@ -136,13 +143,16 @@ def plot(results: pd.DataFrame) -> None:
             ratio = rows["gamma"] / rows["fluid_gamma"]
             err = [ratio - rows["ci_low"] / rows["fluid_gamma"],
                    rows["ci_high"] / rows["fluid_gamma"] - ratio]
-            ax.bar(x, ratio, width=0.27, yerr=err, color=f"C{j}", label=f"class {cls}")
+            ax.bar(x, ratio, width=0.27, yerr=err, color=_colour(j), capsize=1.5,
+                   label=f"class {cls}")
         ax.axhline(1.0, color="k", lw=0.8)
-        ax.set_ylim(0.6, 1.1)
+        ax.set_ylim(0.6, top)
         ax.set_xticks(range(len(variants)), variants, rotation=40, ha="right", fontsize=7)
         ax.set_title(f"{policy}: cluster γ / fluid γ, load 0.6", fontsize=9)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].set_ylabel(r"cluster $\gamma$ / fluid $\gamma$ (95% CI)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3,
+               fontsize=8)
     fig.savefig(HERE / "gamma.png", dpi=120)
 
 

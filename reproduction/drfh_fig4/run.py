@@ -71,7 +71,7 @@ def main() -> None:
         finish, shares = run(capacity, seed)
         alone, two, three = phases(finish, shares)
         rows.append((seed, pool, alone, two, three, finish))
-        first = first or (shares, finish)
+        first = first or (shares, seed, pool)
         print(f"draw {seed}: pool CPU {pool[0]:.2f} mem {pool[1]:.2f} | user 1 alone "
               f"CPU {alone[0]:.1%} mem {alone[1]:.1%} | two users {two[0]:.1%} "
               f"{two[1]:.1%} | three users {three[0]:.1%} {three[1]:.1%} {three[2]:.1%}"
@@ -88,14 +88,17 @@ def main() -> None:
     _plot(*first, HERE / ("fig4_paper_pool.png" if paper_pool else "fig4.png"))
 
 
-def _plot(shares, finish, path: Path) -> None:
+def _plot(shares, seed: int, pool: np.ndarray, path: Path) -> None:
+    """The first draw's shares over time, one panel per share; the legend below the
+    panels (inside it hid user 2's rise), the y axis a little above 1 (a share of 1 on the
+    frame's edge seemed to vanish), the draw and its pool in the title."""
     import matplotlib  # only for the figure
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     t = np.arange(SAMPLES) * DT
-    fig, axes = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
+    fig, axes = plt.subplots(3, 1, figsize=(7, 7.4), sharex=True, layout="constrained")
     for ax, (title, values) in zip(axes, [("CPU share", shares[:, :, 0]),
                                           ("memory share", shares[:, :, 1]),
                                           ("global dominant share", shares.max(axis=2))],
@@ -103,10 +106,13 @@ def _plot(shares, finish, path: Path) -> None:
         for user in range(3):
             ax.step(t, values[:, user], where="post", label=f"user {user + 1}")
         ax.set_ylabel(title)
-        ax.set_ylim(0, 1)
-    axes[0].legend(loc="upper right")
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
     axes[-1].set_xlabel("time (s)")
-    fig.suptitle("Best-Fit DRFH, 100 servers from DRFH Table I (DRFH Fig. 4)")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
+    fig.suptitle("Best-Fit DRFH, 100 servers from DRFH Table I (DRFH Fig. 4)\n"
+                 f"draw {seed}: pool {pool[0]:.2f} CPU, {pool[1]:.2f} memory "
+                 "(units of the largest server)", fontsize=11)
     fig.savefig(path, dpi=100)
     print(f"wrote {path.relative_to(HERE.parents[1])}")  # (no checkout path in output.txt)
 
