@@ -20,10 +20,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from mrfq.io import figure_stem, read_table
 from mrfq.kinds.cluster import TRACE_FILE, TRACE_TABLES
-from mrfq.plots import _colour, _save, _title
+from mrfq.plots import _colour, _save, _title, interleaved_dashes
 from mrfq.policies import label
 
 #: classes drawn one by one in the shares figure; the rest are summed in one grey line
@@ -38,6 +39,13 @@ def _policy_colour(i: int) -> str:
 
 def _policies(table: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(table["policy"]))
+
+
+def _solid_handles(policies) -> list[Line2D]:
+    """Legend entries of solid lines in the policies' colours (a line drawn in turns with
+    another's keeps its own colour, not the dashes, in the legend)."""
+    return [Line2D([], [], color=_policy_colour(i), label=label(p))
+            for i, p in enumerate(policies)]
 
 
 def _step(ax, time: np.ndarray, values: np.ndarray, **style) -> None:
@@ -56,18 +64,23 @@ def utilisation_over_time(timeline: pd.DataFrame, path: str | Path, title: str =
                  if c.startswith("utilisation_")]
     fig = Figure(figsize=(6.5, 2.4 * len(resources) + 0.8), layout="constrained")
     axes = fig.subplots(len(resources), 1, sharex=True, squeeze=False)[:, 0]
-    for i, policy in enumerate(_policies(timeline)):
-        part = timeline[timeline["policy"] == policy].sort_values("time")
+    parts = {policy: timeline[timeline["policy"] == policy].sort_values("time")
+             for policy in _policies(timeline)}
+    columns = [f"utilisation_{name}" for name in resources] + ["time"]
+    styles = interleaved_dashes({p: part[columns].to_numpy() for p, part in parts.items()},
+                                "-")  # (schedulers that choose alike: one line by turns)
+    for i, (policy, part) in enumerate(parts.items()):
         for ax, name in zip(axes, resources, strict=True):
             _step(ax, part["time"].to_numpy(), part[f"utilisation_{name}"].to_numpy(),
-                  color=_policy_colour(i), label=label(policy), linewidth=1.2)
+                  color=_policy_colour(i), label=label(policy), linewidth=1.2,
+                  linestyle=styles[policy])
     for ax, name in zip(axes, resources, strict=True):
         ax.set_ylabel(f"{name} utilisation")
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
     axes[-1].set_xlabel("time (s)")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center",
-               ncols=min(6, len(_policies(timeline))), fontsize=8)
+    fig.legend(handles=_solid_handles(parts), loc="outside lower center",
+               ncols=min(6, len(parts)), fontsize=8)
     _title(fig, title)
     return _save(fig, path, formats)
 
@@ -134,11 +147,18 @@ def completion_times(jobs: pd.DataFrame, jct: pd.DataFrame, path: str | Path,
     policies = _policies(jobs)
     fig = Figure(figsize=(11, 4.2), layout="constrained")
     cdf, bars = fig.subplots(1, 2)
-    for i, policy in enumerate(policies):
-        values = np.sort(jobs.loc[jobs["policy"] == policy, "jct"].to_numpy())
-        values = np.maximum(values, 1e-9)
-        cdf.step(values, np.arange(1, values.size + 1) / values.size, where="post",
-                 color=_policy_colour(i), label=label(policy))
+    times = {p: np.sort(jobs.loc[jobs["policy"] == p, "jct"].to_numpy()) for p in policies}
+    positive = jobs.loc[jobs["jct"] > 0, "jct"]
+    floor = positive.min() / 2 if len(positive) else 1.0  # (0 s on the log axis: drawn here)
+    styles = interleaved_dashes(times, "-")  # (schedulers that choose alike: by turns)
+    for i, (policy, values) in enumerate(times.items()):
+        if values.size == 0:
+            continue
+        values = np.maximum(values, floor)
+        # from 0 at the first completion: one job, or equal times, is still a step
+        cdf.step(np.r_[values[0], values], np.r_[0.0, np.arange(1, values.size + 1)
+                                                 / values.size], where="post",
+                 color=_policy_colour(i), label=label(policy), linestyle=styles[policy])
     cdf.set_xscale("log")
     cdf.set_xlabel("job completion time (s)")
     cdf.set_ylabel("fraction of jobs")
@@ -158,7 +178,7 @@ def completion_times(jobs: pd.DataFrame, jct: pd.DataFrame, path: str | Path,
     bars.set_ylabel("mean job completion time (s)")
     bars.grid(alpha=0.3, axis="y")
     bars.set_title("(b) by job size")
-    fig.legend(*cdf.get_legend_handles_labels(), loc="outside lower center",
+    fig.legend(handles=_solid_handles(times), loc="outside lower center",
                ncols=min(6, len(policies)), fontsize=8)
     _title(fig, title)
     return _save(fig, path, formats)

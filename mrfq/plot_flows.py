@@ -15,7 +15,15 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
-from mrfq.plots import _bottom_row_labels, _colour, _grid, _legend, _save, _title
+from mrfq.plots import (
+    _bottom_row_labels,
+    _colour,
+    _grid,
+    _legend,
+    _save,
+    _title,
+    interleaved_dashes,
+)
 from mrfq.policies import label
 
 #: the length of one dash of a fair-share line, in points; flows whose fair shares are
@@ -24,26 +32,14 @@ DASH = 4.0
 
 
 def fair_share_dashes(fair: dict[str, np.ndarray]) -> dict[str, tuple[float, tuple]]:
-    """The line style of each flow's fair-share line: a plain dash, or, where n flows have
+    """The line style of each flow's fair-share line: a plain dash, or, where flows have
     the same fair share in every interval (a DRF allocation often gives several flows one
-    share), dashes of :data:`DASH` points taking turns — flow k of the n is drawn from
-    offset k · DASH, then a gap of (2n − 1) · DASH — so that every flow's colour shows on
-    the one line instead of the last flow's hiding the others'. Equal to 12 significant
-    digits (two routes to one share differ in the last bit: 0.606060606060606 and
-    0.6060606060606061); NaN (the flow absent) counts as a value: two flows are grouped
-    only where they are absent together."""
-    groups: dict[bytes, list[str]] = {}
-    for flow, values in fair.items():
-        rounded = np.array([float(f"{v:.12g}") for v in values])
-        key = np.where(np.isnan(rounded), np.inf, rounded).tobytes()
-        groups.setdefault(key, []).append(flow)
-    styles = {}
-    for members in groups.values():
-        n = len(members)
-        for k, flow in enumerate(members):
-            styles[flow] = (2 * k * DASH, (DASH, (2 * n - 1) * DASH)) if n > 1 else \
-                (0.0, (DASH, DASH))
-    return styles
+    share), dashes of :data:`DASH` points taking turns (:func:`mrfq.plots.
+    interleaved_dashes`), so that every flow's colour shows on the one line instead of the
+    last flow's hiding the others'. Equal to 12 significant digits (two routes to one
+    share differ in the last bit: 0.606060606060606 and 0.6060606060606061); NaN (the
+    flow absent) counts as a value: flows are grouped only where absent together."""
+    return interleaved_dashes(fair, (0.0, (DASH, DASH)), DASH)
 
 
 def dominant_share_over_time(timeline: pd.DataFrame, path: str | Path,

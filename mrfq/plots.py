@@ -133,6 +133,27 @@ def _save(fig, path: str | Path, formats: Sequence[str] | None = None) -> list[P
     return written
 
 
+def interleaved_dashes(series: dict[str, np.ndarray], single, dash: float = 4.0
+                       ) -> dict[str, object]:
+    """A line style per named series, so that series drawn on top of each other all show:
+    ``single`` for a series equal to no other; where n series are equal throughout (to
+    12 significant digits, NaN included), dashes of ``dash`` points taking turns —
+    series k of the n drawn from offset 2k · dash, then a gap of (2n − 1) · dash — so
+    that each one's colour shows along the one line (a DRF allocation gives several flows
+    one fair share; schedulers that make the same choices give one utilisation)."""
+    groups: dict[bytes, list[str]] = {}
+    for name, values in series.items():
+        rounded = np.array([float(f"{v:.12g}") for v in np.asarray(values, float).ravel()])
+        key = np.where(np.isnan(rounded), np.inf, rounded).tobytes()
+        groups.setdefault(key, []).append(name)
+    styles: dict[str, object] = {}
+    for members in groups.values():
+        n = len(members)
+        for k, name in enumerate(members):
+            styles[name] = (2 * k * dash, (dash, (2 * n - 1) * dash)) if n > 1 else single
+    return styles
+
+
 def _policy_marker(policy: str) -> str:
     """A fluid policy's marker (registry order), so that coinciding curves stay apart."""
     return POLICY_MARKERS[names(FLUID).index(policy) % len(POLICY_MARKERS)]

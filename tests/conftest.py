@@ -95,7 +95,12 @@ def pytest_configure(config):
 @pytest.fixture
 def captured(monkeypatch):
     """The figures the plot functions draw, kept instead of saved (a list, in order)."""
-    from mrfq import plot_flows, plot_network, plots  # matplotlib only for the plot tests
+    from mrfq import (  # matplotlib only for the plot tests
+        plot_cluster,
+        plot_flows,
+        plot_network,
+        plots,
+    )
 
     figures = []
 
@@ -106,6 +111,7 @@ def captured(monkeypatch):
     monkeypatch.setattr(plots, "_save", keep)
     monkeypatch.setattr(plot_network, "_save", keep)
     monkeypatch.setattr(plot_flows, "_save", keep)
+    monkeypatch.setattr(plot_cluster, "_save", keep)
     return figures
 
 

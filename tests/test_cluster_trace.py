@@ -68,7 +68,11 @@ def test_a_google_like_workload_round_trips_through_the_schema(tmp_path):
      "must be a number, got 'abc'"),
     ("700000000,,10,0,3,1,u1,2,4,0.1,1.5,0.001,0", "row 2, memory request",
      "must be in [0, 1]"),
-    ("-5,,10,0,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp", "must be ≥ 0 (µs), got -5"),
+    ("-5,,10,0,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp",
+     "must be 0 to 2^63 − 1 (µs), got -5"),
+    # (2^63 was read as a FINISH 9.2e12 s later: a review, 2026-11-29)
+    ("9223372036854775808,,10,0,3,4,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp",
+     "must be 0 to 2^63 − 1 (µs), got 9223372036854775808"),
     ("650000000,,10,0,3,4,u1,2,4,0.1,0.2,0.001,0", "row 2, timestamp",
      "FINISH at 650000000 µs is before its SCHEDULE at 700000000 µs (job 10, task 0)"),
     ("700000000,,10,-1,3,1,u1,2,4,0.1,0.2,0.001,0", "row 2, task index", "must be ≥ 0, got -1"),
@@ -88,6 +92,42 @@ def test_a_malformed_row_names_file_row_and_column(tmp_path, row, field, problem
         load_task_events(path)
     assert str(info.value).startswith(f"{path}: {field}: {problem}"), str(info.value)
     assert "\n" not in str(info.value)
+
+
+def _task(*events: tuple[int, int]) -> str:
+    """Rows of job 1, task 0 (requests 0.1, 0.1): (timestamp in s, event type) each."""
+    return "".join(f"{t * 1_000_000},,1,0,5,{e},u1,1,2,0.1,0.1,0,0\n" for t, e in events)
+
+
+#: a second job (task of 20 s from 700 s) so that every file keeps a task
+OTHER = "700000000,,2,0,5,0,u1,1,2,0.1,0.1,0,0\n700000000,,2,0,5,1,u1,1,2,0.1,0.1,0,0\n" \
+        "720000000,,2,0,5,4,u1,1,2,0.1,0.1,0,0\n"
+
+
+@pytest.mark.parametrize("events,kept,duration", [
+    # a second FINISH lengthened the run to 90 s
+    (((700, 0), (700, 1), (730, 4), (790, 4)), True, 30.0),
+    # a KILL (or an EVICT, a LOST) after the FINISH dropped the finished task
+    (((700, 0), (700, 1), (730, 4), (790, 5)), True, 30.0),
+    (((700, 0), (700, 1), (730, 4), (790, 2)), True, 30.0),
+    # a FINISH with no SCHEDULE (a record missing) ends no run: dropped, counted
+    (((700, 0), (710, 4)), False, None),
+    # an evicted task's FINISH without a new SCHEDULE: no run to end
+    (((700, 0), (700, 1), (710, 2), (760, 4)), False, None),
+    # rescheduled after its FINISH, never finishing again: the last run counts
+    (((700, 0), (700, 1), (730, 4), (740, 1)), False, None),
+])
+def test_end_events_of_a_task_not_running_change_nothing(tmp_path, events, kept,
+                                                         duration):
+    """Worked out by hand from the rule in the module doc (a review found the second
+    FINISH and the KILL after a FINISH changing a finished run)."""
+    path = tmp_path / "t.csv"
+    path.write_text(_task(*events) + OTHER)
+    trace = load_task_events(path)
+    assert list(trace.job_id) == ([1, 2] if kept else [2])
+    assert trace.dropped == (0 if kept else 1)
+    if kept:
+        assert trace.task_time[0] == duration
 
 
 def _truncated_gz(path):

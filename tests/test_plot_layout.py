@@ -439,3 +439,37 @@ def test_the_fluid_figure_of_a_scenario_without_a_description(captured, tmp_path
     sweep(scenario_from_dict(raw), tmp_path / "r", jobs=1)
     plot(tmp_path / "r", "x.png")
     assert captured[-1]._suptitle.get_text() == "The fluid model alone"
+
+
+def test_schedulers_that_choose_alike_all_show_in_the_cluster_figures(captured):
+    """On the packaged trace three schedulers give the same utilisation and completion
+    times: the last drawn hid the other two (a review, 2026-11-29). Equal lines now take
+    turns (interleaved dashes); the legend keeps solid entries."""
+    from mrfq import plot_cluster
+
+    time = np.arange(4.0)
+    rows = [{"policy": p, "time": t, "utilisation_cpu": u, "utilisation_memory": u / 2}
+            for p, values in (("drfh-first-fit", [0.2, 0.4, 0.6, 0.5]),
+                              ("drf-online", [0.2, 0.4, 0.6, 0.5]),
+                              ("slots", [0.1, 0.2, 0.3, 0.3]))
+            for t, u in zip(time, values, strict=True)]
+    plot_cluster.utilisation_over_time(pd.DataFrame(rows), "x")
+    lines = captured[0].axes[0].get_lines()
+    first, second, third = (line.get_linestyle() for line in lines)
+    assert first == second == "--" and third == "-"  # (matplotlib names any dash "--")
+    offsets = [line._unscaled_dash_pattern[0] for line in lines[:2]]
+    assert offsets[0] != offsets[1]
+    assert all(h.get_linestyle() == "-" for h in captured[0].legends[0].legend_handles)
+
+
+def test_a_cdf_of_one_job_rises_from_zero(captured):
+    """One job (or all jobs of one completion time): the step from 0 to 1 was never
+    drawn, and panel (a) stayed empty."""
+    from mrfq import plot_cluster
+
+    jobs = pd.DataFrame({"policy": ["slots"], "jct": [60.0]})
+    jct = pd.DataFrame({"policy": ["slots"], "tasks": ["1"], "jobs": [1],
+                        "jct_mean": [60.0]})
+    plot_cluster.completion_times(jobs, jct, "x")
+    line = captured[0].axes[0].get_lines()[0]
+    assert list(line.get_xdata()) == [60.0, 60.0] and list(line.get_ydata()) == [0.0, 1.0]

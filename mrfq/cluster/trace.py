@@ -20,8 +20,13 @@ seconds, shifted so the first job arrives at 0; its tasks run in task-index
 order; its per-task demand is the componentwise largest request of its tasks (so every
 task fits where it is placed). Jobs of equal demand form one class. Tasks never finishing
 (killed, evicted last, lost, running at the end) and tasks finishing without a request
-(CPU and memory blank, or both 0) are dropped and counted. The rows of a task must be in
-time order (as the trace's files are): one out of order is an error, not a lost task.
+(CPU and memory blank, or both 0) are dropped and counted. An event that ends a run
+(EVICT, FAIL, FINISH, KILL, LOST) of a task that is not running changes nothing: a second
+FINISH, or a KILL after the FINISH, leaves the finished run as it was; a FINISH with no
+SCHEDULE before it (a record missing) ends no run, and the task is dropped and counted
+with those never finishing. A SCHEDULE starts a new run, ending any run before it. The
+rows of a task must be in time order (as the trace's files are): one out of order is an
+error, not a lost task; a timestamp must be 0 to 2^63 − 1.
 """
 
 from __future__ import annotations
@@ -142,8 +147,8 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> int:
         raise InputError(f"has {len(row)} columns, expected {len(COLUMNS)} "
                          "(task_events, 2011 schema)", where, source)
     t, job, index, event = (_field(row, c, where, source) for c in (0, 2, 3, 5))
-    if t < 0:
-        raise InputError(f"must be ≥ 0 (µs), got {t}", f"{where}, {COLUMNS[0]}",
+    if not 0 <= t <= _END:  # (2^63 − 1 is the schema's "after the window")
+        raise InputError(f"must be 0 to 2^63 − 1 (µs), got {t}", f"{where}, {COLUMNS[0]}",
                          source)
     if not 0 <= job < 2**63:  # (the results keep job IDs as 64-bit integers)
         raise InputError(f"must be 0 to 2^63 − 1, got {job}", f"{where}, {COLUMNS[2]}",
@@ -191,11 +196,13 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> int:
     elif event == SCHEDULE:  # (at 0: begun before the window, module doc)
         task["start"], task["end"] = (t, None) if t > 0 else (None, None)
         task["early"] = t == 0
-    elif event == FINISH and task["start"] is not None:
+    elif event == FINISH and task["start"] is not None and task["end"] is None:
         task["end"] = t
-    elif event in (2, 3, 5, 6):  # the run ended otherwise
-        task["start"] = task["end"] = None
+    elif event in (2, 3, 5, 6) and task["end"] is None:  # the run ended otherwise
+        task["start"] = None
         task["early"] = False
+    # (an end event of a task not running changes nothing: a second FINISH lengthened
+    # the run, a KILL after its FINISH dropped a finished task)
     return t
 
 
