@@ -44,7 +44,7 @@ def _policies(table: pd.DataFrame) -> list[str]:
 def _solid_handles(policies) -> list[Line2D]:
     """Legend entries of solid lines in the policies' colours (a line drawn in turns with
     another's keeps its own colour, not the dashes, in the legend)."""
-    return [Line2D([], [], color=_policy_colour(i), label=label(p))
+    return [Line2D([], [], color=_policy_colour(i), linewidth=1.2, label=label(p))
             for i, p in enumerate(policies)]
 
 
@@ -66,12 +66,13 @@ def utilisation_over_time(timeline: pd.DataFrame, path: str | Path, title: str =
     axes = fig.subplots(len(resources), 1, sharex=True, squeeze=False)[:, 0]
     parts = {policy: timeline[timeline["policy"] == policy].sort_values("time")
              for policy in _policies(timeline)}
-    columns = [f"utilisation_{name}" for name in resources] + ["time"]
-    styles = interleaved_dashes({p: part[columns].to_numpy() for p, part in parts.items()},
-                                "-")  # (schedulers that choose alike: one line by turns)
-    for i, (policy, part) in enumerate(parts.items()):
-        for ax, name in zip(axes, resources, strict=True):
-            _step(ax, part["time"].to_numpy(), part[f"utilisation_{name}"].to_numpy(),
+    for ax, name in zip(axes, resources, strict=True):
+        column = f"utilisation_{name}"
+        # (schedulers that use this resource alike: one line, by turns, in this panel)
+        styles = interleaved_dashes({p: part[[column, "time"]].to_numpy()
+                                     for p, part in parts.items()}, "-")
+        for i, (policy, part) in enumerate(parts.items()):
+            _step(ax, part["time"].to_numpy(), part[column].to_numpy(),
                   color=_policy_colour(i), label=label(policy), linewidth=1.2,
                   linestyle=styles[policy])
     for ax, name in zip(axes, resources, strict=True):

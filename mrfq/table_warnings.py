@@ -82,6 +82,7 @@ def precision_warnings(table: pd.DataFrame) -> list[str]:
         else:
             lines.append(f"warning: {these} did not reach the "
                          f"target precision {target} within their replication budget "
-                         f"(widest ±{rows['achieved_precision'].max():.3g} of gamma, the "
-                         "runs' own intervals): raise max_replications (--max-replications)")
+                         f"(widest ±{rows['achieved_precision'].max():.3g} of gamma, in "
+                         "the intervals reported): raise max_replications "
+                         "(--max-replications)")
     return lines

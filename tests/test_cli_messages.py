@@ -69,6 +69,8 @@ def test_a_missed_precision_target_is_said(tmp_path):
     assert result.returncode == 0, result.stderr
     assert ("warning: 1 packet point (bmf 0.9) did not reach the target precision ±0.05 "
             "within their replication budget") in result.stderr
+    # (the intervals reported, which may be the fluid model's: not "the runs' own")
+    assert "of gamma, in the intervals reported): raise max_replications" in result.stderr
     reached = subprocess.run([sys.executable, "-m", "mrfq", "simulate", "fig3_quick",
                               "--policy", "bmf", "--load", "0.3", "--flows", "2000",
                               "--precision", "0.5", "--max-replications", "4"],

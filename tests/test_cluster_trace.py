@@ -94,9 +94,15 @@ def test_a_malformed_row_names_file_row_and_column(tmp_path, row, field, problem
     assert "\n" not in str(info.value)
 
 
-def _task(*events: tuple[int, int]) -> str:
-    """Rows of job 1, task 0 (requests 0.1, 0.1): (timestamp in s, event type) each."""
-    return "".join(f"{t * 1_000_000},,1,0,5,{e},u1,1,2,0.1,0.1,0,0\n" for t, e in events)
+def _task(*events: tuple) -> str:
+    """Rows of job 1, task 0: (timestamp in s, event type[, (CPU, memory) request]) each,
+    the request 0.1, 0.1 where none is given; a timestamp "END" is 2^63 − 1 µs."""
+    rows = []
+    for t, e, *request in events:
+        cpu, mem = request[0] if request else (0.1, 0.1)
+        stamp = 2**63 - 1 if t == "END" else t * 1_000_000
+        rows.append(f"{stamp},,1,0,5,{e},u1,1,2,{cpu},{mem},0,0\n")
+    return "".join(rows)
 
 
 #: a second job (task of 20 s from 700 s) so that every file keeps a task
@@ -104,30 +110,44 @@ OTHER = "700000000,,2,0,5,0,u1,1,2,0.1,0.1,0,0\n700000000,,2,0,5,1,u1,1,2,0.1,0.
         "720000000,,2,0,5,4,u1,1,2,0.1,0.1,0,0\n"
 
 
-@pytest.mark.parametrize("events,kept,duration", [
+@pytest.mark.parametrize("events,kept,duration,category", [
     # a second FINISH lengthened the run to 90 s
-    (((700, 0), (700, 1), (730, 4), (790, 4)), True, 30.0),
-    # a KILL (or an EVICT, a LOST) after the FINISH dropped the finished task
-    (((700, 0), (700, 1), (730, 4), (790, 5)), True, 30.0),
-    (((700, 0), (700, 1), (730, 4), (790, 2)), True, 30.0),
-    # a FINISH with no SCHEDULE (a record missing) ends no run: dropped, counted
-    (((700, 0), (710, 4)), False, None),
+    (((700, 0), (700, 1), (730, 4), (790, 4)), True, 30.0, None),
+    # an end event after the FINISH (EVICT 2, FAIL 3, KILL 5, LOST 6) dropped the task
+    (((700, 0), (700, 1), (730, 4), (790, 2)), True, 30.0, None),
+    (((700, 0), (700, 1), (730, 4), (790, 3)), True, 30.0, None),
+    (((700, 0), (700, 1), (730, 4), (790, 5)), True, 30.0, None),
+    (((700, 0), (700, 1), (730, 4), (790, 6)), True, 30.0, None),
+    # ... nor is its request read: a KILL with requests 0 dropped it as "unrequested"
+    (((700, 0), (700, 1), (730, 4), (790, 5, (0, 0))), True, 30.0, None),
+    (((700, 0), (700, 1), (730, 4), (790, 4, (0, 0))), True, 30.0, None),
+    (((700, 0), (700, 1), (730, 4), ("END", 5, (0, 0))), True, 30.0, None),
+    # a FINISH with no SCHEDULE (a record missing) ends no run: dropped, never finishing
+    (((700, 0), (710, 4)), False, None, "never"),
     # an evicted task's FINISH without a new SCHEDULE: no run to end
-    (((700, 0), (700, 1), (710, 2), (760, 4)), False, None),
+    (((700, 0), (700, 1), (710, 2), (760, 4)), False, None, "never"),
     # rescheduled after its FINISH, never finishing again: the last run counts
-    (((700, 0), (700, 1), (730, 4), (740, 1)), False, None),
+    (((700, 0), (700, 1), (730, 4), (740, 1)), False, None, "never"),
+    # a run begun before the window, finished, then killed: still "before the window"
+    (((0, 0), (0, 1), (730, 4), (790, 5)), False, None, "before_window"),
+    # the schema's "after the window" (2^63 − 1) is a time, not an error: never finishing
+    (((700, 0), (700, 1), ("END", 4)), False, None, "never"),
 ])
 def test_end_events_of_a_task_not_running_change_nothing(tmp_path, events, kept,
-                                                         duration):
-    """Worked out by hand from the rule in the module doc (a review found the second
-    FINISH and the KILL after a FINISH changing a finished run)."""
+                                                         duration, category):
+    """Worked out by hand from the rule in the module doc (reviews found a second FINISH
+    lengthening a finished run, and an end event after the FINISH dropping the task or
+    changing its request); the dropped ones land in the category the rule names."""
     path = tmp_path / "t.csv"
     path.write_text(_task(*events) + OTHER)
     trace = load_task_events(path)
     assert list(trace.job_id) == ([1, 2] if kept else [2])
     assert trace.dropped == (0 if kept else 1)
+    assert trace.before_window == (category == "before_window")
+    assert trace.unrequested == 0
     if kept:
         assert trace.task_time[0] == duration
+        np.testing.assert_array_equal(trace.demand, [[0.1, 0.1]])
 
 
 def _truncated_gz(path):

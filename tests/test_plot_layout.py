@@ -453,13 +453,23 @@ def test_schedulers_that_choose_alike_all_show_in_the_cluster_figures(captured):
                               ("drf-online", [0.2, 0.4, 0.6, 0.5]),
                               ("slots", [0.1, 0.2, 0.3, 0.3]))
             for t, u in zip(time, values, strict=True)]
+    rows[4]["utilisation_memory"] = 0.3  # drf-online's memory differs from first-fit's
     plot_cluster.utilisation_over_time(pd.DataFrame(rows), "x")
-    lines = captured[0].axes[0].get_lines()
+    lines = captured[0].axes[0].get_lines()  # cpu: first-fit and drf-online equal
     first, second, third = (line.get_linestyle() for line in lines)
     assert first == second == "--" and third == "-"  # (matplotlib names any dash "--")
     offsets = [line._unscaled_dash_pattern[0] for line in lines[:2]]
     assert offsets[0] != offsets[1]
+    assert [line.get_linestyle() for line in captured[0].axes[1].get_lines()] == ["-"] * 3
     assert all(h.get_linestyle() == "-" for h in captured[0].legends[0].legend_handles)
+    jobs = pd.DataFrame({"policy": ["drfh-first-fit", "drf-online", "slots"] * 2,
+                         "jct": [5.0, 5.0, 7.0, 9.0, 9.0, 8.0]})
+    jct = pd.DataFrame({"policy": ["drfh-first-fit", "drf-online", "slots"],
+                        "tasks": "1", "jobs": 2, "jct_mean": [7.0, 7.0, 7.5]})
+    plot_cluster.completion_times(jobs, jct, "x")
+    lines = captured[1].axes[0].get_lines()
+    assert [line.get_linestyle() for line in lines] == ["--", "--", "-"]
+    assert lines[0]._unscaled_dash_pattern[0] != lines[1]._unscaled_dash_pattern[0]
 
 
 def test_a_cdf_of_one_job_rises_from_zero(captured):
@@ -473,3 +483,7 @@ def test_a_cdf_of_one_job_rises_from_zero(captured):
     plot_cluster.completion_times(jobs, jct, "x")
     line = captured[0].axes[0].get_lines()[0]
     assert list(line.get_xdata()) == [60.0, 60.0] and list(line.get_ydata()) == [0.0, 1.0]
+    # a time of 0 s on the log axis: at half the smallest positive one
+    jobs = pd.DataFrame({"policy": ["slots"] * 2, "jct": [0.0, 4.0]})
+    plot_cluster.completion_times(jobs, jct, "x")
+    assert list(captured[1].axes[0].get_lines()[0].get_xdata()) == [2.0, 2.0, 4.0]

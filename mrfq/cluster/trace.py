@@ -21,12 +21,12 @@ order; its per-task demand is the componentwise largest request of its tasks (so
 task fits where it is placed). Jobs of equal demand form one class. Tasks never finishing
 (killed, evicted last, lost, running at the end) and tasks finishing without a request
 (CPU and memory blank, or both 0) are dropped and counted. An event that ends a run
-(EVICT, FAIL, FINISH, KILL, LOST) of a task that is not running changes nothing: a second
-FINISH, or a KILL after the FINISH, leaves the finished run as it was; a FINISH with no
-SCHEDULE before it (a record missing) ends no run, and the task is dropped and counted
-with those never finishing. A SCHEDULE starts a new run, ending any run before it. The
-rows of a task must be in time order (as the trace's files are): one out of order is an
-error, not a lost task; a timestamp must be 0 to 2^63 − 1.
+(EVICT, FAIL, FINISH, KILL, LOST) of a task that is not running changes nothing, its
+request included: a second FINISH, or a KILL after the FINISH, leaves the finished run as
+it was; a FINISH with no SCHEDULE before it (a record missing) ends no run, and the task
+is dropped and counted with those never finishing. A SCHEDULE starts a new run, ending
+any run before it. The rows of a task must be in time order (as the trace's files are):
+one out of order is an error, not a lost task; a timestamp must be 0 to 2^63 − 1.
 """
 
 from __future__ import annotations
@@ -174,35 +174,38 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> int:
                          f"{max(cpu, mem):g}", f"{where}, {COLUMNS[col]}", source)
     task = tasks.setdefault((job, index), {"submit": None, "start": None,
                                            "end": None, "request": None, "last": 0,
-                                           "early": False,
+                                           "early": False, "running": False,
                                            "user": row[6].strip()})
+    if t != _END:  # (2^63 − 1: after the window, in no order)
+        if event == FINISH and task["start"] is not None and t < task["start"]:
+            raise InputError(f"FINISH at {t} µs is before its SCHEDULE at "
+                             f"{task['start']} µs (job {job}, task {index})",
+                             f"{where}, {COLUMNS[0]}", source)
+        if t < task["last"]:
+            # read in file order, a task's run would be lost silently (a FINISH before
+            # its SCHEDULE ends nothing, and the SCHEDULE then starts a run never ending)
+            raise InputError(f"{EVENTS[event]} at {t} µs comes after an event of the same "
+                             f"task at {task['last']} µs (job {job}, task {index}): the "
+                             "rows must be in time order", f"{where}, {COLUMNS[0]}", source)
+        task["last"] = t
+    if 2 <= event <= 6 and not task["running"]:
+        # an end event of a task not running changes nothing, its request included (a
+        # second FINISH lengthened the run; a KILL after the FINISH, with requests 0,
+        # dropped a finished task)
+        return t
     if cpu is not None and mem is not None:
         task["request"] = (cpu, mem)
     if t == _END:
         return t
-    if event == FINISH and task["start"] is not None and t < task["start"]:
-        raise InputError(f"FINISH at {t} µs is before its SCHEDULE at "
-                         f"{task['start']} µs (job {job}, task {index})",
-                         f"{where}, {COLUMNS[0]}", source)
-    if t < task["last"]:
-        # read in file order, a task's run would be lost silently (a FINISH before its
-        # SCHEDULE ends nothing, and the SCHEDULE then starts a run that never ends)
-        raise InputError(f"{EVENTS[event]} at {t} µs comes after an event of the same "
-                         f"task at {task['last']} µs (job {job}, task {index}): the rows "
-                         "must be in time order", f"{where}, {COLUMNS[0]}", source)
-    task["last"] = t
     if event == SUBMIT and task["submit"] is None:
         task["submit"] = t
     elif event == SCHEDULE:  # (at 0: begun before the window, module doc)
         task["start"], task["end"] = (t, None) if t > 0 else (None, None)
-        task["early"] = t == 0
-    elif event == FINISH and task["start"] is not None and task["end"] is None:
-        task["end"] = t
-    elif event in (2, 3, 5, 6) and task["end"] is None:  # the run ended otherwise
-        task["start"] = None
-        task["early"] = False
-    # (an end event of a task not running changes nothing: a second FINISH lengthened
-    # the run, a KILL after its FINISH dropped a finished task)
+        task["early"], task["running"] = t == 0, True
+    elif event == FINISH:  # (of a run begun before the window: its length unknown)
+        task["end"], task["running"] = (t if task["start"] is not None else None), False
+    elif 2 <= event <= 6:  # the run ended otherwise
+        task["start"], task["early"], task["running"] = None, False, False
     return t
 
 
