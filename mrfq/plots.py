@@ -368,8 +368,8 @@ def packet_delays(packet: pd.DataFrame, path: str | Path, title: str = "",
                 bars = _interval_bars(rows, point, stem)
                 ax.errorbar(rows["load"], rows[point], yerr=bars, fmt=line, capsize=2,
                             color=colour)
-                known = (rows[f"{stem}_low"].notna() & rows[f"{stem}_high"].notna()
-                         ).to_numpy() if bars is not None else np.zeros(len(rows), bool)
+                known = (~np.isnan(bars).any(axis=0) if bars is not None
+                         else np.zeros(len(rows), bool))
                 for inside, fill in ((known, "full"), (~known, "none")):
                     ax.plot(rows["load"][inside], rows[point][inside], linestyle="none",
                             marker=marker, markersize=size, fillstyle=fill, color=colour)

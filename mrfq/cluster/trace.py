@@ -50,6 +50,8 @@ COLUMNS = ("timestamp", "missing info", "job ID", "task index", "machine ID",
            "event type", "user", "scheduling class", "priority", "CPU request",
            "memory request", "disk request", "different-machine restriction")
 SUBMIT, SCHEDULE, FINISH = 0, 1, 4
+#: the events that end a run: EVICT, FAIL, FINISH, KILL, LOST
+ENDS = range(2, 7)
 EVENTS = ("SUBMIT", "SCHEDULE", "EVICT", "FAIL", "FINISH", "KILL", "LOST",
           "UPDATE_PENDING", "UPDATE_RUNNING")
 _END = 2**63 - 1
@@ -188,7 +190,7 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> int:
                              f"task at {task['last']} µs (job {job}, task {index}): the "
                              "rows must be in time order", f"{where}, {COLUMNS[0]}", source)
         task["last"] = t
-    if 2 <= event <= 6 and not task["running"]:
+    if event in ENDS and not task["running"]:
         # an end event of a task not running changes nothing, its request included (a
         # second FINISH lengthened the run; a KILL after the FINISH, with requests 0,
         # dropped a finished task)
@@ -204,7 +206,7 @@ def _read_row(row: list[str], where: str, source: str, tasks: dict) -> int:
         task["early"], task["running"] = t == 0, True
     elif event == FINISH:  # (of a run begun before the window: its length unknown)
         task["end"], task["running"] = (t if task["start"] is not None else None), False
-    elif 2 <= event <= 6:  # the run ended otherwise
+    elif event in ENDS:  # the run ended otherwise
         task["start"], task["early"], task["running"] = None, False, False
     return t
 
