@@ -12,8 +12,9 @@ Figure 3 scenario (fig3_packet with m = ``--mean-size``, W = ``--window``,
   the mean reported relative half-width (the runs' γ are kept in ``--cache``);
 * predicted: for each pilot length of ``--pilot-flows`` ("auto": the advisor's default,
   :func:`mrfq.advisor.pilot_length`) and each of ``--pilot-seeds`` pilots (seeds
-  5000 + j), the advisor's predicted relative standard deviation of γ_k for one run as
-  configured, ``half_width_configured`` over its one-run factor (interval_factor);
+  5000 + j), the pilot's predicted relative standard deviation of γ_k for one run as
+  configured, σ_rel / √(measured flows) (``sigma_rel``: the pilot's own estimate, even
+  where the plan sizes the point by the fluid model's variance, ``basis`` "model");
 * ratio predicted / measured SD per pilot (median and range over the pilots), and how
   many pilots' ``factor_low``–``factor_high`` range holds the measured variance
   (σ²_true / σ²_est = 1 / ratio²);
@@ -34,17 +35,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from mrfq.advisor import advise
+from mrfq.advisor import AUTO_WARMUP_ALLOWANCE, advise
 from mrfq.executor import execute
 from mrfq.kinds.packet import combine_packet_records, packet_point
 from mrfq.scenario import load_scenario
-from mrfq.stats import LUGSAIL_BATCHES
-from mrfq.stats.runlength import interval_factor
+from mrfq.stats.runlength import variance_factor
 
 RUN_SEED = 1000
 PILOT_SEED = 5000
-#: half_width_configured's factor for one run (the check's runs are single runs)
-ONE_RUN = interval_factor(0.95, LUGSAIL_BATCHES, lugsail=True)
 
 
 def scenario_for(args: argparse.Namespace, seed: int):
@@ -100,10 +98,15 @@ def predicted(args: argparse.Namespace) -> pd.DataFrame:
             table["pilot"] = pilot
             table["pilot_seed"] = j
             table["pilot_wall_s"] = time.perf_counter() - started
-            # the predicted SD of γ̂ for the run as configured: σ_rel / √(measured flows),
-            # i.e. half_width_configured over its factor (z before the nineteenth session;
-            # now a one run's median t factor over lugsail batches, interval_factor)
-            table["predicted_sd"] = table["half_width_configured"] / ONE_RUN
+            # the pilot's predicted SD of γ̂ for the run as configured: σ_rel / √(measured
+            # flows) (= half_width_configured over its one-run factor where the plan's
+            # basis is the pilot; the model's basis sizes BMF since 2026-11-29, and its
+            # factor is γ̂'s: the pilot's χ² range is recomputed from its dof here)
+            table["predicted_sd"] = table["sigma_rel"] / np.sqrt(
+                args.flows * (1 - AUTO_WARMUP_ALLOWANCE))
+            ranges = [variance_factor(dof) for dof in table["pilot_dof"]]
+            table["factor_low"] = [low for low, _ in ranges]
+            table["factor_high"] = [high for _, high in ranges]
             tables.append(table)
     return pd.concat(tables)
 

@@ -16,6 +16,15 @@ replications z (the stopping rule adds them until h is reached). The point's bin
 class is the one that needs the most. The pilot's services per flow and per CPU second
 give the time.
 
+A point whose reported interval is the fluid model's (``ci_method`` "fluid-variance",
+:func:`mrfq.stats.with_fluid_variance`: a policy with a Markov fluid counterpart) reports
+the half-width z γ_k^fluid √(v_k / n_k), whose width the run's own batches do not set: its
+need is n_k = (z γ_k^fluid / γ̂_k)² v_k / h² class-k flows (``basis`` "model"; sized with
+the t factor q instead it asked for (2.65/1.96)² ≈ 1.8 times the flows, a review found).
+Where the pilot's own variance contradicts the model's as the run's would
+(:func:`mrfq.stats.model_variance.consistent_ratio`), the run keeps its own interval and
+so does the plan (``basis`` "pilot").
+
 It is an estimate from a pilot: the variance rests on a few batches, and on few
 relaxation times at high load; ``factor_low``/``factor_high`` is the 95% range of the
 flows needed over the estimate (χ² on the batches, with fewer degrees of freedom for
@@ -34,16 +43,19 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
-from mrfq import arguments, fields, policies
+from mrfq import arguments, policies
 from mrfq.errors import InputError
 from mrfq.kinds import packet
+from mrfq.kinds.fluid_records import fluid_reference
 from mrfq.kinds.packet import packet_point
 from mrfq.packet.engine import check_flows
 from mrfq.packet.model import relaxation_flows  # (also the advisor's name)
 from mrfq.scenario import Scenario, load_scenario
 from mrfq.scenario.checks import MIN_PRECISION
 from mrfq.stats import LUGSAIL_BATCHES, MIN_REPLICATIONS_FOR_T
+from mrfq.stats.model_variance import consistent_ratio
 from mrfq.stats.runlength import (
     flows_for_precision,
     half_width,
@@ -57,6 +69,10 @@ DEFAULT_PRECISION = 0.02
 MIN_PILOT_FLOWS = 5000
 #: by default a pilot spans this many relaxation times of the bottleneck (flows)
 PILOT_RELAXATIONS = 60
+#: … but no more flows than this: near load 1 the relaxation time grows without bound
+#: (60 of them were 2.4·10^8 flows at 0.999); a shorter pilot says so by its wider
+#: ``factor`` range, and below RELAXATIONS_PER_DOF of them by a warning
+MAX_PILOT_FLOWS = 1_000_000
 #: batches a pilot keeps: more than a run's 20, so that σ² rests on more of them
 PILOT_BATCHES = 40
 #: warm-up allowance with ``warmup = "auto"`` (MSER-5's cut is data-dependent; it cut
@@ -92,20 +108,32 @@ def pilot_length(scenario: Scenario, load: float) -> int:
     a bottleneck load of 0.9, 5 000 up to 0.8; measured in VALIDATION.md "Run-length
     advisor": pilots of 5 000 flows at 0.9 predict half the spread of γ; these, 0.74-0.90
     of it in the median)."""
-    return max(MIN_PILOT_FLOWS, math.ceil(PILOT_RELAXATIONS * relaxation_flows(scenario, load)
-                                          / 100) * 100)
+    relaxations = PILOT_RELAXATIONS * relaxation_flows(scenario, load)
+    if not relaxations < MAX_PILOT_FLOWS:  # (also at load 1, where it is infinite)
+        return MAX_PILOT_FLOWS
+    return max(MIN_PILOT_FLOWS, math.ceil(relaxations / 100) * 100)
 
 
-def _check(precision: float, pilot_flows: int, seed: object) -> int | None:
-    """The arguments (not the file's values, validated when it was read); the seed as an
-    int (an integer >= 0, as the file's; ``None``: the scenario's)."""
-    if not MIN_PRECISION <= precision < 1.0:
+def _check(precision: object, pilot_flows: object, seed: object, confidence: object
+           ) -> tuple[float | None, int | None, int | None, float]:
+    """The arguments (not the file's values, validated when it was read), each refused
+    with the same message from Python as from the command line: ``precision`` in
+    [MIN_PRECISION, 1) or None, ``pilot_flows`` a whole number of at least 20 flows per
+    batch or None, ``seed`` a whole number >= 0 or None, ``confidence`` in (0, 1)."""
+    precision = arguments.real(precision, "precision")
+    if precision is not None and not MIN_PRECISION <= precision < 1.0:
         raise InputError(f"must be in [{MIN_PRECISION:g}, 1), got {precision!r}", "precision")
-    if pilot_flows < 20 * PILOT_BATCHES:
-        raise InputError(f"must be >= {20 * PILOT_BATCHES} (the pilot keeps "
-                         f"{PILOT_BATCHES} batches), got {pilot_flows}", "pilot_flows")
-    check_flows(pilot_flows, "pilot_flows")
-    return None if seed is None else fields.integer(seed, "seed", None, 0)
+    pilot_flows = arguments.count(pilot_flows, "pilot_flows", 0)
+    if pilot_flows is not None:
+        if pilot_flows < 20 * PILOT_BATCHES:
+            raise InputError(f"must be >= {20 * PILOT_BATCHES} (the pilot keeps "
+                             f"{PILOT_BATCHES} batches), got {pilot_flows}", "pilot_flows")
+        check_flows(pilot_flows, "pilot_flows")
+    seed = arguments.count(seed, "seed", 0)
+    confidence = arguments.real(confidence, "confidence")
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
+    return precision, pilot_flows, seed, confidence
 
 
 def advise(scenario: Scenario | str, *, precision: float | None = None,
@@ -126,24 +154,34 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     ``pilot_relaxations`` (relaxation times the pilot spans, :func:`relaxation_flows`),
     ``pilot_dof`` (degrees of freedom of its variance estimate),
     ``factor_low``/``factor_high`` (95% range of the true flows needed / the estimate),
-    ``pilot_problem``, ``target_precision``, ``flows_needed`` (flow arrivals of one run,
-    warm-up allowance included), ``replications_needed`` (of the scenario's ``flows``,
-    at least :data:`MIN_REPLICATIONS`), ``half_width_configured`` (relative 95%
+    ``pilot_problem``, ``basis`` ("model": the point reports the fluid model's variance
+    and the need follows from it; "pilot": from the pilot's batches), ``model_sigma_rel``
+    (√ of the model's σ²_rel, NaN without one), ``target_precision``, ``flows_needed``
+    (flow arrivals of one run, warm-up allowance included), ``replications_needed`` (of
+    the scenario's ``flows``, at least :data:`MIN_REPLICATIONS`), ``budget_problem``
+    (with a precision target: the need exceeds ``max_replications``, and the half-width
+    the rule stops at; "" otherwise), ``half_width_configured`` (relative 95%
     half-width predicted for the run as configured: ``flows`` × ``replications``),
     ``binding`` (the class that needs the most at this point), ``services_per_flow``,
     ``services_per_cpu_s`` (of the pilot), ``wall_s`` (CPU seconds of the point: the
-    binding class's need, replications when the scenario sets a precision target, else
-    one run of ``flows_needed``) and ``wall_s_configured`` (the run as configured)."""
+    binding class's need, replications up to the budget when the scenario sets a
+    precision target, else one run of ``flows_needed``) and ``wall_s_configured`` (the
+    run as configured). ``confidence``: of the intervals planned, in (0, 1).
+    Bad arguments raise :class:`mrfq.InputError` naming the argument, before any pilot."""
+    precision, pilot_flows, seed, confidence = _check(precision, pilot_flows, seed,
+                                                      confidence)
+    if progress is not None and not callable(progress):
+        raise InputError(f"must be a function of (done, total), or None; got "
+                         f"{type(progress).__name__}", "progress")
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     cfg = scenario.packet
     if precision is None:
         precision = cfg.precision if cfg.precision is not None else DEFAULT_PRECISION
-    seed = _check(float(precision), MIN_PILOT_FLOWS if pilot_flows is None
-                  else int(pilot_flows), seed)
-    names = [policies.get(policies.PACKET, p, "policies").name for p in policy_names] \
-        if policy_names else [policies.get(policies.PACKET, p, "packet.policies",
-                                           scenario.source).name for p in cfg.policies]
+    chosen = arguments.names(policy_names, "policies")
+    names = [policies.get(policies.PACKET, p, "policies").name for p in chosen] \
+        if chosen else [policies.get(policies.PACKET, p, "packet.policies",
+                                     scenario.source).name for p in cfg.policies]
     chosen_loads = list(arguments.numbers(loads, "loads") or scenario.load_values)
     for load in chosen_loads:
         scenario.check_load(load, "load.values" if loads is None else "loads",
@@ -165,17 +203,33 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
         cpu = time.process_time() - started
         span = flows / relaxation_flows(scenario, load)
         rows.extend(_point_rows(scenario, record, float(precision), warm, per_replication,
-                                confidence, cpu, span))
+                                confidence, cpu, span, fluid_reference(scenario, name, load)))
         if progress is not None:
             progress(i + 1, total)
     return pd.DataFrame(rows)
 
 
+def _model_variance(reference: dict | None, k: int, share: float, estimate: float
+                    ) -> float:
+    """σ²_rel per measured flow of all classes of the interval the point reports from the
+    fluid model's variance (module doc): (γ_k^fluid / γ̂_k)² v_k / p_k, with p_k the
+    class's share of the measured flows (its interval counts its own flows, n_k = p_k n);
+    NaN where the point keeps its own interval (no Markov reference, no flows)."""
+    if reference is None or not share > 0 or not estimate > 0:
+        return math.nan
+    c = reference["classes"][k]
+    gamma, v = float(c["gamma"]), float(c.get("flow_variance", math.nan))
+    if not (np.isfinite(gamma) and gamma > 0 and np.isfinite(v) and v > 0):
+        return math.nan
+    return (gamma / estimate) ** 2 * v / share
+
+
 def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
                 per_replication: float, confidence: float, cpu: float,
-                span: float) -> list[dict]:
+                span: float, reference: dict | None) -> list[dict]:
     """The rows of one pilot (:func:`advise`) that took ``cpu`` seconds and spans
-    ``span`` relaxation times."""
+    ``span`` relaxation times; ``reference``: the Markov fluid record whose variance the
+    point's interval takes (:func:`mrfq.kinds.fluid_records.fluid_reference`), or None."""
     cfg = scenario.packet
     classes = record["classes"]
     cut = int(classes[0]["warmup_cut"])
@@ -184,50 +238,78 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
     services_per_flow = record["services"] / pilot_flows
     rate = record["services"] / max(cpu, 1e-9)
     seconds_per_flow = services_per_flow / rate
+    replicated = cfg.precision is not None
+    z = float(sps.norm.ppf(0.5 + confidence / 2))
+    configured = per_replication * cfg.replications
+    # the units of the interval the planned run reports, whose band the model must pass:
+    # one run's lugsail batches, or (precision target) t over its first 10 replications
+    band = (MIN_REPLICATIONS_FOR_T, False) if replicated else (LUGSAIL_BATCHES, True)
     rows = []
-    for name, c in zip(scenario.class_names, classes, strict=True):
+    for k, (name, c) in enumerate(zip(scenario.class_names, classes, strict=True)):
         rv = relative_variance(c["batch_size_sums"], c["batch_sojourn_sums"], measured,
                                confidence)
+        model = _model_variance(reference, k, int(c["flows_measured"]) / measured,
+                                float(c["gamma"]))
+        ratio = rv.variance / model  # the run's own variance over the model's, as a sweep's
+        basis = "model" if np.isfinite(model) and (
+            not np.isfinite(ratio) or consistent_ratio(ratio, *band)) else "pilot"
         # the χ² range on the batches, or on the relaxation times spanned / 20 if fewer
         dof = min(rv.dof, span / RELAXATIONS_PER_DOF)
-        low, high = variance_factor(dof, confidence)
-        problem = rv.problem or ("" if dof >= 1 else
-                                 f"pilot spans {span:.0f} relaxation times (< "
-                                 f"{RELAXATIONS_PER_DOF}): σ² likely underestimated")
-        need = flows_for_precision(rv.variance, precision, confidence)
-        # one run reports t with 4 degrees of freedom over its lugsail batches: sized so
-        # that its half-width is the target in half of such runs (interval_factor: q 2.65)
-        need_run = flows_for_precision(rv.variance, precision, confidence,
-                                       LUGSAIL_BATCHES, lugsail=True)
+        if basis == "model":
+            # the model's width is z γ^fluid √(v/n_k) / γ̂: known but for γ̂, the pilot's
+            # (relative SD √(σ²/n)) and the run's own (h/z at the target)
+            need = need_run = z ** 2 * model / precision ** 2
+            spread = z * math.sqrt((precision / z) ** 2 + (
+                rv.variance / measured if np.isfinite(rv.variance) else 0.0))
+            low, high = (1 + spread) ** -2, (1 - spread) ** -2 if spread < 1 else math.inf
+            problem = ""  # the pilot's batches do not set the need
+            configured_width = z * math.sqrt(model / configured)
+        else:
+            low, high = variance_factor(dof, confidence)
+            problem = rv.problem or ("" if dof >= 1 else
+                                     f"pilot spans {span:.0f} relaxation times (< "
+                                     f"{RELAXATIONS_PER_DOF}): σ² likely underestimated")
+            need = flows_for_precision(rv.variance, precision, confidence)
+            # one run reports t with 4 degrees of freedom over its lugsail batches: sized
+            # so that its half-width is the target in half of such runs (q 2.65)
+            need_run = flows_for_precision(rv.variance, precision, confidence,
+                                           LUGSAIL_BATCHES, lugsail=True)
+            # t over the replications from 10 on, else over their pooled lugsail batches
+            configured_width = half_width(rv.variance, configured, confidence, *(
+                (cfg.replications, False) if cfg.replications >= MIN_REPLICATIONS_FOR_T
+                else (LUGSAIL_BATCHES * cfg.replications, True)))
         flows_needed = (math.ceil(need_run / (1.0 - warm)) if np.isfinite(need_run)
                         else math.nan)
         reps = (max(MIN_REPLICATIONS, math.ceil(need / per_replication))
                 if np.isfinite(need) else math.nan)
-        configured = per_replication * cfg.replications
+        budget = ""
+        if replicated and reps > cfg.max_replications:  # the rule stops at the budget
+            reached = (z * math.sqrt((model if basis == "model" else rv.variance)
+                                     / (per_replication * cfg.max_replications)))
+            budget = (f"needs {reps} replications, more than max_replications = "
+                      f"{cfg.max_replications}: stops there at about {reached:.2%}")
         rows.append({
             "policy": record["policy"], "load": record["load"], "class": name,
             "pilot_flows": pilot_flows, "pilot_gamma": float(c["gamma"]),
             "sigma_rel": math.sqrt(rv.variance) if np.isfinite(rv.variance) else math.nan,
             "pilot_batches": rv.batches, "pilot_lag1": rv.lag1,
             "pilot_relaxations": span, "factor_low": low, "factor_high": high,
-            "pilot_dof": dof, "pilot_problem": problem, "target_precision": precision,
+            "pilot_dof": dof, "pilot_problem": problem, "basis": basis,
+            "model_sigma_rel": math.sqrt(model) if np.isfinite(model) else math.nan,
+            "target_precision": precision,
             "flows_needed": flows_needed, "replications_needed": reps,
-            # t over the replications from 10 on, else over their pooled lugsail batches
-            "half_width_configured": half_width(
-                rv.variance, configured, confidence, *(
-                    (cfg.replications, False) if cfg.replications >= MIN_REPLICATIONS_FOR_T
-                    else (LUGSAIL_BATCHES * cfg.replications, True))),
+            "budget_problem": budget, "half_width_configured": configured_width,
             "services_per_flow": services_per_flow, "services_per_cpu_s": rate,
             "configured_replications": cfg.replications,
             "wall_s_configured": cfg.flows * cfg.replications * seconds_per_flow})
-    needs = [r["flows_needed"] for r in rows]
+    needs = [r["replications_needed" if replicated else "flows_needed"] for r in rows]
     binding = int(np.nanargmax(needs)) if np.isfinite(needs).any() else -1
     for k, row in enumerate(rows):
         row["binding"] = k == binding
-        row["mode"] = "replications" if cfg.precision is not None else "one run"
+        row["mode"] = "replications" if replicated else "one run"
         top = rows[binding] if binding >= 0 else row
-        row["wall_s"] = ((top["replications_needed"] * cfg.flows if cfg.precision is not None
-                          else top["flows_needed"]) * seconds_per_flow)
+        row["wall_s"] = ((min(top["replications_needed"], cfg.max_replications) * cfg.flows
+                          if replicated else top["flows_needed"]) * seconds_per_flow)
     return rows
 
 
@@ -271,8 +353,8 @@ def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
                          factor=[f"x{lo:.2g}-{hi:.2g}" if np.isfinite(hi) else "unknown"
                                  for lo, hi in zip(table["factor_low"], table["factor_high"],
                                                    strict=True)])
-    columns = ["policy", "load", "class", "pilot_gamma", "sigma_rel", "need", "bind",
-               "factor", "half_width_configured"]
+    columns = ["policy", "load", "class", "pilot_gamma", "sigma_rel", "basis", "need",
+               "bind", "factor", "half_width_configured"]
     text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}")
     h = float(table["target_precision"].iloc[0])
     return "\n".join([
@@ -283,8 +365,9 @@ def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
         f"{_duration(sweep_wall_time(table, jobs, configured=True))}; packet points only, "
         "compilation excluded, idle cores)",
         f"an estimate from pilots of {_flows_range(table)} flows: the need is uncertain "
-        "by the factor shown (95% range, from the pilot's batches and the relaxation "
-        "times it spans; a longer --pilot-flows narrows it)"])
+        "by the factor shown (95% range; basis pilot: from the pilot's batches and the "
+        "relaxation times it spans, a longer --pilot-flows narrows it; basis model: the "
+        "point reports the fluid model's variance, and only gamma's own spread is left)"])
 
 
 def _flows_range(table: pd.DataFrame) -> str:
@@ -293,8 +376,9 @@ def _flows_range(table: pd.DataFrame) -> str:
 
 
 def advice_warnings(table: pd.DataFrame) -> list[str]:
-    """One line per (policy, load, class) whose pilot estimate is only a lower bound."""
-    flagged = table[table["pilot_problem"] != ""]
-    return [f"{p} at load {v:g}, class {k}: {problem}" for p, v, k, problem in
-            zip(flagged["policy"], flagged["load"], flagged["class"],
-                flagged["pilot_problem"], strict=True)]
+    """One line per (policy, load, class) whose pilot estimate is only a lower bound, and
+    one per class whose need exceeds the replication budget ``max_replications``."""
+    return [f"{p} at load {v:g}, class {k}: {problem}"
+            for column in ("pilot_problem", "budget_problem")
+            for p, v, k, problem in zip(table["policy"], table["load"], table["class"],
+                                        table[column], strict=True) if problem]

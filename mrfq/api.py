@@ -283,11 +283,10 @@ def plan(scenario: ScenarioArg, *, precision: float | None = None,
     per packet point, the flows (one run) or replications each point needs for the
     target ``precision`` (relative 95% half-width of every class's γ)."""
     policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
-    return advise(_modelled(scenario), precision=arguments.real(precision, "precision"),
-                  pilot_flows=arguments.count(pilot_flows, "pilot_flows"),
+    # precision, pilot_flows and seed are advise's to check: one message for both faces
+    return advise(_modelled(scenario), precision=precision, pilot_flows=pilot_flows,
                   policy_names=None if policies is None else list(policies),
-                  loads=None if loads is None else list(loads),
-                  seed=arguments.count(seed, "seed", 0),
+                  loads=None if loads is None else list(loads), seed=seed,
                   progress=progress_callback(progress, "pilots"))
 
 

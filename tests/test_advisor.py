@@ -1,5 +1,7 @@
 """The run-length advisor (mrfq.advisor, ``mrfq plan``): its table follows the formula
-n = (z σ_rel / h)² with the warm-up allowance, the wall time, the console and the errors."""
+n = (q σ_rel / h)² with the warm-up allowance (the pilot's variance; the fluid model's,
+n_k = (z γ^fluid/γ̂)² v_k / h², where the point reports it), the wall time, the
+replication budget, the console and the errors."""
 
 import math
 import subprocess
@@ -11,14 +13,19 @@ import pytest
 from scipy import stats as sps
 
 from mrfq.advisor import (
+    MAX_PILOT_FLOWS,
     MIN_REPLICATIONS,
     advice_text,
+    advice_warnings,
     advise,
     pilot_length,
     relaxation_flows,
     sweep_wall_time,
 )
+from mrfq.errors import InputError
+from mrfq.kinds.fluid_records import fluid_reference
 from mrfq.scenario import load_scenario, scenario_from_dict
+from mrfq.simulation import simulate
 from mrfq.stats import LUGSAIL_BATCHES
 from mrfq.stats.runlength import interval_factor, variance_factor
 
@@ -26,8 +33,11 @@ TINY = {"resources": ["cpu", "link"],
         "classes": [{"name": "1", "requirements": [0.1, 1.0], "load_share": 4},
                     {"name": "2", "requirements": [1.0, 0.1], "load_share": 1}],
         "load": {"axis": "link", "values": [0.5, 0.8]},
-        "packet": {"policies": ["bmf"], "mean_size": 10, "window": 4, "flows": 4000,
+        "packet": {"policies": ["fifo"], "mean_size": 10, "window": 4, "flows": 4000,
                    "warmup": 0.1}}
+#: the same with bmf, whose points report the fluid model's variance (Markov: exponential
+#: sizes, two classes)
+TINY_BMF = {**TINY, "packet": {**TINY["packet"], "policies": ["bmf"]}}
 TOML = """resources = ["cpu", "link"]
 [[classes]]
 name = "1"
@@ -41,7 +51,7 @@ load_share = 1
 axis = "link"
 values = [0.5]
 [packet]
-policies = ["bmf"]
+policies = ["fifo"]
 mean_size = 10
 window = 4
 flows = 4000
@@ -60,6 +70,7 @@ def test_flows_needed_follow_the_formula(table):
     q = interval_factor(0.95, LUGSAIL_BATCHES, lugsail=True)
     assert 2.6 < q < 2.7
     assert list(table["class"]) == ["1", "2"] and (table["target_precision"] == 0.02).all()
+    assert (table["basis"] == "pilot").all() and table["model_sigma_rel"].isna().all()
     for row in table.itertuples():
         one_run = (q * row.sigma_rel / 0.02) ** 2  # n = (q σ_rel / h)², measured flows
         assert row.flows_needed == math.ceil(one_run / 0.9)  # + the 10% warm-up
@@ -193,3 +204,90 @@ def test_the_configured_half_width_uses_the_runs_own_units():
         for row in table.itertuples():
             assert row.half_width_configured == pytest.approx(
                 interval_factor(0.95, units, lugsail) * row.sigma_rel / math.sqrt(measured))
+
+
+@pytest.fixture(scope="module")
+def bmf_table():
+    return advise(scenario_from_dict(TINY_BMF), pilot_flows=2000, loads=[0.5],
+                  precision=0.1)
+
+
+def test_a_point_reporting_the_fluid_models_variance_is_sized_by_it(bmf_table):
+    """Its half-width is z γ^fluid √(v_k / n_k) / γ̂_k (mrfq.stats.with_fluid_variance), so
+    n_k = (z γ^fluid / γ̂_k)² v_k / h² class-k flows, n_k / p_k in all (a review: sized
+    with one run's t factor 2.65 the plan asked for (2.65/1.96)² ≈ 1.8 times that)."""
+    scenario = scenario_from_dict(TINY_BMF)
+    reference = fluid_reference(scenario, "bmf", 0.5)["classes"]
+    z = sps.norm.ppf(0.975)
+    assert (bmf_table["basis"] == "model").all()
+    for k, (_, row) in enumerate(bmf_table.iterrows()):
+        assert row["pilot_problem"] == ""  # the pilot's batches do not set the need
+        share = {"1": 0.8, "2": 0.2}[row["class"]]  # load shares 4:1, equal mean sizes
+        model = (reference[k]["gamma"] / row["pilot_gamma"]) ** 2 \
+            * reference[k]["flow_variance"] / share
+        assert row["model_sigma_rel"] ** 2 == pytest.approx(model, rel=0.15)  # p_k measured
+        need = z ** 2 * row["model_sigma_rel"] ** 2 / 0.1 ** 2
+        assert row["flows_needed"] == math.ceil(need / 0.9)  # + the 10% warm-up
+        assert row["half_width_configured"] == pytest.approx(
+            z * row["model_sigma_rel"] / math.sqrt(4000 * 0.9))
+        assert 0.6 < row["factor_low"] < 1 < row["factor_high"] < 1.6
+
+
+def test_a_run_of_the_planned_length_reports_the_target(bmf_table):
+    """One run of ``flows_needed`` reports the target half-width for the binding class,
+    within the pilot's γ̂ noise (the model's width is fixed but for γ̂)."""
+    top = bmf_table[bmf_table["binding"]].iloc[0]
+    table = simulate(scenario_from_dict(TINY_BMF), "bmf", 0.5, seed=7,
+                     flows=int(top["flows_needed"]), replications=1).classes
+    row = table[table["class"] == top["class"]].iloc[0]
+    assert row["ci_method"] == "fluid-variance"
+    width = (row["ci_high"] - row["gamma"]) / row["gamma"]
+    assert 0.85 * 0.1 < width < 1.2 * 0.1
+
+
+def test_a_need_beyond_the_replication_budget_is_said():
+    spec = {**TINY_BMF, "packet": {**TINY_BMF["packet"], "precision": 0.01,
+                                   "max_replications": 12}}
+    table = advise(scenario_from_dict(spec), pilot_flows=2000, loads=[0.5])
+    assert (table["mode"] == "replications").all()
+    over = table[table["replications_needed"] > 12]
+    assert len(over) >= 1 and all("more than max_replications = 12" in p
+                                  for p in over["budget_problem"])
+    top = table[table["binding"]].iloc[0]
+    assert top["replications_needed"] == table["replications_needed"].max()
+    seconds_per_flow = top["services_per_flow"] / top["services_per_cpu_s"]
+    assert top["wall_s"] == pytest.approx(12 * 4000 * seconds_per_flow)  # stops at 12
+    assert any("max_replications" in w for w in advice_warnings(table))
+
+
+def test_the_default_pilot_is_bounded_near_load_one():
+    scenario = scenario_from_dict(TINY)
+    assert 60 * relaxation_flows(scenario, 0.999) > 100 * MAX_PILOT_FLOWS
+    assert pilot_length(scenario, 0.999) == MAX_PILOT_FLOWS
+    assert pilot_length(scenario, 0.99) == MAX_PILOT_FLOWS  # 2.4 M unbounded
+    assert pilot_length(scenario, 0.95) < MAX_PILOT_FLOWS
+
+
+@pytest.mark.parametrize("kwargs, field, words", [
+    ({"precision": "abc"}, "precision", "finite number"),
+    ({"precision": 1.5}, "precision", "must be in"),
+    ({"pilot_flows": 2.5}, "pilot_flows", "whole number"),
+    ({"pilot_flows": 0}, "pilot_flows", "the pilot keeps 40 batches"),
+    ({"seed": -1}, "seed", ">= 0"),
+    ({"confidence": 2}, "confidence", "(0, 1)"),
+    ({"progress": 3}, "progress", "function"),
+])
+def test_python_arguments_are_refused_before_any_pilot(kwargs, field, words):
+    with pytest.raises(InputError) as error:
+        advise(scenario_from_dict(TINY), **kwargs)
+    assert error.value.field == field and words in str(error.value)
+
+
+def test_cli_pilot_flows_message_is_the_same_from_zero_up(tmp_path):
+    scenario = tmp_path / "tiny.toml"
+    scenario.write_text(TOML)
+    for value in ("0", "10"):
+        result = _run(str(scenario), "--pilot-flows", value)
+        assert result.returncode == 2
+        assert (f"error: --pilot-flows: must be >= 800 (the pilot keeps 40 batches), got "
+                f"{value}") in result.stderr
