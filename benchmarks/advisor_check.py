@@ -14,7 +14,8 @@ Figure 3 scenario (fig3_packet with m = ``--mean-size``, W = ``--window``,
   :func:`mrfq.advisor.pilot_length`) and each of ``--pilot-seeds`` pilots (seeds
   5000 + j), the pilot's predicted relative standard deviation of γ_k for one run as
   configured, σ_rel / √(measured flows) (``sigma_rel``: the pilot's own estimate, even
-  where the plan sizes the point by the fluid model's variance, ``basis`` "model");
+  where the plan sizes the point by the fluid model's variance, ``basis`` "model", whose
+  SD over the measured is ``model_ratio``);
 * ratio predicted / measured SD per pilot (median and range over the pilots), and how
   many pilots' ``factor_low``–``factor_high`` range holds the measured variance
   (σ²_true / σ²_est = 1 / ratio²);
@@ -102,8 +103,10 @@ def predicted(args: argparse.Namespace) -> pd.DataFrame:
             # flows) (= half_width_configured over its one-run factor where the plan's
             # basis is the pilot; the model's basis sizes BMF since 2026-11-29, and its
             # factor is γ̂'s: the pilot's χ² range is recomputed from its dof here)
-            table["predicted_sd"] = table["sigma_rel"] / np.sqrt(
-                args.flows * (1 - AUTO_WARMUP_ALLOWANCE))
+            measured_flows = args.flows * (1 - AUTO_WARMUP_ALLOWANCE)
+            table["predicted_sd"] = table["sigma_rel"] / np.sqrt(measured_flows)
+            # what the plan sizes a model-basis point by: the fluid model's SD of γ̂
+            table["model_sd"] = table["model_sigma_rel"] / np.sqrt(measured_flows)
             ranges = [variance_factor(dof) for dof in table["pilot_dof"]]
             table["factor_low"] = [low for low, _ in ranges]
             table["factor_high"] = [high for _, high in ranges]
@@ -164,6 +167,9 @@ def main() -> None:
                      "predicted_sd_%": 100 * group["predicted_sd"].median(),
                      "ratio_median": ratio.median(),
                      "ratio_range": f"[{ratio.min():.2f}, {ratio.max():.2f}]",
+                     # the plan's basis "model" (BMF with exponential sizes): the fluid
+                     # model's SD of γ̂ (scaled by the pilot's γ̂) against the measured
+                     "model_ratio": (group["model_sd"] / m["measured_sd"]).median(),
                      "factor": f"x{group['factor_low'].median():.2g}-"
                                f"{group['factor_high'].median():.2g}",
                      "in_factor": f"{int(inside.sum())}/{len(group)}",

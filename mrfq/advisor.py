@@ -21,9 +21,13 @@ A point whose reported interval is the fluid model's (``ci_method`` "fluid-varia
 the half-width z γ_k^fluid √(v_k / n_k), whose width the run's own batches do not set: its
 need is n_k = (z γ_k^fluid / γ̂_k)² v_k / h² class-k flows (``basis`` "model"; sized with
 the t factor q instead it asked for (2.65/1.96)² ≈ 1.8 times the flows, a review found).
-Where the pilot's own variance contradicts the model's as the run's would
-(:func:`mrfq.stats.model_variance.consistent_ratio`), the run keeps its own interval and
-so does the plan (``basis`` "pilot").
+A run keeps that interval only while its own variance over the model's lies in the band
+of :func:`mrfq.stats.model_variance.consistent_ratio`, and so does the plan: for one run
+the basis a run keeps with the larger chance at the pilot's ratio
+(:func:`mrfq.stats.model_variance.model_kept_probability`; ``basis_problem`` between 5%
+and 95%), for replications the precision rule followed n by n
+(:func:`mrfq.stats.model_variance.rule_replications`); "pilot" where the run's own
+interval stands.
 
 It is an estimate from a pilot: the variance rests on a few batches, and on few
 relaxation times at high load; ``factor_low``/``factor_high`` is the 95% range of the
@@ -38,7 +42,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -50,12 +53,19 @@ from mrfq.errors import InputError
 from mrfq.kinds import packet
 from mrfq.kinds.fluid_records import fluid_reference
 from mrfq.kinds.packet import packet_point
+from mrfq.kinds.replications import first_replications
 from mrfq.packet.engine import check_flows
 from mrfq.packet.model import relaxation_flows  # (also the advisor's name)
+from mrfq.progress import ProgressArg, progress_callback
 from mrfq.scenario import Scenario, load_scenario
 from mrfq.scenario.checks import MIN_PRECISION
 from mrfq.stats import LUGSAIL_BATCHES, MIN_REPLICATIONS_FOR_T
-from mrfq.stats.model_variance import consistent_ratio
+from mrfq.stats.model_variance import (
+    RULE_HORIZON,
+    RuleClass,
+    model_kept_probability,
+    rule_replications,
+)
 from mrfq.stats.runlength import (
     flows_for_precision,
     half_width,
@@ -80,6 +90,8 @@ PILOT_BATCHES = 40
 AUTO_WARMUP_ALLOWANCE = 0.05
 #: least replications of a precision-targeted point (the t interval over replications)
 MIN_REPLICATIONS = 10
+#: the confidence levels a plan takes: z of the normal interval finite and not 0
+MIN_CONFIDENCE, MAX_CONFIDENCE = 0.5, 0.999999
 #: relaxation times per degree of freedom of a pilot's variance estimate: batch means of
 #: a pilot that spans few relaxation times are neither independent nor normal, and the
 #: χ² range on its batches is too narrow. Set from VALIDATION.md ("Run-length advisor"):
@@ -123,24 +135,22 @@ def _check(precision: object, pilot_flows: object, seed: object, confidence: obj
     precision = arguments.real(precision, "precision")
     if precision is not None and not MIN_PRECISION <= precision < 1.0:
         raise InputError(f"must be in [{MIN_PRECISION:g}, 1), got {precision!r}", "precision")
-    pilot_flows = arguments.count(pilot_flows, "pilot_flows", 0)
+    pilot_flows = arguments.count(pilot_flows, "pilot_flows", 20 * PILOT_BATCHES,
+                                  why=f" (the pilot keeps {PILOT_BATCHES} batches)")
     if pilot_flows is not None:
-        if pilot_flows < 20 * PILOT_BATCHES:
-            raise InputError(f"must be >= {20 * PILOT_BATCHES} (the pilot keeps "
-                             f"{PILOT_BATCHES} batches), got {pilot_flows}", "pilot_flows")
         check_flows(pilot_flows, "pilot_flows")
     seed = arguments.count(seed, "seed", 0)
-    confidence = arguments.real(confidence, "confidence")
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"must be in (0, 1), got {confidence!r}", "confidence")
+    confidence = arguments.real(confidence, "confidence", 0.95)
+    if not MIN_CONFIDENCE <= confidence <= MAX_CONFIDENCE:
+        raise InputError(f"must be in [{MIN_CONFIDENCE:g}, {MAX_CONFIDENCE:g}], got "
+                         f"{confidence!r}", "confidence")
     return precision, pilot_flows, seed, confidence
 
 
 def advise(scenario: Scenario | str, *, precision: float | None = None,
            pilot_flows: int | None = None, policy_names: list[str] | None = None,
            loads: list[float] | None = None, seed: int | None = None,
-           confidence: float = 0.95,
-           progress: Callable[[int, int], None] | None = None) -> pd.DataFrame:
+           confidence: float = 0.95, progress: ProgressArg = None) -> pd.DataFrame:
     """The run-length table of ``scenario``'s packet points (module doc): one row per
     (policy, load, class).
 
@@ -155,24 +165,28 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     ``pilot_dof`` (degrees of freedom of its variance estimate),
     ``factor_low``/``factor_high`` (95% range of the true flows needed / the estimate),
     ``pilot_problem``, ``basis`` ("model": the point reports the fluid model's variance
-    and the need follows from it; "pilot": from the pilot's batches), ``model_sigma_rel``
-    (√ of the model's σ²_rel, NaN without one), ``target_precision``, ``flows_needed``
-    (flow arrivals of one run, warm-up allowance included), ``replications_needed`` (of
-    the scenario's ``flows``, at least :data:`MIN_REPLICATIONS`), ``budget_problem``
-    (with a precision target: the need exceeds ``max_replications``, and the half-width
-    the rule stops at; "" otherwise), ``half_width_configured`` (relative 95%
+    and the need follows from it; "pilot": from the pilot's batches; "" for a class
+    without flows at this load), ``basis_problem`` (one run: the run keeps the model's
+    interval with a probability between 5% and 95%, and the other basis's need),
+    ``model_sigma_rel`` (√ of the model's σ²_rel, NaN without one), ``target_precision``,
+    ``flows_needed`` (flow arrivals of one run, warm-up allowance included),
+    ``replications_needed`` (of the scenario's ``flows``: where the precision rule stops
+    for this class, :func:`mrfq.stats.model_variance.rule_replications` from the rule's
+    first replications, inf beyond 10^9), ``budget_problem`` (with a precision target:
+    the need exceeds ``max_replications``, and the half-width the rule stops at; ""
+    otherwise), ``half_width_configured`` (relative 95%
     half-width predicted for the run as configured: ``flows`` × ``replications``),
     ``binding`` (the class that needs the most at this point), ``services_per_flow``,
     ``services_per_cpu_s`` (of the pilot), ``wall_s`` (CPU seconds of the point: the
-    binding class's need, replications up to the budget when the scenario sets a
-    precision target, else one run of ``flows_needed``) and ``wall_s_configured`` (the
-    run as configured). ``confidence``: of the intervals planned, in (0, 1).
+    point's need, replications at which every class is within h at once, up to the
+    budget, when the scenario sets a precision target, else one run of the binding
+    class's ``flows_needed``) and ``wall_s_configured`` (the
+    run as configured). ``confidence``: of the intervals planned, in [0.5, 0.999999];
+    ``progress``: as :func:`mrfq.plan`'s (True: a progress line; a callable (done, total)).
     Bad arguments raise :class:`mrfq.InputError` naming the argument, before any pilot."""
     precision, pilot_flows, seed, confidence = _check(precision, pilot_flows, seed,
                                                       confidence)
-    if progress is not None and not callable(progress):
-        raise InputError(f"must be a function of (done, total), or None; got "
-                         f"{type(progress).__name__}", "progress")
+    progress = progress_callback(progress, "pilots")  # (refused here as by mrfq.plan)
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
     cfg = scenario.packet
@@ -224,6 +238,26 @@ def _model_variance(reference: dict | None, k: int, share: float, estimate: floa
     return (gamma / estimate) ** 2 * v / share
 
 
+def _units(replications: int) -> tuple[int, bool]:
+    """The units of the γ interval of ``replications`` runs: t over them from 10 on,
+    else over their pooled lugsail batches (:func:`mrfq.stats.combine_replications`)."""
+    return ((replications, False) if replications >= MIN_REPLICATIONS_FOR_T
+            else (LUGSAIL_BATCHES * replications, True))
+
+
+def _model_factor(own: float, model: float, measured: int, dof: float,
+                  confidence: float) -> tuple[float, float]:
+    """The 95% range of the true need over a model-basis need: it scales as (γ̂_pilot /
+    γ)², and γ̂_pilot's relative variance is at least the model's, model / measured (its
+    own estimate, from few batches, ran under it: a review found 9.4% against 13.5% at
+    load 0.9), with a t quantile on the pilot's degrees of freedom (NaN below 1: unknown)."""
+    if not dof >= 1:
+        return math.nan, math.nan
+    spread = float(sps.t.ppf(0.5 + confidence / 2, dof)) * math.sqrt(
+        max(own if np.isfinite(own) else 0.0, model) / measured)
+    return max(0.0, 1.0 - spread) ** 2, (1.0 + spread) ** 2
+
+
 def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
                 per_replication: float, confidence: float, cpu: float,
                 span: float, reference: dict | None) -> list[dict]:
@@ -241,53 +275,62 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
     replicated = cfg.precision is not None
     z = float(sps.norm.ppf(0.5 + confidence / 2))
     configured = per_replication * cfg.replications
-    # the units of the interval the planned run reports, whose band the model must pass:
-    # one run's lugsail batches, or (precision target) t over its first 10 replications
-    band = (MIN_REPLICATIONS_FOR_T, False) if replicated else (LUGSAIL_BATCHES, True)
-    rows = []
+    loaded = scenario.class_loads(record["load"]) > 0  # the classes the rule judges
+    # the precision rule's first replications and budget (none without a target: the
+    # replications a target of h would take)
+    first = first_replications(cfg) if replicated else MIN_REPLICATIONS
+    budget = cfg.max_replications if replicated else RULE_HORIZON
+    rows, rules = [], []
     for k, (name, c) in enumerate(zip(scenario.class_names, classes, strict=True)):
         rv = relative_variance(c["batch_size_sums"], c["batch_sojourn_sums"], measured,
                                confidence)
         model = _model_variance(reference, k, int(c["flows_measured"]) / measured,
                                 float(c["gamma"]))
-        ratio = rv.variance / model  # the run's own variance over the model's, as a sweep's
-        basis = "model" if np.isfinite(model) and (
-            not np.isfinite(ratio) or consistent_ratio(ratio, *band)) else "pilot"
         # the χ² range on the batches, or on the relaxation times spanned / 20 if fewer
         dof = min(rv.dof, span / RELAXATIONS_PER_DOF)
+        short = ("" if dof >= 1 else f"pilot spans {span:.0f} relaxation times (< "
+                 f"{RELAXATIONS_PER_DOF}): its estimate is likely biased")
+        # one run keeps the model's interval while its own variance (5 lugsail batches)
+        # over the model's stays in the band: the chance of that at the pilot's ratio
+        keep = (model_kept_probability(rv.variance / model, LUGSAIL_BATCHES, True)
+                if np.isfinite(model) else 0.0)
+        need_model = z ** 2 * model / precision ** 2  # the model's z γ^f √(v/n_k) / γ̂
+        # one run reports t with 4 degrees of freedom over its lugsail batches: sized so
+        # that its half-width is the target in half of such runs (q 2.65)
+        need_pilot = flows_for_precision(rv.variance, precision, confidence,
+                                         LUGSAIL_BATCHES, lugsail=True)
+        rule = RuleClass(model, rv.variance, per_replication, confidence)
+        reps = (rule_replications([rule], precision, first)
+                if np.isfinite(model) or np.isfinite(rv.variance) else math.nan)
+        reps = math.inf if reps > RULE_HORIZON else reps
+        basis = (rule.basis(min(reps, budget)) if replicated
+                 else "model" if keep >= 0.5 else "pilot")
+        need_run = need_model if (keep >= 0.5) else need_pilot
+        uncertain = ""
+        if np.isfinite(model) and 0.05 < keep < 0.95 and not replicated:
+            other = need_pilot if keep >= 0.5 else need_model
+            uncertain = (f"a run keeps the fluid model's interval with probability "
+                         f"{keep:.0%} (the pilot's own variance is {rv.variance / model:.3g}"
+                         f" of the model's, near the band a run tests): otherwise it "
+                         f"needs {math.ceil(other / (1.0 - warm)):.3g} flows")
         if basis == "model":
-            # the model's width is z γ^fluid √(v/n_k) / γ̂: known but for γ̂, the pilot's
-            # (relative SD √(σ²/n)) and the run's own (h/z at the target)
-            need = need_run = z ** 2 * model / precision ** 2
-            spread = z * math.sqrt((precision / z) ** 2 + (
-                rv.variance / measured if np.isfinite(rv.variance) else 0.0))
-            low, high = (1 + spread) ** -2, (1 - spread) ** -2 if spread < 1 else math.inf
-            problem = ""  # the pilot's batches do not set the need
-            configured_width = z * math.sqrt(model / configured)
+            low, high = _model_factor(rv.variance, model, measured, dof, confidence)
+            problem = short
         else:
             low, high = variance_factor(dof, confidence)
-            problem = rv.problem or ("" if dof >= 1 else
-                                     f"pilot spans {span:.0f} relaxation times (< "
-                                     f"{RELAXATIONS_PER_DOF}): σ² likely underestimated")
-            need = flows_for_precision(rv.variance, precision, confidence)
-            # one run reports t with 4 degrees of freedom over its lugsail batches: sized
-            # so that its half-width is the target in half of such runs (q 2.65)
-            need_run = flows_for_precision(rv.variance, precision, confidence,
-                                           LUGSAIL_BATCHES, lugsail=True)
-            # t over the replications from 10 on, else over their pooled lugsail batches
-            configured_width = half_width(rv.variance, configured, confidence, *(
-                (cfg.replications, False) if cfg.replications >= MIN_REPLICATIONS_FOR_T
-                else (LUGSAIL_BATCHES * cfg.replications, True)))
-        flows_needed = (math.ceil(need_run / (1.0 - warm)) if np.isfinite(need_run)
-                        else math.nan)
-        reps = (max(MIN_REPLICATIONS, math.ceil(need / per_replication))
-                if np.isfinite(need) else math.nan)
-        budget = ""
-        if replicated and reps > cfg.max_replications:  # the rule stops at the budget
-            reached = (z * math.sqrt((model if basis == "model" else rv.variance)
-                                     / (per_replication * cfg.max_replications)))
-            budget = (f"needs {reps} replications, more than max_replications = "
-                      f"{cfg.max_replications}: stops there at about {reached:.2%}")
+            problem = rv.problem or short
+        units, lugsail = _units(cfg.replications)
+        configured_width = (z * math.sqrt(model / configured) if model_kept_probability(
+            rv.variance / model, units, lugsail) >= 0.5 and np.isfinite(model)
+            else half_width(rv.variance, configured, confidence, units, lugsail))
+        over = ""
+        if replicated and reps > budget:  # the rule stops at the budget
+            over = (f"needs {reps} replications, more than max_replications = {budget}: "
+                    f"stops there at about {rule.width(budget):.2%}")
+        if not loaded[k]:  # no flows at this load: nothing to plan, nothing judged
+            problem = over = uncertain = basis = ""
+        else:
+            rules.append(rule)
         rows.append({
             "policy": record["policy"], "load": record["load"], "class": name,
             "pilot_flows": pilot_flows, "pilot_gamma": float(c["gamma"]),
@@ -295,21 +338,26 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             "pilot_batches": rv.batches, "pilot_lag1": rv.lag1,
             "pilot_relaxations": span, "factor_low": low, "factor_high": high,
             "pilot_dof": dof, "pilot_problem": problem, "basis": basis,
+            "basis_problem": uncertain,
             "model_sigma_rel": math.sqrt(model) if np.isfinite(model) else math.nan,
             "target_precision": precision,
-            "flows_needed": flows_needed, "replications_needed": reps,
-            "budget_problem": budget, "half_width_configured": configured_width,
+            "flows_needed": (math.ceil(need_run / (1.0 - warm)) if np.isfinite(need_run)
+                             else math.nan),
+            "replications_needed": reps, "budget_problem": over,
+            "half_width_configured": configured_width,
             "services_per_flow": services_per_flow, "services_per_cpu_s": rate,
             "configured_replications": cfg.replications,
             "wall_s_configured": cfg.flows * cfg.replications * seconds_per_flow})
+    # the point stops when every judged class is within h at once
+    point_reps = rule_replications(rules, precision, first) if rules else math.nan
     needs = [r["replications_needed" if replicated else "flows_needed"] for r in rows]
     binding = int(np.nanargmax(needs)) if np.isfinite(needs).any() else -1
     for k, row in enumerate(rows):
         row["binding"] = k == binding
         row["mode"] = "replications" if replicated else "one run"
         top = rows[binding] if binding >= 0 else row
-        row["wall_s"] = ((min(top["replications_needed"], cfg.max_replications) * cfg.flows
-                          if replicated else top["flows_needed"]) * seconds_per_flow)
+        row["wall_s"] = ((min(point_reps, budget) * cfg.flows if replicated
+                          else top["flows_needed"]) * seconds_per_flow)
     return rows
 
 
@@ -342,18 +390,21 @@ def _duration(seconds: float) -> str:
 
 def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
     """The advisor's table (:func:`advise`) for a console: per (policy, load, class) the
-    pilot's γ, σ_rel, what is needed (flows of one run, or replications), the binding
-    class (*), the χ² factor range of the need and the half-width of the run as
+    pilot's γ, the basis and the σ_rel the need follows from, what is needed (flows of
+    one run, or replications), the binding class (*), the factor range of the need and
+    the half-width of the run as
     configured; then the sweep's wall time on ``jobs`` cores and what the estimate rests
     on."""
     need = [f"{f:.3g} flows" if mode == "one run" else f"{r:.0f} reps"
             for f, r, mode in zip(table["flows_needed"], table["replications_needed"],
                                   table["mode"], strict=True)]
-    shown = table.assign(need=need, bind=np.where(table["binding"], "*", ""),
+    # the σ_rel the need was computed from: the model's on a model basis
+    sigma = np.where(table["basis"] == "model", table["model_sigma_rel"], table["sigma_rel"])
+    shown = table.assign(need=need, bind=np.where(table["binding"], "*", ""), sigma=sigma,
                          factor=[f"x{lo:.2g}-{hi:.2g}" if np.isfinite(hi) else "unknown"
                                  for lo, hi in zip(table["factor_low"], table["factor_high"],
                                                    strict=True)])
-    columns = ["policy", "load", "class", "pilot_gamma", "sigma_rel", "basis", "need",
+    columns = ["policy", "load", "class", "pilot_gamma", "basis", "sigma", "need",
                "bind", "factor", "half_width_configured"]
     text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}")
     h = float(table["target_precision"].iloc[0])
@@ -376,9 +427,10 @@ def _flows_range(table: pd.DataFrame) -> str:
 
 
 def advice_warnings(table: pd.DataFrame) -> list[str]:
-    """One line per (policy, load, class) whose pilot estimate is only a lower bound, and
-    one per class whose need exceeds the replication budget ``max_replications``."""
+    """One line per (policy, load, class) whose pilot estimate is only a lower bound, whose
+    run may or may not keep the fluid model's interval, or whose need exceeds the
+    replication budget ``max_replications``."""
     return [f"{p} at load {v:g}, class {k}: {problem}"
-            for column in ("pilot_problem", "budget_problem")
+            for column in ("pilot_problem", "basis_problem", "budget_problem")
             for p, v, k, problem in zip(table["policy"], table["load"], table["class"],
                                         table[column], strict=True) if problem]

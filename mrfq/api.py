@@ -283,11 +283,12 @@ def plan(scenario: ScenarioArg, *, precision: float | None = None,
     per packet point, the flows (one run) or replications each point needs for the
     target ``precision`` (relative 95% half-width of every class's γ)."""
     policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
-    # precision, pilot_flows and seed are advise's to check: one message for both faces
+    # precision, pilot_flows, seed and progress are advise's to check: one message for
+    # both faces
     return advise(_modelled(scenario), precision=precision, pilot_flows=pilot_flows,
                   policy_names=None if policies is None else list(policies),
                   loads=None if loads is None else list(loads), seed=seed,
-                  progress=progress_callback(progress, "pilots"))
+                  progress=progress)
 
 
 def allocate(problem: Problem | str | Path, policies: Sequence[str] | None = None, *,

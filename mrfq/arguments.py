@@ -107,10 +107,11 @@ def function(value: Any, field: str) -> Callable[[str], None] | None:
     raise InputError(f"must be a function of one string, or None; got {shown}", field)
 
 
-def count(value: Any, field: str, minimum: int = 1, maximum: int | None = None
-          ) -> int | None:
+def count(value: Any, field: str, minimum: int = 1, maximum: int | None = None,
+          why: str = "") -> int | None:
     """A whole number ≥ ``minimum`` (``jobs``, ``seed``) and ≤ ``maximum`` (none by
-    default: a seed may be any size, as in a scenario file), or None (the default)."""
+    default: a seed may be any size, as in a scenario file), or None (the default);
+    ``why`` follows the bound in the message."""
     if value is None:
         return None
     if isinstance(value, float) and value.is_integer():
@@ -118,7 +119,7 @@ def count(value: Any, field: str, minimum: int = 1, maximum: int | None = None
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise InputError(f"must be a whole number, got {value!r}", field)
     if value < minimum:
-        raise InputError(f"must be >= {minimum}, got {value}", field)
+        raise InputError(f"must be >= {minimum}{why}, got {value}", field)
     if maximum is not None and value > maximum:
         raise InputError(f"must be <= {maximum}, got {value}", field)
     return int(value)

@@ -167,7 +167,7 @@ def fluid(scenario, output, policies, loads, tolerance, method, results, jobs, s
 @click.option("--policy", required=True, type=RegistryChoice(registry.PACKET),
               help="The packet policy.")
 @click.option("--load", "load", required=True, type=float, help="Value on the load axis.")
-@click.option("--seed", type=int, help="Override the scenario's seed.")
+@click.option("--seed", type=COUNT, help="Override the scenario's seed.")
 @console.output_option(help="CSV file for the per-class table.")
 @click.option("--flows", type=COUNT, help="Flow arrivals per replication (e.g. 1e4).")
 @click.option("--mean-size", type=float, help="Mean flow size m in packets.")
@@ -229,7 +229,7 @@ def simulate(scenario, policy, load, seed, output, flows, mean_size, window, rep
               "(default results/<scenario name>).")
 @click.option("--policies", help="Packet policies, comma-separated ("
               + ", ".join(registry.names(registry.PACKET)) + "; default: the scenario's).")
-@click.option("--seed", type=int, help="Override the scenario's seed.")
+@click.option("--seed", type=COUNT, help="Override the scenario's seed.")
 @user_errors
 def flows(scenario, results, policies, seed):
     """Run a scenario's explicit flows ([[flows]]): flows.csv, timeline.csv (service per
@@ -376,7 +376,7 @@ def run(scenario, results, jobs, scheduler, tolerance, precision, max_replicatio
 @click.option("--policies", help="Packet policies, comma-separated (default: the "
               "scenario's).")
 @click.option("--loads", help="Load values, e.g. '0.5,0.9' (default: the scenario's).")
-@click.option("--seed", type=int, help="Seed of the pilots (default: the scenario's).")
+@click.option("--seed", type=COUNT, help="Seed of the pilots (default: the scenario's).")
 @console.output_option(help="CSV file for the full table.")
 @user_errors
 def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):

@@ -222,9 +222,9 @@ class Count(click.ParamType):
         try:
             number = float(value)
         except (TypeError, ValueError):
-            self.fail(f"'{value}' is not a whole number", param, ctx)
+            self.fail(f"must be a whole number, got {value}", param, ctx)
         if not number.is_integer():
-            self.fail(f"'{value}' is not a whole number", param, ctx)
+            self.fail(f"must be a whole number, got {value}", param, ctx)
         return int(number)
 
 

@@ -27,6 +27,13 @@ from mrfq.kinds.fluid_records import fluid_reference
 from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.simulation import simulate
 from mrfq.stats import LUGSAIL_BATCHES
+from mrfq.stats.model_variance import (
+    RuleClass,
+    consistent_ratio,
+    model_kept_probability,
+    ratio_band,
+    rule_replications,
+)
 from mrfq.stats.runlength import interval_factor, variance_factor
 
 TINY = {"resources": ["cpu", "link"],
@@ -65,7 +72,6 @@ def table():
 
 
 def test_flows_needed_follow_the_formula(table):
-    z = sps.norm.ppf(0.975)
     # one run's γ interval: t over 5 lugsail batches, whose median half-width factor is q
     q = interval_factor(0.95, LUGSAIL_BATCHES, lugsail=True)
     assert 2.6 < q < 2.7
@@ -74,9 +80,11 @@ def test_flows_needed_follow_the_formula(table):
     for row in table.itertuples():
         one_run = (q * row.sigma_rel / 0.02) ** 2  # n = (q σ_rel / h)², measured flows
         assert row.flows_needed == math.ceil(one_run / 0.9)  # + the 10% warm-up
-        measured = (z * row.sigma_rel / 0.02) ** 2  # replications: the stopping rule's z
-        assert row.replications_needed == max(MIN_REPLICATIONS,
-                                               math.ceil(measured / (4000 * 0.9)))
+        # replications: the rule's t over n of them, the least n >= 10 within 2%
+        n = MIN_REPLICATIONS
+        while sps.t.ppf(0.975, n - 1) * row.sigma_rel / math.sqrt(n * 4000 * 0.9) > 0.02:
+            n += 1
+        assert row.replications_needed == n
         # the run as configured (4 000 flows, 3 600 measured, one run): q σ_rel / √3600
         assert row.half_width_configured == pytest.approx(q * row.sigma_rel / 60)
         assert 0.5 < row.sigma_rel < 20 and row.pilot_flows == 2000
@@ -274,8 +282,11 @@ def test_the_default_pilot_is_bounded_near_load_one():
     ({"pilot_flows": 2.5}, "pilot_flows", "whole number"),
     ({"pilot_flows": 0}, "pilot_flows", "the pilot keeps 40 batches"),
     ({"seed": -1}, "seed", ">= 0"),
-    ({"confidence": 2}, "confidence", "(0, 1)"),
-    ({"progress": 3}, "progress", "function"),
+    ({"confidence": 2}, "confidence", "[0.5, 0.999999]"),
+    ({"confidence": 1e-300}, "confidence", "[0.5, 0.999999]"),
+    ({"progress": 3}, "progress", "callable (done, total)"),
+    ({"progress": lambda: None}, "progress", "cannot take (done, total)"),
+    ({"pilot_flows": -5}, "pilot_flows", ">= 800 (the pilot keeps 40 batches)"),
 ])
 def test_python_arguments_are_refused_before_any_pilot(kwargs, field, words):
     with pytest.raises(InputError) as error:
@@ -291,3 +302,100 @@ def test_cli_pilot_flows_message_is_the_same_from_zero_up(tmp_path):
         assert result.returncode == 2
         assert (f"error: --pilot-flows: must be >= 800 (the pilot keeps 40 batches), got "
                 f"{value}") in result.stderr
+
+
+def _rule_by_hand(model, own, m, precision, first, confidence=0.95):
+    """The precision rule over replications with the fluid model's variance, one n at a
+    time from its definition (mrfq.kinds.replications.fast_reported_half_widths): after n
+    replications each class reports z √(model/(n m)) while own/model lies in the band of
+    n units (consistent_ratio), else t_{n-1} √(own/(n m)); the rule stops at the first n
+    >= first where every class is within the target."""
+    z, tail = sps.norm.ppf(0.5 + confidence / 2), 0.5 + confidence / 2
+    for n in range(max(first, 2), 20_000):
+        widths = []
+        for mo, ow in zip(model, own, strict=True):
+            if np.isfinite(mo) and consistent_ratio(ow / mo, n, False):
+                widths.append(z * math.sqrt(mo / (n * m)))
+            else:
+                widths.append(sps.t.ppf(tail, n - 1) * math.sqrt(ow / (n * m)))
+        if max(widths) <= precision:
+            return n
+    return None
+
+
+@pytest.mark.parametrize("model, own, m, precision, first", [
+    ([10.0], [2.5], 1000, 0.01, 10),        # own below the model: the band leaves at 38
+    ([10.0], [15.0], 1000, 0.01, 10),       # above: the wider own interval from 113 on
+    ([10.0], [9.0], 1000, 0.01, 10),        # inside the band until n = 4 230
+    ([np.nan], [4.0], 3600, 0.02, 12),      # no model: t over the replications
+    ([10.0, 3.0], [2.5, 3.3], 500, 0.03, 10),  # two classes, the later one binds
+    ([10.0, 1.0], [40.0, 0.3], 800, 0.05, 5),   # one class switches early, one late
+])
+def test_the_rule_the_plan_predicts_is_the_rules_definition(model, own, m, precision,
+                                                              first):
+    rules = [RuleClass(mo, ow, m) for mo, ow in zip(model, own, strict=True)]
+    assert rule_replications(rules, precision, first) == _rule_by_hand(
+        model, own, m, precision, first)
+
+
+def test_the_chance_a_run_keeps_the_model_matches_the_lugsail_law():
+    """Monte Carlo of one run's lugsail variance estimate over the truth (5 batches from 10
+    halves: max(2A/4 - (A + D)/9, A/4), A ~ χ²_4, D ~ χ²_5) times the true ratio, kept
+    inside the band (ratio_band): the function's probability within sampling error."""
+    rng = np.random.default_rng(5)
+    a, d = rng.chisquare(4, 400_000), rng.chisquare(5, 400_000)
+    x = np.maximum(2 * a / 4 - (a + d) / 9, a / 4)
+    low, high = ratio_band(5, True)
+    for ratio in (0.0003, 0.00073, 0.002, 1.0, 4.0, 9.0):
+        simulated = float(np.mean((low <= ratio * x) & (ratio * x <= high)))
+        assert model_kept_probability(ratio, 5, True) == pytest.approx(simulated, abs=0.004)
+    assert model_kept_probability(np.nan, 5, True) == 1.0
+
+
+def test_a_short_pilot_warns_on_the_model_basis_too():
+    """A pilot of 11 relaxation times: its γ̂ is as unsure as its variance (a review: at
+    load 0.95 a 5 000-flow pilot's γ̂ ran 2.3 times the long run's, unflagged)."""
+    table = advise(scenario_from_dict(TINY_BMF), pilot_flows=800, loads=[0.8])
+    assert (table["basis"] == "model").all()
+    assert all("spans 11 relaxation times" in p for p in table["pilot_problem"])
+    assert table["factor_low"].isna().all() and table["factor_high"].isna().all()
+
+
+def test_replications_start_where_the_rule_starts_and_the_budget_is_the_need():
+    """The rule's first replications are max(replications, 10) up to the budget: a need
+    floored at 10 over a budget of 5 was said to exceed it (a review), and 12 configured
+    replications were counted as 10."""
+    spec = {**TINY_BMF, "packet": {**TINY_BMF["packet"], "precision": 0.2,
+                                   "max_replications": 5}}
+    table = advise(scenario_from_dict(spec), pilot_flows=2000, loads=[0.5])
+    assert (table["budget_problem"] == "").all() and (table["replications_needed"] <= 5).all()
+    spec["packet"] = {**spec["packet"], "replications": 12, "max_replications": 100}
+    table = advise(scenario_from_dict(spec), pilot_flows=2000, loads=[0.5])
+    assert (table["replications_needed"] == 12).all()
+    top = table[table["binding"]].iloc[0]
+    seconds_per_flow = top["services_per_flow"] / top["services_per_cpu_s"]
+    assert top["wall_s"] == pytest.approx(12 * 4000 * seconds_per_flow)
+
+
+def test_a_class_without_flows_is_not_planned_nor_warned_about():
+    spec = {**TINY, "classes": [TINY["classes"][0], {**TINY["classes"][1], "load_share": 0}]}
+    table = advise(scenario_from_dict(spec), pilot_flows=2000, loads=[0.5])
+    empty = table[table["class"] == "2"].iloc[0]
+    assert empty["pilot_problem"] == "" and empty["basis"] == "" and not empty["binding"]
+    assert advice_warnings(table) == []
+
+
+def test_replications_planned_where_the_run_leaves_the_model():
+    """A window-limited class (rtt 8) varies a quarter of the fluid model: the rule drops
+    the model's interval at about 38 replications and stops on the runs' own (a review:
+    the plan said 131 with the model's, the sweeps stopped at 27-40)."""
+    spec = {**TINY_BMF, "packet": {**TINY_BMF["packet"], "precision": 0.01}}
+    spec["classes"] = [{**TINY["classes"][0], "rtt": 8}, TINY["classes"][1]]
+    scenario = scenario_from_dict(spec)
+    table = advise(scenario, pilot_flows=5000, loads=[0.5], seed=1)
+    top = table[table["binding"]].iloc[0]
+    assert top["class"] == "1" and top["basis"] == "pilot"
+    result = simulate(scenario, "bmf", 0.5, seed=3).classes
+    assert result["ci_method"].iloc[0] == "replications"
+    assert 0.5 * top["replications_needed"] <= result["replications"].iloc[0] \
+        <= 1.6 * top["replications_needed"]

@@ -326,7 +326,7 @@ def test_list_shows_what_is_packaged():
     (("simulate", "fig3_quick", "--policy", "drfg", "--load", "0.5"), "--policy",
      "did you mean 'drfq'"),
     (("simulate", "fig3_quick", "--policy", "bmf", "--load", "0.5", "--flows", "2.5"),
-     "--flows", "not a whole number"),
+     "--flows", "must be a whole number, got"),
     (("allocate", "drf_slides", "--policies", "drf,dfr"), "--policies", "did you mean 'drf'"),
     (("run", "fig3_quick", "--format", "gif"), "--format", "unknown figure format 'gif'"),
 ])

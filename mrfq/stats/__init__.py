@@ -20,7 +20,8 @@ Eight modules, in import order (each imports only those before it):
   replication's flow records after the warm-up cut) and :func:`combine_replications`
   (γ_k = Σ N / Σ T pooled over replications, with its interval).
 * :mod:`mrfq.stats.model_variance` — :func:`with_fluid_variance`: that interval rebuilt
-  on the fluid model's variance of γ̂_k where the Markov model gives it (issue 25).
+  on the fluid model's variance of γ̂_k where the Markov model gives it (issue 25); for
+  the run-length advisor, the chance a run keeps it and where the precision rule stops.
 
 The intervals over independent units (:func:`t_interval`, :func:`ratio_interval`) and
 :func:`histogram_quantile` live in the leaf :mod:`mrfq.intervals` and are re-exported
@@ -72,7 +73,14 @@ from mrfq.stats.metric_intervals import (
     round_outward,
     sectioning_interval,
 )
-from mrfq.stats.model_variance import FLUID_VARIANCE, with_fluid_variance
+from mrfq.stats.model_variance import (
+    FLUID_VARIANCE,
+    RULE_HORIZON,
+    RuleClass,
+    model_kept_probability,
+    rule_replications,
+    with_fluid_variance,
+)
 from mrfq.stats.startup import WARMUP_LIMIT_PROBLEM, relaxation_cut, warmup_cut
 from mrfq.stats.sums import (
     SIZE_DECADES,
@@ -101,7 +109,8 @@ STATS_VERSION = "3"
 __all__ = [
     "STATS_VERSION",
     # mrfq.stats.model_variance
-    "FLUID_VARIANCE", "with_fluid_variance",
+    "FLUID_VARIANCE", "with_fluid_variance", "RULE_HORIZON", "RuleClass",
+    "model_kept_probability", "rule_replications",
     # mrfq.intervals
     "RatioInterval", "histogram_quantile", "ratio_interval", "t_interval", "tin_factor",
     # mrfq.stats.estimators

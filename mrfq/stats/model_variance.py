@@ -41,6 +41,7 @@ ratios 0.056–3.4 with 5 batches) has a point outside.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,8 @@ HIGH_TAIL = 0.0005
 #: … and below it, for a narrower interval: a false rejection costs coverage, and the
 #: precision rule looks after every replication (module doc)
 LOW_TAIL = 1e-6
+#: the largest variance ratio :func:`ratio_band` searches (its law's cdf is 1 there)
+_BAND_SEARCH_TOP = 1e3
 
 
 def consistent_ratio(ratio: float, units: int, lugsail: bool = False) -> bool:
@@ -79,7 +82,7 @@ def ratio_band(units: int, lugsail: bool) -> tuple[float, float]:
     """The :data:`LOW_TAIL` and 1 − :data:`HIGH_TAIL` quantiles of a run's variance over
     the model's when the model's is right (module doc)."""
     return tuple(float(optimize.brentq(lambda x, p=p: variance_ratio_cdf(
-        x, units, lugsail) - p, 1e-30, 1e3, xtol=1e-15, rtol=1e-12))
+        x, units, lugsail) - p, 1e-30, _BAND_SEARCH_TOP, xtol=1e-15, rtol=1e-12))
         for p in (LOW_TAIL, 1 - HIGH_TAIL))
 
 
@@ -139,3 +142,108 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
         out.iloc[i, out.columns.get_loc("ci_method")] = FLUID_VARIANCE
         out.iloc[i, out.columns.get_loc("ci_problem")] = ""
     return out
+
+
+def model_kept_probability(ratio: float, units: int, lugsail: bool = False) -> float:
+    """The probability that a run keeps the model's interval (:func:`consistent_ratio`)
+    when its own variance over the model's is ``ratio`` in truth: its estimate is
+    ``ratio`` · X, X of :func:`mrfq.stats.runlength.variance_ratio_cdf`'s law over
+    ``units`` (``lugsail``: one run's batches), kept inside :func:`ratio_band`. 1 for a
+    ratio that is not a number (nothing contradicts the model), 0 for a ratio of 0."""
+    if not np.isfinite(ratio):
+        return 1.0
+    if ratio <= 0:
+        return 0.0
+    low, high = ratio_band(units, lugsail)
+
+    def cdf(x: float) -> float:  # (1 beyond the range ratio_band searches: the lugsail
+        # law's quadrature over [0, dof x] loses its narrow peak for x far beyond it)
+        return 1.0 if x >= _BAND_SEARCH_TOP else variance_ratio_cdf(x, units, lugsail)
+    return float(cdf(high / ratio) - cdf(low / ratio))
+
+
+#: the most replications :func:`rule_replications` looks at (a need beyond is "more")
+RULE_HORIZON = 10**9
+
+
+class RuleClass:
+    """One class under the precision rule over replications with the fluid model's
+    variance (:func:`mrfq.kinds.replications.fast_reported_half_widths`): with m measured
+    flows per replication and true relative variances per measured flow ``model`` (of
+    the model's interval, (γ^fluid/γ)² v_k / p_k; NaN: none) and ``own`` (the runs' own,
+    σ²_rel), after n replications the point reports the model's half-width z √(model /
+    (n m)) while the runs' own variance over the model's, ``own`` / ``model``, lies in
+    :func:`ratio_band` (n, t), else the runs' own, t_{n−1} √(own / (n m)). The band
+    narrows as n grows, so the model holds up to a switch and never after."""
+
+    def __init__(self, model: float, own: float, per_replication: float,
+                 confidence: float = 0.95) -> None:
+        self.model, self.own, self.m = model, own, per_replication
+        self.tail = 0.5 + confidence / 2
+        self.z = float(sps.norm.ppf(self.tail))
+        ratio = own / model if np.isfinite(model) else np.nan
+        self.switch = (0 if not np.isfinite(model) else RULE_HORIZON + 1
+                       if not np.isfinite(ratio) else self._switch(ratio))
+
+    @staticmethod
+    def _switch(ratio: float) -> int:
+        """The first n ≥ 2 at which ``ratio`` leaves the band (bisection)."""
+        if not consistent_ratio(ratio, 2):
+            return 2
+        if consistent_ratio(ratio, RULE_HORIZON):
+            return RULE_HORIZON + 1
+        low, high = 2, RULE_HORIZON  # holds at low, not at high
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if consistent_ratio(ratio, middle) else (low, middle)
+        return high
+
+    def basis(self, n: int) -> str:
+        """"model" where the point reports the model's interval after n, else "pilot"."""
+        return "model" if n < self.switch else "pilot"
+
+    def width(self, n: int) -> float:
+        """The relative half-width reported after n replications (n ≥ 2)."""
+        if self.basis(n) == "model":
+            return self.z * math.sqrt(self.model / (n * self.m))
+        return float(sps.t.ppf(self.tail, n - 1)) * math.sqrt(self.own / (n * self.m))
+
+    def candidates(self, precision: float, first: int) -> list[int]:
+        """The n ≥ ``first`` at which the class can start to meet ``precision``: where
+        the model's width reaches it (if before the switch), the switch, and where the
+        runs' own width reaches it from the switch on."""
+        out = {max(first, 2)}
+        if np.isfinite(self.model):
+            out.add(max(first, math.ceil(self.z ** 2 * self.model / (precision ** 2 * self.m))))
+            out.add(max(first, self.switch))
+        if np.isfinite(self.own):
+            out.add(self._own_reaches(precision, max(first, self.switch, 2)))
+        return sorted(v for v in out if v <= RULE_HORIZON)
+
+    def _own_reaches(self, precision: float, start: int) -> int:
+        """The least n ≥ ``start`` at which the runs' own width t_{n−1} √(own / (n m)) is
+        at most ``precision`` (it falls with n: bisection), RULE_HORIZON + 1 if none."""
+        def within(n: int) -> bool:
+            t = float(sps.t.ppf(self.tail, n - 1))
+            return t * t * self.own <= precision ** 2 * self.m * n
+        if within(start):
+            return start
+        if not within(RULE_HORIZON):
+            return RULE_HORIZON + 1
+        low, high = start, RULE_HORIZON  # not within at low, within at high
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if within(middle) else (middle, high)
+        return high
+
+
+def rule_replications(classes: list[RuleClass], precision: float, first: int) -> int:
+    """The replications at which the precision rule stops (every class's reported
+    half-width at most ``precision`` after n, n ≥ ``first``), for true variances
+    (:class:`RuleClass`); ``RULE_HORIZON`` + 1 when none does within it."""
+    if not classes:
+        return first
+    for n in sorted({v for c in classes for v in c.candidates(precision, first)}):
+        if all(c.width(n) <= precision for c in classes):
+            return n
+    return RULE_HORIZON + 1
