@@ -59,11 +59,12 @@ from mrfq.packet.model import relaxation_flows  # (also the advisor's name)
 from mrfq.progress import ProgressArg, progress_callback
 from mrfq.scenario import Scenario, load_scenario
 from mrfq.scenario.checks import MIN_PRECISION
-from mrfq.stats import LUGSAIL_BATCHES, MIN_REPLICATIONS_FOR_T
+from mrfq.stats import LUGSAIL_BATCHES
 from mrfq.stats.model_variance import (
     RULE_HORIZON,
     RuleClass,
     model_kept_probability,
+    replication_units,
     rule_replications,
 )
 from mrfq.stats.runlength import (
@@ -166,8 +167,9 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     ``factor_low``/``factor_high`` (95% range of the true flows needed / the estimate),
     ``pilot_problem``, ``basis`` ("model": the point reports the fluid model's variance
     and the need follows from it; "pilot": from the pilot's batches; "" for a class
-    without flows at this load), ``basis_problem`` (one run: the run keeps the model's
-    interval with a probability between 5% and 95%, and the other basis's need),
+    without flows at this load), ``basis_problem`` (the run, or with a precision target the
+    rule where the model's width reaches h, keeps the model's interval with a probability
+    between 5% and 95%; and the other basis's need),
     ``model_sigma_rel`` (√ of the model's σ²_rel, NaN without one), ``target_precision``,
     ``flows_needed`` (flow arrivals of one run, warm-up allowance included),
     ``replications_needed`` (of the scenario's ``flows``: where the precision rule stops
@@ -238,13 +240,6 @@ def _model_variance(reference: dict | None, k: int, share: float, estimate: floa
     return (gamma / estimate) ** 2 * v / share
 
 
-def _units(replications: int) -> tuple[int, bool]:
-    """The units of the γ interval of ``replications`` runs: t over them from 10 on,
-    else over their pooled lugsail batches (:func:`mrfq.stats.combine_replications`)."""
-    return ((replications, False) if replications >= MIN_REPLICATIONS_FOR_T
-            else (LUGSAIL_BATCHES * replications, True))
-
-
 def _model_factor(own: float, model: float, measured: int, dof: float,
                   confidence: float) -> tuple[float, float]:
     """The 95% range of the true need over a model-basis need: it scales as (γ̂_pilot /
@@ -313,13 +308,24 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
                          f"{keep:.0%} (the pilot's own variance is {rv.variance / model:.3g}"
                          f" of the model's, near the band a run tests): otherwise it "
                          f"needs {math.ceil(other / (1.0 - warm)):.3g} flows")
+        elif replicated and np.isfinite(model) and np.isfinite(rv.variance):
+            # the rule tests a noisy estimate of the ratio at every n: where the model's
+            # width reaches h, how sure is it to keep the model's interval?
+            at = rule.model_reaches(precision, first)
+            kept = model_kept_probability(rule.ratio, *replication_units(at))
+            if 0.05 < kept < 0.95:
+                uncertain = (
+                    f"the rule keeps the fluid model's interval at {at} replications with "
+                    f"probability {kept:.0%} (the pilot's own variance is "
+                    f"{rule.ratio:.3g} of the model's): it stops at about {at} on it, "
+                    f"else at about {rule.own_reaches(precision, first)} on the runs' own")
         if basis == "model":
             low, high = _model_factor(rv.variance, model, measured, dof, confidence)
             problem = short
         else:
             low, high = variance_factor(dof, confidence)
             problem = rv.problem or short
-        units, lugsail = _units(cfg.replications)
+        units, lugsail = replication_units(cfg.replications)
         configured_width = (z * math.sqrt(model / configured) if model_kept_probability(
             rv.variance / model, units, lugsail) >= 0.5 and np.isfinite(model)
             else half_width(rv.variance, configured, confidence, units, lugsail))

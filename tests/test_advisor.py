@@ -80,9 +80,10 @@ def test_flows_needed_follow_the_formula(table):
     for row in table.itertuples():
         one_run = (q * row.sigma_rel / 0.02) ** 2  # n = (q σ_rel / h)², measured flows
         assert row.flows_needed == math.ceil(one_run / 0.9)  # + the 10% warm-up
-        # replications: the rule's t over n of them, the least n >= 10 within 2%
+        # replications: the rule's t over n of them (its median factor, as one run's
+        # q), the least n >= 10 within 2%
         n = MIN_REPLICATIONS
-        while sps.t.ppf(0.975, n - 1) * row.sigma_rel / math.sqrt(n * 4000 * 0.9) > 0.02:
+        while interval_factor(0.95, n) * row.sigma_rel / math.sqrt(n * 4000 * 0.9) > 0.02:
             n += 1
         assert row.replications_needed == n
         # the run as configured (4 000 flows, 3 600 measured, one run): q σ_rel / √3600
@@ -306,18 +307,22 @@ def test_cli_pilot_flows_message_is_the_same_from_zero_up(tmp_path):
 
 def _rule_by_hand(model, own, m, precision, first, confidence=0.95):
     """The precision rule over replications with the fluid model's variance, one n at a
-    time from its definition (mrfq.kinds.replications.fast_reported_half_widths): after n
-    replications each class reports z √(model/(n m)) while own/model lies in the band of
-    n units (consistent_ratio), else t_{n-1} √(own/(n m)); the rule stops at the first n
-    >= first where every class is within the target."""
-    z, tail = sps.norm.ppf(0.5 + confidence / 2), 0.5 + confidence / 2
-    for n in range(max(first, 2), 20_000):
+    time from its definition (mrfq.kinds.replications.fast_reported_half_widths, and
+    reported_half_widths below 10): after n replications the interval's units are the n
+    replications (t) from 10 on, else their 5 n pooled lugsail batches; each class
+    reports z √(model/(n m)) while own/model lies in the band of those units
+    (consistent_ratio), else its own width, the median factor of that t interval times
+    √(own/(n m)); the rule stops at the first n >= first where every class is within."""
+    z = sps.norm.ppf(0.5 + confidence / 2)
+    for n in range(max(first, 1), 20_000):
+        units, lugsail = (n, False) if n >= 10 else (5 * n, True)
         widths = []
         for mo, ow in zip(model, own, strict=True):
-            if np.isfinite(mo) and consistent_ratio(ow / mo, n, False):
+            if np.isfinite(mo) and consistent_ratio(ow / mo, units, lugsail):
                 widths.append(z * math.sqrt(mo / (n * m)))
             else:
-                widths.append(sps.t.ppf(tail, n - 1) * math.sqrt(ow / (n * m)))
+                widths.append(interval_factor(confidence, units, lugsail)
+                              * math.sqrt(ow / (n * m)))
         if max(widths) <= precision:
             return n
     return None
@@ -330,6 +335,8 @@ def _rule_by_hand(model, own, m, precision, first, confidence=0.95):
     ([np.nan], [4.0], 3600, 0.02, 12),      # no model: t over the replications
     ([10.0, 3.0], [2.5, 3.3], 500, 0.03, 10),  # two classes, the later one binds
     ([10.0, 1.0], [40.0, 0.3], 800, 0.05, 5),   # one class switches early, one late
+    ([np.nan], [4.0], 3600, 0.03, 3),       # below 10: pooled lugsail batches (a review)
+    ([10.0], [80.0], 3000, 0.03, 2),        # the lugsail band below 10, t's from 10 on
 ])
 def test_the_rule_the_plan_predicts_is_the_rules_definition(model, own, m, precision,
                                                               first):
@@ -350,6 +357,13 @@ def test_the_chance_a_run_keeps_the_model_matches_the_lugsail_law():
         simulated = float(np.mean((low <= ratio * x) & (ratio * x <= high)))
         assert model_kept_probability(ratio, 5, True) == pytest.approx(simulated, abs=0.004)
     assert model_kept_probability(np.nan, 5, True) == 1.0
+    assert model_kept_probability(np.inf, 5, True) == 0.0  # (a review: it said 1)
+    # over n = 30 replications: the plain χ² law, ratio · χ²_29 / 29 inside the band
+    x = rng.chisquare(29, 400_000) / 29
+    low, high = ratio_band(30, False)
+    for ratio in (0.2, 0.45, 1.0, 1.6, 2.5):
+        simulated = float(np.mean((low <= ratio * x) & (ratio * x <= high)))
+        assert model_kept_probability(ratio, 30, False) == pytest.approx(simulated, abs=0.004)
 
 
 def test_a_short_pilot_warns_on_the_model_basis_too():
@@ -399,3 +413,28 @@ def test_replications_planned_where_the_run_leaves_the_model():
     assert result["ci_method"].iloc[0] == "replications"
     assert 0.5 * top["replications_needed"] <= result["replications"].iloc[0] \
         <= 1.6 * top["replications_needed"]
+
+
+def test_a_rule_near_the_band_edge_says_both_stopping_points(monkeypatch):
+    """Where the model's width reaches h the rule tests a noisy estimate of the runs' own
+    variance over the model's: near the band's edge it may stop there or on the runs'
+    own interval much later (a review: with the model's variance halved, runs stopped at
+    48-51 or at 96-120, and the plan said 86 unflagged)."""
+    import mrfq.advisor as advisor  # (its reference, scaled for this test)
+
+    def halved(*args):
+        reference = fluid_reference(*args)
+        return {"classes": [{**c, "flow_variance": 0.5 * c["flow_variance"]}
+                            for c in reference["classes"]]}
+    monkeypatch.setattr(advisor, "fluid_reference", halved)
+    spec = load_scenario("quickstart").to_dict()
+    spec["packet"].update(precision=0.0135, max_replications=1000)
+    table = advise(scenario_from_dict(spec), policy_names=["drfq"], loads=[0.6], seed=1)
+    web = table[table["class"] == "web"].iloc[0]
+    ratio = web["sigma_rel"] ** 2 / web["model_sigma_rel"] ** 2
+    at = RuleClass(web["model_sigma_rel"] ** 2, web["sigma_rel"] ** 2,
+                   3000 * 0.95).model_reaches(0.0135, 10)
+    kept = model_kept_probability(ratio, at, False)
+    assert 0.05 < kept < 0.95
+    assert f"at {at} replications with probability {kept:.0%}" in web["basis_problem"]
+    assert any("else at about" in w for w in advice_warnings(table))

@@ -78,6 +78,7 @@ from mrfq.stats.model_variance import (
     RULE_HORIZON,
     RuleClass,
     model_kept_probability,
+    replication_units,
     rule_replications,
     with_fluid_variance,
 )
@@ -110,7 +111,7 @@ __all__ = [
     "STATS_VERSION",
     # mrfq.stats.model_variance
     "FLUID_VARIANCE", "with_fluid_variance", "RULE_HORIZON", "RuleClass",
-    "model_kept_probability", "rule_replications",
+    "model_kept_probability", "replication_units", "rule_replications",
     # mrfq.intervals
     "RatioInterval", "histogram_quantile", "ratio_interval", "t_interval", "tin_factor",
     # mrfq.stats.estimators

@@ -48,7 +48,9 @@ import pandas as pd
 from scipy import optimize
 from scipy import stats as sps
 
-from mrfq.stats.runlength import variance_ratio_cdf
+from mrfq.intervals import LUGSAIL_BATCHES
+from mrfq.stats.estimators import MIN_REPLICATIONS_FOR_T
+from mrfq.stats.runlength import interval_factor, variance_ratio_cdf
 
 #: ``ci_method`` of an interval whose variance is the fluid model's
 FLUID_VARIANCE = "fluid-variance"
@@ -149,10 +151,11 @@ def model_kept_probability(ratio: float, units: int, lugsail: bool = False) -> f
     when its own variance over the model's is ``ratio`` in truth: its estimate is
     ``ratio`` · X, X of :func:`mrfq.stats.runlength.variance_ratio_cdf`'s law over
     ``units`` (``lugsail``: one run's batches), kept inside :func:`ratio_band`. 1 for a
-    ratio that is not a number (nothing contradicts the model), 0 for a ratio of 0."""
-    if not np.isfinite(ratio):
+    ratio that is not a number (nothing contradicts the model), 0 for a ratio of 0 or
+    infinity."""
+    if np.isnan(ratio):
         return 1.0
-    if ratio <= 0:
+    if ratio <= 0 or np.isinf(ratio):  # (no own variance; or infinitely above the model's)
         return 0.0
     low, high = ratio_band(units, lugsail)
 
@@ -166,66 +169,95 @@ def model_kept_probability(ratio: float, units: int, lugsail: bool = False) -> f
 RULE_HORIZON = 10**9
 
 
+def replication_units(n: int) -> tuple[int, bool]:
+    """The units of the γ interval over n replications: t over them from
+    :data:`MIN_REPLICATIONS_FOR_T` on, else over their pooled lugsail batches
+    (:func:`mrfq.stats.combine_replications`; ``lugsail`` True)."""
+    return (n, False) if n >= MIN_REPLICATIONS_FOR_T else (LUGSAIL_BATCHES * n, True)
+
+
 class RuleClass:
     """One class under the precision rule over replications with the fluid model's
-    variance (:func:`mrfq.kinds.replications.fast_reported_half_widths`): with m measured
-    flows per replication and true relative variances per measured flow ``model`` (of
-    the model's interval, (γ^fluid/γ)² v_k / p_k; NaN: none) and ``own`` (the runs' own,
+    variance (:func:`mrfq.kinds.replications.fast_reported_half_widths`, and
+    :func:`mrfq.kinds.replications.reported_half_widths` below 10): with m measured flows
+    per replication and true relative variances per measured flow ``model`` (of the
+    model's interval, (γ^fluid/γ)² v_k / p_k; NaN: none) and ``own`` (the runs' own,
     σ²_rel), after n replications the point reports the model's half-width z √(model /
     (n m)) while the runs' own variance over the model's, ``own`` / ``model``, lies in
-    :func:`ratio_band` (n, t), else the runs' own, t_{n−1} √(own / (n m)). The band
-    narrows as n grows, so the model holds up to a switch and never after."""
+    :func:`ratio_band` of the interval's units (:func:`replication_units`), else the
+    runs' own, q √(own / (n m)) with q the median factor of its t interval
+    (:func:`mrfq.stats.runlength.interval_factor`). From 10 replications on the band
+    narrows as n grows, so the model holds up to a switch and never after; below 10 each
+    n is tested. The ratio is taken as the truth: the rule tests a noisy estimate of it,
+    and :func:`model_kept_probability` says how sure the choice is."""
 
     def __init__(self, model: float, own: float, per_replication: float,
                  confidence: float = 0.95) -> None:
         self.model, self.own, self.m = model, own, per_replication
-        self.tail = 0.5 + confidence / 2
-        self.z = float(sps.norm.ppf(self.tail))
-        ratio = own / model if np.isfinite(model) else np.nan
+        self.confidence = confidence
+        self.z = float(sps.norm.ppf(0.5 + confidence / 2))
+        self.ratio = own / model if np.isfinite(model) else np.nan
         self.switch = (0 if not np.isfinite(model) else RULE_HORIZON + 1
-                       if not np.isfinite(ratio) else self._switch(ratio))
+                       if not np.isfinite(self.ratio) else self._switch())
 
-    @staticmethod
-    def _switch(ratio: float) -> int:
-        """The first n ≥ 2 at which ``ratio`` leaves the band (bisection)."""
-        if not consistent_ratio(ratio, 2):
-            return 2
-        if consistent_ratio(ratio, RULE_HORIZON):
+    def holds(self, n: int) -> bool:
+        """Whether the model's interval is the one reported after n replications."""
+        if not np.isfinite(self.model):
+            return False
+        return not np.isfinite(self.ratio) or consistent_ratio(
+            self.ratio, *replication_units(n))
+
+    def _switch(self) -> int:
+        """The first n ≥ 10 at which the ratio leaves the band (bisection)."""
+        low = MIN_REPLICATIONS_FOR_T
+        if not self.holds(low):
+            return low
+        if self.holds(RULE_HORIZON):
             return RULE_HORIZON + 1
-        low, high = 2, RULE_HORIZON  # holds at low, not at high
+        high = RULE_HORIZON  # holds at low, not at high
         while high - low > 1:
             middle = (low + high) // 2
-            low, high = (middle, high) if consistent_ratio(ratio, middle) else (low, middle)
+            low, high = (middle, high) if self.holds(middle) else (low, middle)
         return high
 
     def basis(self, n: int) -> str:
         """"model" where the point reports the model's interval after n, else "pilot"."""
-        return "model" if n < self.switch else "pilot"
+        kept = self.holds(n) if n < MIN_REPLICATIONS_FOR_T else n < self.switch
+        return "model" if kept else "pilot"
 
     def width(self, n: int) -> float:
-        """The relative half-width reported after n replications (n ≥ 2)."""
+        """The relative half-width reported after n replications (n ≥ 1)."""
         if self.basis(n) == "model":
             return self.z * math.sqrt(self.model / (n * self.m))
-        return float(sps.t.ppf(self.tail, n - 1)) * math.sqrt(self.own / (n * self.m))
+        return self._own_width(n)
+
+    def _own_width(self, n: int) -> float:
+        return interval_factor(self.confidence, *replication_units(n)) * math.sqrt(
+            self.own / (n * self.m))
+
+    def model_reaches(self, precision: float, first: int) -> int:
+        """The least n ≥ ``first`` at which the model's width is at most ``precision``."""
+        return max(first, 1, math.ceil(self.z ** 2 * self.model / (precision ** 2 * self.m)))
 
     def candidates(self, precision: float, first: int) -> list[int]:
-        """The n ≥ ``first`` at which the class can start to meet ``precision``: where
-        the model's width reaches it (if before the switch), the switch, and where the
-        runs' own width reaches it from the switch on."""
-        out = {max(first, 2)}
+        """The n ≥ ``first`` at which the class can start to meet ``precision``: every n
+        below 10, and from 10 on where the model's width reaches it (if before the
+        switch), the switch, and where the runs' own width reaches it from the switch on."""
+        first = max(first, 1)
+        out = set(range(first, MIN_REPLICATIONS_FOR_T))
+        later = max(first, MIN_REPLICATIONS_FOR_T)
         if np.isfinite(self.model):
-            out.add(max(first, math.ceil(self.z ** 2 * self.model / (precision ** 2 * self.m))))
-            out.add(max(first, self.switch))
+            out.add(max(later, self.model_reaches(precision, first)))
+            out.add(max(later, self.switch))
         if np.isfinite(self.own):
-            out.add(self._own_reaches(precision, max(first, self.switch, 2)))
+            out.add(self.own_reaches(precision, max(later, self.switch)))
         return sorted(v for v in out if v <= RULE_HORIZON)
 
-    def _own_reaches(self, precision: float, start: int) -> int:
-        """The least n ≥ ``start`` at which the runs' own width t_{n−1} √(own / (n m)) is
-        at most ``precision`` (it falls with n: bisection), RULE_HORIZON + 1 if none."""
+    def own_reaches(self, precision: float, start: int) -> int:
+        """The least n ≥ ``start`` (≥ 10) at which the runs' own width is at most
+        ``precision`` (it falls with n: bisection), RULE_HORIZON + 1 if none."""
         def within(n: int) -> bool:
-            t = float(sps.t.ppf(self.tail, n - 1))
-            return t * t * self.own <= precision ** 2 * self.m * n
+            return self._own_width(n) <= precision
         if within(start):
             return start
         if not within(RULE_HORIZON):
