@@ -309,16 +309,13 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
                          f" of the model's, near the band a run tests): otherwise it "
                          f"needs {math.ceil(other / (1.0 - warm)):.3g} flows")
         elif replicated and np.isfinite(model) and np.isfinite(rv.variance):
-            # the rule tests a noisy estimate of the ratio at every n: where the model's
-            # width reaches h, how sure is it to keep the model's interval?
-            at = rule.model_reaches(precision, first)
-            kept = model_kept_probability(rule.ratio, *replication_units(at))
-            if 0.05 < kept < 0.95:
-                uncertain = (
-                    f"the rule keeps the fluid model's interval at {at} replications with "
-                    f"probability {kept:.0%} (the pilot's own variance is "
-                    f"{rule.ratio:.3g} of the model's): it stops at about {at} on it, "
-                    f"else at about {rule.own_reaches(precision, first)} on the runs' own")
+            edge = rule.edge(precision, first, budget)
+            if edge is not None:
+                at, kept, other = edge
+                uncertain = (f"the rule keeps the fluid model's interval at {at} "
+                             f"replications with probability {kept:.0%} (the pilot's own "
+                             f"variance is {rule.ratio:.3g} of the model's): it stops at "
+                             f"about {at} on it, else at about {other} on the runs' own")
         if basis == "model":
             low, high = _model_factor(rv.variance, model, measured, dof, confidence)
             problem = short
@@ -326,9 +323,12 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             low, high = variance_factor(dof, confidence)
             problem = rv.problem or short
         units, lugsail = replication_units(cfg.replications)
-        configured_width = (z * math.sqrt(model / configured) if model_kept_probability(
-            rv.variance / model, units, lugsail) >= 0.5 and np.isfinite(model)
-            else half_width(rv.variance, configured, confidence, units, lugsail))
+        kept_configured = (keep if (units, lugsail) == (LUGSAIL_BATCHES, True)
+                           else model_kept_probability(rv.variance / model, units, lugsail))
+        configured_width = (z * math.sqrt(model / configured)
+                            if kept_configured >= 0.5 and np.isfinite(model)
+                            else half_width(rv.variance, configured, confidence, units,
+                                            lugsail))
         over = ""
         if replicated and reps > budget:  # the rule stops at the budget
             over = (f"needs {reps} replications, more than max_replications = {budget}: "

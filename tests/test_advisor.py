@@ -438,3 +438,37 @@ def test_a_rule_near_the_band_edge_says_both_stopping_points(monkeypatch):
     assert 0.05 < kept < 0.95
     assert f"at {at} replications with probability {kept:.0%}" in web["basis_problem"]
     assert any("else at about" in w for w in advice_warnings(table))
+    # the runs that leave the model's interval do so with an own variance at least the
+    # band's top over the model's: they stop later than the pilot's own variance says
+    other = int(web["basis_problem"].rsplit("else at about ", 1)[1].split()[0])
+    top = ratio_band(at, False)[1]
+    n = 10
+    while interval_factor(0.95, n) * math.sqrt(max(ratio, top) * web["model_sigma_rel"] ** 2
+                                                / (n * 3000 * 0.95)) > 0.0135:
+        n += 1
+    assert other == n > at
+    # a budget below 10: the rule stops at the budget either way, nothing to warn about
+    spec["packet"].update(max_replications=9)
+    table = advise(scenario_from_dict(spec), policy_names=["drfq"], loads=[0.6], seed=1)
+    assert (table["basis_problem"] == "").all()
+
+
+def test_an_infinite_own_variance_never_keeps_the_model():
+    assert RuleClass(1.0, math.inf, 1000).basis(10) == "pilot"
+    assert RuleClass(1.0, math.inf, 1000).basis(5) == "pilot"
+    assert model_kept_probability(math.inf, 12, False) == 0.0
+
+
+def test_the_runs_that_leave_the_model_stop_on_an_own_variance_at_the_bands_top():
+    """A true ratio just under the band's top at the model's stopping point: most runs
+    keep the model's interval there, and those that leave it have an estimate above the
+    top, so their stop follows the top (a review: the pilot's own ratio said 10-12
+    where runs that left stopped at 13-18.5)."""
+    at = RuleClass(10.0, 10.0, 1000).model_reaches(0.03, 10)
+    top = ratio_band(at, False)[1]
+    edge = RuleClass(10.0, 10.0 * top / 1.15, 1000).edge(0.03, 10, 1000)
+    assert edge is not None and edge[0] == at and 0.05 < edge[1] < 0.95
+    n = 10
+    while interval_factor(0.95, n) * math.sqrt(top * 10.0 / (n * 1000)) > 0.03:
+        n += 1
+    assert edge[2] == n > at

@@ -83,6 +83,9 @@ def consistent_ratio(ratio: float, units: int, lugsail: bool = False) -> bool:
 def ratio_band(units: int, lugsail: bool) -> tuple[float, float]:
     """The :data:`LOW_TAIL` and 1 − :data:`HIGH_TAIL` quantiles of a run's variance over
     the model's when the model's is right (module doc)."""
+    if not lugsail:  # χ²_{u−1}/(u − 1): its quantiles directly (the advisor asks often)
+        dof = units - 1
+        return tuple(float(sps.chi2.ppf(p, dof) / dof) for p in (LOW_TAIL, 1 - HIGH_TAIL))
     return tuple(float(optimize.brentq(lambda x, p=p: variance_ratio_cdf(
         x, units, lugsail) - p, 1e-30, _BAND_SEARCH_TOP, xtol=1e-15, rtol=1e-12))
         for p in (LOW_TAIL, 1 - HIGH_TAIL))
@@ -198,14 +201,13 @@ class RuleClass:
         self.z = float(sps.norm.ppf(0.5 + confidence / 2))
         self.ratio = own / model if np.isfinite(model) else np.nan
         self.switch = (0 if not np.isfinite(model) else RULE_HORIZON + 1
-                       if not np.isfinite(self.ratio) else self._switch())
+                       if np.isnan(self.ratio) else self._switch())
 
     def holds(self, n: int) -> bool:
         """Whether the model's interval is the one reported after n replications."""
-        if not np.isfinite(self.model):
+        if not np.isfinite(self.model) or np.isinf(self.ratio):
             return False
-        return not np.isfinite(self.ratio) or consistent_ratio(
-            self.ratio, *replication_units(n))
+        return np.isnan(self.ratio) or consistent_ratio(self.ratio, *replication_units(n))
 
     def _switch(self) -> int:
         """The first n ≥ 10 at which the ratio leaves the band (bisection)."""
@@ -252,6 +254,28 @@ class RuleClass:
         if np.isfinite(self.own):
             out.add(self.own_reaches(precision, max(later, self.switch)))
         return sorted(v for v in out if v <= RULE_HORIZON)
+
+    def edge(self, precision: float, first: int, budget: int
+             ) -> tuple[int, float, int] | None:
+        """Near the band's edge: where the model's width reaches ``precision`` (at most
+        ``budget``), ``at``, the rule tests a noisy estimate of the ratio; when it keeps
+        the model's interval there with a chance ``kept`` between 5% and 95%, (at, kept,
+        other): ``other`` is where the runs that leave it stop, on their own interval
+        (they leave because their estimate left the band: their own variance is at
+        least the band's top times the model's, or at most its bottom). None otherwise,
+        and where both points are the same (e.g. the budget)."""
+        if not (np.isfinite(self.model) and np.isfinite(self.ratio)):
+            return None
+        at = min(self.model_reaches(precision, first), budget)
+        units = replication_units(at)
+        kept = model_kept_probability(self.ratio, *units)
+        if not 0.05 < kept < 0.95:
+            return None
+        bottom, top = ratio_band(*units)
+        ratio = max(self.ratio, top) if self.ratio >= 1 else min(self.ratio, bottom)
+        left = RuleClass(self.model, ratio * self.model, self.m, self.confidence)
+        other = min(left.own_reaches(precision, max(first, MIN_REPLICATIONS_FOR_T)), budget)
+        return None if other == at else (at, kept, other)
 
     def own_reaches(self, precision: float, start: int) -> int:
         """The least n ≥ ``start`` (≥ 10) at which the runs' own width is at most
