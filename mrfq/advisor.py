@@ -315,7 +315,8 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
                 uncertain = (f"the rule keeps the fluid model's interval at {at} "
                              f"replications with probability {kept:.0%} (the pilot's own "
                              f"variance is {rule.ratio:.3g} of the model's): it stops at "
-                             f"about {at} on it, else at about {other} on the runs' own")
+                             f"about {at} on it, else {'earlier' if other < at else 'later'}"
+                             f", at about {other}, on the runs' own")
         if basis == "model":
             low, high = _model_factor(rv.variance, model, measured, dof, confidence)
             problem = short

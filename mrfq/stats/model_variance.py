@@ -199,7 +199,7 @@ class RuleClass:
         self.model, self.own, self.m = model, own, per_replication
         self.confidence = confidence
         self.z = float(sps.norm.ppf(0.5 + confidence / 2))
-        self.ratio = own / model if np.isfinite(model) else np.nan
+        self.ratio = own / model if np.isfinite(model) and model > 0 else np.nan
         self.switch = (0 if not np.isfinite(model) else RULE_HORIZON + 1
                        if np.isnan(self.ratio) else self._switch())
 
@@ -260,10 +260,11 @@ class RuleClass:
         """Near the band's edge: where the model's width reaches ``precision`` (at most
         ``budget``), ``at``, the rule tests a noisy estimate of the ratio; when it keeps
         the model's interval there with a chance ``kept`` between 5% and 95%, (at, kept,
-        other): ``other`` is where the runs that leave it stop, on their own interval
-        (they leave because their estimate left the band: their own variance is at
-        least the band's top times the model's, or at most its bottom). None otherwise,
-        and where both points are the same (e.g. the budget)."""
+        other): ``other`` is where the runs that leave it stop, on their own interval.
+        They leave because their estimate left the band: above it, their own variance is
+        at least the band's top times the model's and they stop later; below it, they
+        stop about when half of them have left, before ``at``. None otherwise, and where
+        both points are the same (e.g. the budget)."""
         if not (np.isfinite(self.model) and np.isfinite(self.ratio)):
             return None
         at = min(self.model_reaches(precision, first), budget)
@@ -272,10 +273,35 @@ class RuleClass:
         if not 0.05 < kept < 0.95:
             return None
         bottom, top = ratio_band(*units)
-        ratio = max(self.ratio, top) if self.ratio >= 1 else min(self.ratio, bottom)
-        left = RuleClass(self.model, ratio * self.model, self.m, self.confidence)
-        other = min(left.own_reaches(precision, max(first, MIN_REPLICATIONS_FOR_T)), budget)
+        if self.ratio >= 1:  # they leave above the top, and stop later on a wider interval
+            left = RuleClass(self.model, max(self.ratio, top) * self.model, self.m,
+                             self.confidence)
+            other = left.own_reaches(precision, max(first, MIN_REPLICATIONS_FOR_T))
+        else:  # below the bottom, which rises with n: on a narrower interval, before at
+            # (a review's Monte Carlo: the median of those that leave, by when half of
+            # them have left)
+            other = self._half_left(first, at, 1.0 - kept)
+            left = RuleClass(self.model, bottom * self.model, self.m, self.confidence)
+            if left._own_width(other) > precision:
+                other = left.own_reaches(precision, max(other, MIN_REPLICATIONS_FOR_T))
+        other = min(other, budget)
         return None if other == at else (at, kept, other)
+
+    def _half_left(self, first: int, at: int, leaving: float) -> int:
+        """The least n in [first, at] at which the chance of having left the band (below
+        it) is at least half ``leaving``, its chance at ``at`` (it rises with n from 10
+        on: bisection; each n below 10 tested)."""
+        def enough(n: int) -> bool:
+            return 1.0 - model_kept_probability(self.ratio, *replication_units(n)) \
+                >= leaving / 2
+        for n in range(max(first, 1), min(at, MIN_REPLICATIONS_FOR_T - 1) + 1):
+            if enough(n):
+                return n
+        low, high = max(first, MIN_REPLICATIONS_FOR_T) - 1, at  # not at low, enough at at
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if enough(middle) else (middle, high)
+        return high
 
     def own_reaches(self, precision: float, start: int) -> int:
         """The least n ≥ ``start`` (≥ 10) at which the runs' own width is at most
