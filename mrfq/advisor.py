@@ -59,7 +59,7 @@ from mrfq.packet.model import relaxation_flows  # (also the advisor's name)
 from mrfq.progress import ProgressArg, progress_callback
 from mrfq.scenario import Scenario, load_scenario
 from mrfq.scenario.checks import MIN_PRECISION
-from mrfq.stats import LUGSAIL_BATCHES
+from mrfq.stats import LUGSAIL_BATCHES, MIN_REPLICATIONS_FOR_T
 from mrfq.stats.model_variance import (
     RULE_HORIZON,
     RuleClass,
@@ -90,7 +90,7 @@ PILOT_BATCHES = 40
 #: little or nothing in VALIDATION.md's runs)
 AUTO_WARMUP_ALLOWANCE = 0.05
 #: least replications of a precision-targeted point (the t interval over replications)
-MIN_REPLICATIONS = 10
+MIN_REPLICATIONS = MIN_REPLICATIONS_FOR_T
 #: the confidence levels a plan takes: z of the normal interval finite and not 0
 MIN_CONFIDENCE, MAX_CONFIDENCE = 0.5, 0.999999
 #: relaxation times per degree of freedom of a pilot's variance estimate: batch means of
@@ -300,7 +300,7 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
         reps = math.inf if reps > RULE_HORIZON else reps
         basis = (rule.basis(min(reps, budget)) if replicated
                  else "model" if keep >= 0.5 else "pilot")
-        need_run = need_model if (keep >= 0.5) else need_pilot
+        need_run = need_model if keep >= 0.5 else need_pilot
         uncertain = ""
         if np.isfinite(model) and 0.05 < keep < 0.95 and not replicated:
             other = need_pilot if keep >= 0.5 else need_model

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -179,6 +180,19 @@ def replication_units(n: int) -> tuple[int, bool]:
     return (n, False) if n >= MIN_REPLICATIONS_FOR_T else (LUGSAIL_BATCHES * n, True)
 
 
+def _least(holds: Callable[[int], bool], low: int, high: int) -> int:
+    """The least n in [low, high] at which ``holds``, false and then true as n grows, is
+    true (bisection); high + 1 when it is not true at high."""
+    if holds(low):
+        return low
+    if not holds(high):
+        return high + 1
+    while high - low > 1:  # false at low, true at high
+        middle = (low + high) // 2
+        low, high = (low, middle) if holds(middle) else (middle, high)
+    return high
+
+
 class RuleClass:
     """One class under the precision rule over replications with the fluid model's
     variance (:func:`mrfq.kinds.replications.fast_reported_half_widths`, and
@@ -210,17 +224,8 @@ class RuleClass:
         return np.isnan(self.ratio) or consistent_ratio(self.ratio, *replication_units(n))
 
     def _switch(self) -> int:
-        """The first n ≥ 10 at which the ratio leaves the band (bisection)."""
-        low = MIN_REPLICATIONS_FOR_T
-        if not self.holds(low):
-            return low
-        if self.holds(RULE_HORIZON):
-            return RULE_HORIZON + 1
-        high = RULE_HORIZON  # holds at low, not at high
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (middle, high) if self.holds(middle) else (low, middle)
-        return high
+        """The first n ≥ 10 at which the ratio leaves the band."""
+        return _least(lambda n: not self.holds(n), MIN_REPLICATIONS_FOR_T, RULE_HORIZON)
 
     def basis(self, n: int) -> str:
         """"model" where the point reports the model's interval after n, else "pilot"."""
@@ -297,26 +302,12 @@ class RuleClass:
         for n in range(max(first, 1), min(at, MIN_REPLICATIONS_FOR_T - 1) + 1):
             if enough(n):
                 return n
-        low, high = max(first, MIN_REPLICATIONS_FOR_T) - 1, at  # not at low, enough at at
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (low, middle) if enough(middle) else (middle, high)
-        return high
+        return _least(enough, max(first, MIN_REPLICATIONS_FOR_T), at)  # (enough at at)
 
     def own_reaches(self, precision: float, start: int) -> int:
         """The least n ≥ ``start`` (≥ 10) at which the runs' own width is at most
         ``precision`` (it falls with n: bisection), RULE_HORIZON + 1 if none."""
-        def within(n: int) -> bool:
-            return self._own_width(n) <= precision
-        if within(start):
-            return start
-        if not within(RULE_HORIZON):
-            return RULE_HORIZON + 1
-        low, high = start, RULE_HORIZON  # not within at low, within at high
-        while high - low > 1:
-            middle = (low + high) // 2
-            low, high = (low, middle) if within(middle) else (middle, high)
-        return high
+        return _least(lambda n: self._own_width(n) <= precision, start, RULE_HORIZON)
 
 
 def rule_replications(classes: list[RuleClass], precision: float, first: int) -> int:
