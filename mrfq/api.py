@@ -37,7 +37,7 @@ import pandas as pd
 
 from mrfq import arguments, io, pipeline
 from mrfq import policies as registry
-from mrfq.advisor import advise
+from mrfq.advisor import advise, sweep_wall_time
 from mrfq.allocation import AllocationReport, Problem, allocation_report
 from mrfq.allocation.files import packaged_problems
 from mrfq.errors import InputError
@@ -276,19 +276,26 @@ def _plot_source(source: Any, target: Path | None
 
 
 def plan(scenario: ScenarioArg, *, precision: float | None = None,
-         pilot_flows: int | None = None, policies: Sequence[str] | None = None,
-         loads: Sequence[float] | None = None, seed: int | None = None,
-         progress: ProgressArg = False) -> pd.DataFrame:
+         pilot_flows: int | None = None, jobs: int | None = None,
+         policies: Sequence[str] | None = None, loads: Sequence[float] | None = None,
+         seed: int | None = None, progress: ProgressArg = False) -> pd.DataFrame:
     """Run-length advice before a sweep (:func:`mrfq.advisor.advise`): from a short pilot
     per packet point, the flows (one run) or replications each point needs for the
-    target ``precision`` (relative 95% half-width of every class's γ)."""
+    target ``precision`` (relative 95% half-width of every class's γ). The sweep's
+    estimated wall time on ``jobs`` cores (default: all, as a sweep's) is in the table's
+    ``attrs``: ``jobs``, ``sweep_wall_s`` (as advised) and ``sweep_wall_s_configured``
+    (as the scenario is configured), seconds (:func:`mrfq.advisor.sweep_wall_time`)."""
     policies, loads = arguments.names(policies, "policies"), arguments.numbers(loads, "loads")
+    cores = arguments.jobs(jobs) or os.cpu_count() or 1
     # precision, pilot_flows, seed and progress are advise's to check: one message for
     # both faces
-    return advise(_modelled(scenario), precision=precision, pilot_flows=pilot_flows,
-                  policy_names=None if policies is None else list(policies),
-                  loads=None if loads is None else list(loads), seed=seed,
-                  progress=progress)
+    table = advise(_modelled(scenario), precision=precision, pilot_flows=pilot_flows,
+                   policy_names=None if policies is None else list(policies),
+                   loads=None if loads is None else list(loads), seed=seed,
+                   progress=progress)
+    table.attrs.update(jobs=cores, sweep_wall_s=sweep_wall_time(table, cores),
+                       sweep_wall_s_configured=sweep_wall_time(table, cores, configured=True))
+    return table
 
 
 def allocate(problem: Problem | str | Path, policies: Sequence[str] | None = None, *,

@@ -11,7 +11,6 @@ written), 3 internal error (a bug: the traceback is printed), 130 interrupted, 1
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Iterable
@@ -387,11 +386,12 @@ def plan(scenario, precision, pilot_flows, jobs, policies, loads, seed, output):
     _check_jobs(jobs)
     check_outputs([(output, "--output")], csv=True)
     table = api.plan(load_scenario(scenario), precision=precision, pilot_flows=pilot_flows,
-                     policies=split_names(policies), loads=split_floats(loads, "--loads"),
-                     seed=seed, progress=Progress.shown("pilots"))
+                     jobs=jobs, policies=split_names(policies),
+                     loads=split_floats(loads, "--loads"), seed=seed,
+                     progress=Progress.shown("pilots"))
     if output:
         write_csv(table, output)
-    click.echo(advice_text(table, jobs or os.cpu_count() or 1))
+    click.echo(advice_text(table, table.attrs["jobs"]))
     for line in advice_warnings(table):
         _log(f"warning: {line}")
     if output:

@@ -91,8 +91,15 @@ def test_flows_returns_its_tables(tmp_path):
 
 def test_plan_and_allocate_and_available():
     table = mrfq.plan("fig3_quick", pilot_flows=800, precision=0.1, policies=["bmf"],
-                      loads=[0.5])
+                      loads=[0.5], jobs=2)
     assert isinstance(table, pd.DataFrame) and {"flows_needed"} <= set(table.columns)
+    # the CLI's --jobs: the sweep's wall time on that many cores (a review: the Python
+    # verb did not take it)
+    from mrfq.advisor import sweep_wall_time
+
+    assert table.attrs["jobs"] == 2
+    assert table.attrs["sweep_wall_s"] == sweep_wall_time(table, 2) > 0
+    assert table.attrs["sweep_wall_s_configured"] == sweep_wall_time(table, 2, configured=True)
     report = mrfq.allocate("drf_slides", ["drf"], properties=False)
     assert isinstance(report, AllocationReport)
     from mrfq.allocation.files import PACKAGED_PROBLEMS

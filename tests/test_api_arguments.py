@@ -31,6 +31,7 @@ from mrfq.errors import InputError
     (lambda: mrfq.validate(3), "results", "must be a path"),
     (lambda: mrfq.simulate(None, "bmf", 0.5), "scenario", "must be given"),
     (lambda: mrfq.plan("fig3_quick", seed=-1), "seed", "must be >= 0"),
+    (lambda: mrfq.plan("fig3_quick", jobs=0), "jobs", "must be >= 1"),
     (lambda: mrfq.plan("fig3_quick", policies="bmf,nope"), "policies", "unknown policy"),
     (lambda: mrfq.allocate("drf_slides", []), "policies", "names nothing"),
     (lambda: mrfq.allocate("drf_slides", "drf,nope"), "policies", "unknown policy 'nope'"),

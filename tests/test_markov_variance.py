@@ -62,7 +62,7 @@ def test_one_class_may_give_its_load_as_a_number_as_service_rates_takes_it():
     ``service_rates`` took it."""
     from mrfq.fluid.markov import service_rates, service_rates_and_variances
 
-    result, v = service_rates_and_variances("drf", [[1.0, 0.5]], 0.5)
+    result, v, _, _ = service_rates_and_variances("drf", [[1.0, 0.5]], 0.5)
     listed = service_rates_and_variances("drf", [[1.0, 0.5]], [0.5])
     np.testing.assert_array_equal(v, listed[1])
     np.testing.assert_array_equal(result.gamma, service_rates("drf", [[1.0, 0.5]], 0.5).gamma)
@@ -75,7 +75,7 @@ def test_the_figure_3_variance_is_the_spread_the_packet_runs_showed():
     # measured flows per class; the model must give the same within 10%
     from mrfq.scenario import load_scenario
     scenario = load_scenario("fig3_packet")
-    result, v = service_rates_and_variances("bmf", scenario.requirements,
+    result, v, _, _ = service_rates_and_variances("bmf", scenario.requirements,
                                             scenario.class_loads(0.9), scenario.weights,
                                             1e-4)
     spread = np.sqrt(v / np.array([12_600, 3_200, 3_200]))
@@ -214,7 +214,7 @@ def test_a_sweep_and_a_simulation_report_the_fluid_variance_interval(tmp_path):
     assert set(packet.loc["fifo", "ci_method"]) != {FLUID_VARIANCE}  # realises nothing
     # the half-width is z γ_fluid √(v / n) with v from the stored fluid record
     loads = mrfq.api.scenario_of(small).class_loads(0.4)
-    _, v = service_rates_and_variances("bmf", [[0.5, 1], [1, 0.5]], loads)
+    _, v, _, _ = service_rates_and_variances("bmf", [[0.5, 1], [1, 0.5]], loads)
     half = (packet.loc["bmf", "ci_high"] - packet.loc["bmf", "gamma"]).to_numpy()
     expected = (sps.norm.ppf(0.975) * fluid["gamma"].to_numpy()
                 * np.sqrt(v / packet.loc["bmf", "flows_measured"].to_numpy()))

@@ -67,26 +67,32 @@ def stationary_distribution(policy: str, requirements: ArrayLike, loads: ArrayLi
     if _explicit(entry):
         raise InputError(f"{entry.label} has no generator-based stationary law here (its "
                          "law is explicit)", "policy")
-    _, pi, states, _ = markov_solver.solve(entry.code, requirements, loads, weights,
-                                           tolerance, None)
-    return states, pi
+    final = markov_solver.solve(entry.code, requirements, loads, weights, tolerance,
+                                None)[1][-1]
+    return final.states, final.pi
 
 
 def service_rates_and_variances(policy: str, requirements: ArrayLike, loads: ArrayLike,
                                 weights: ArrayLike | None = None, tolerance: float = 1e-5
-                                ) -> tuple[MarkovResult, np.ndarray]:
+                                ) -> tuple[MarkovResult, np.ndarray, np.ndarray, int]:
     """:func:`service_rates` and, per class, the relative variance per measured flow of a
-    simulated γ_k (:func:`mrfq.fluid.markov_variance.flow_variances`: Var(γ̂_k) / γ_k² ≈
-    v_k / n_k) from the same solve; NaN for a policy of the explicit law (no generator
-    here)."""
+    simulated γ_k (Var(γ̂_k) / γ_k² ≈ v_k / n_k) with its relative truncation-error
+    estimate and the level of the truncation v settled on, grown from the same solve
+    (:func:`mrfq.fluid.markov_variance.settled_flow_variances`); v NaN where the state
+    budget stopped the growth before the estimate reached
+    :data:`~mrfq.fluid.markov_variance.VARIANCE_TOLERANCE` (an interval built on it would
+    be too narrow: the packet point keeps its runs' own), and both NaN for a policy of the
+    explicit law (no generator here; level 0)."""
     entry = policies.get(policies.FLUID, policy)
     if _explicit(entry):
         result = balanced.bf_service_rates(requirements, loads, weights, tolerance, None)
-        return result, np.full(result.gamma.shape, np.nan)
-    result, pi, states, phi = markov_solver.solve(entry.code, requirements, loads, weights,
-                                                  tolerance, None)
-    rho = np.asarray(loads, dtype=np.float64).reshape(-1)  # one class: a number will do
-    return result, markov_variance.flow_variances(pi, states, phi, rho)
+        return result, np.full(result.gamma.shape, np.nan), np.full(result.gamma.shape,
+                                                                    np.nan), 0
+    result, truncations = markov_solver.solve(entry.code, requirements, loads, weights,
+                                              tolerance, None)
+    variances, errors, level = markov_variance.settled_flow_variances(truncations)
+    unsettled = errors > markov_variance.VARIANCE_TOLERANCE
+    return result, np.where(unsettled, np.nan, variances), errors, level
 
 
 def solver_version(policy: str) -> str:

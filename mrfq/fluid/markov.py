@@ -59,11 +59,16 @@ def stationary_distribution(policy: str, requirements: ArrayLike, loads: ArrayLi
 
 def service_rates_and_variances(policy: str, requirements: ArrayLike, loads: ArrayLike,
                                 weights: ArrayLike | None = None, tolerance: float = 1e-5
-                                ) -> tuple[MarkovResult, np.ndarray]:
+                                ) -> tuple[MarkovResult, np.ndarray, np.ndarray, int]:
     """:func:`service_rates` and, per class, v_k = lim n_k Var(γ̂_k) / γ_k², the relative
-    variance of a simulated γ_k per measured class-k flow in the Markov demand model
-    (:mod:`mrfq.fluid.markov_variance`; NaN for balanced fairness), from one solve with
-    one BLAS thread."""
+    variance of a simulated γ_k per measured class-k flow in the Markov demand model,
+    v_k's relative truncation-error estimate and the level of the truncation v_k is
+    computed on (:mod:`mrfq.fluid.markov_variance`: the
+    truncation grown until the estimate is at most
+    :data:`~mrfq.fluid.markov_variance.VARIANCE_TOLERANCE`, 4%; v NaN where the state
+    budget or the growth limit stopped it first, its estimate inf; both NaN for balanced
+    fairness, level 0), from one solve with one BLAS thread. The estimate counts the
+    truncation only: the adjoint solves add up to ~0.3% in v."""
     with threadpool_limits(limits=1):
         return laws.service_rates_and_variances(policy, requirements, loads, weights,
                                                 tolerance)
@@ -72,13 +77,15 @@ def service_rates_and_variances(policy: str, requirements: ArrayLike, loads: Arr
 def markov_point(scenario: Scenario, policy: str, load: float) -> dict:
     """The Markov fluid point (:mod:`mrfq.fluid.method` chooses it): γ_k = ρ_k / E[n_k]
     of one policy at one value on the scenario's load axis, as a JSON-serialisable record
-    ``{kind, policy, load, replication, method, classes, level, states, wall_s}``; per
-    class (scenario order) γ_k, E[n_k], the relative truncation-error estimate and
-    ``flow_variance`` v_k (:func:`service_rates_and_variances`: what a packet point's γ
-    interval rests on)."""
+    ``{kind, policy, load, replication, method, classes, level, states,
+    flow_variance_level, wall_s}``; per
+    class (scenario order) γ_k, E[n_k], the relative truncation-error estimate,
+    ``flow_variance`` v_k (NaN if unsettled) and ``flow_variance_error``, its relative
+    truncation-error estimate (:func:`service_rates_and_variances`: what a packet point's
+    γ interval rests on); ``flow_variance_level``: the truncation v_k is computed on."""
     started = time.perf_counter()
     try:
-        result, variances = service_rates_and_variances(
+        result, variances, variance_errors, variance_level = service_rates_and_variances(
             policy, scenario.requirements, scenario.class_loads(load), scenario.weights,
             scenario.fluid.tolerance)
     except InputError as exc:  # e.g. over the state budget: the scenario's [fluid] tolerance
@@ -88,8 +95,10 @@ def markov_point(scenario: Scenario, policy: str, load: float) -> dict:
     classes = [{"gamma": float(result.gamma[k]),
                 "mean_in_progress": float(result.mean_in_progress[k]),
                 "error_estimate": float(result.error_estimate[k]),
-                "flow_variance": float(variances[k])}
+                "flow_variance": float(variances[k]),
+                "flow_variance_error": float(variance_errors[k])}
                for k in range(len(scenario.classes))]
     return {"kind": "fluid", "policy": policy, "load": float(load), "replication": 0,
             "method": "markov", "classes": classes, "level": int(result.level),
-            "states": int(result.states), "wall_s": time.perf_counter() - started}
+            "states": int(result.states), "flow_variance_level": int(variance_level),
+            "wall_s": time.perf_counter() - started}

@@ -43,10 +43,12 @@ from mrfq.fluid.problem import MarkovResult, as_problem, check_truncation, stabl
 from mrfq.scenario.checks import MIN_TOLERANCE, TOLERANCE_FLOOR
 
 #: bump when the solver's results change; part of every stored fluid point's key
-#: (:func:`mrfq.fluid.laws.solver_version`). Not bumped for the records' ``flow_variance``
-#: (issue 25): added beside unchanged numbers, so committed points keep their names; a
-#: record from before it gives its packet points their runs' own intervals
-SOLVER_VERSION = "5"  # 5: at least two changes before a stop (solve)
+#: (:func:`mrfq.fluid.laws.solver_version`). Not bumped when the records' ``flow_variance``
+#: was added beside unchanged numbers (issue 25; a record from before it gives its packet
+#: points their runs' own intervals), bumped when its value changed (6: settled by
+#: :mod:`mrfq.fluid.markov_variance`; γ the same as in 5, at least two changes before a
+#: stop)
+SOLVER_VERSION = "6"
 #: largest truncated state space we attempt (states); beyond it we raise, not guess
 MAX_STATES = 5_000_000
 #: largest truncation level we attempt: one class at load 0.997 needs ~3 000 levels (5–100 s
@@ -308,12 +310,44 @@ def _solve_truncation(code, requirements, weights, rho, level, guess_pi=None, pr
     return pi, states, mean, phi
 
 
+class Truncation(NamedTuple):
+    """One truncation T(level) of a solve: its stationary law ``pi`` on ``states`` (S×K,
+    level order), the per-flow rates ``phi`` (S×K) there, and the problem it belongs to
+    (``requirements`` K×J and ``weights`` K as :func:`as_problem` leaves them, loads
+    ``rho`` K), so that :func:`grow` can go on from it."""
+    pi: np.ndarray
+    states: np.ndarray
+    phi: np.ndarray
+    level: int
+    code: int
+    requirements: np.ndarray
+    weights: np.ndarray
+    rho: np.ndarray
+
+
+def grow(truncation: Truncation, max_states: int = MAX_STATES) -> Truncation | None:
+    """The truncation after ``truncation``, max(10, L/4) levels larger (the step
+    :func:`solve` takes before its changes can be extrapolated), its law solved from the
+    smaller one's; None where it would exceed :data:`MAX_LEVEL`, :data:`MAX_STATES` or
+    ``max_states`` (the caller keeps what it has: no error, the budget is the γ solve's
+    to enforce). A solve's ``max_level`` does not bound it."""
+    K = truncation.states.shape[1]
+    level = truncation.level + max(10, truncation.level // 4)
+    if level > MAX_LEVEL or math.comb(level + K, K) > min(MAX_STATES, max_states):
+        return None
+    pi, states, _, phi = _solve_truncation(truncation.code, truncation.requirements,
+                                           truncation.weights, truncation.rho, level,
+                                           truncation.pi, truncation.phi)
+    return truncation._replace(pi=pi, states=states, phi=phi, level=level)
+
+
 def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
           weights: ArrayLike | None = None, tolerance: float = 1e-5,
           max_level: int | None = None
-          ) -> tuple[MarkovResult, np.ndarray, np.ndarray, np.ndarray]:
+          ) -> tuple[MarkovResult, tuple[Truncation, ...]]:
     """The stationary solve of a policy with a kernel (``code``: its kernel code, DRF, PF
-    or BMF): (result, final π, its states S×K, the per-flow rates φ S×K there).
+    or BMF): (result, its last three truncations, the final one last: what
+    :mod:`mrfq.fluid.markov_variance` estimates its variance's truncation error from).
 
     ``requirements`` K×J, ``loads`` ρ_k (K, work per unit time with μ_k = 1); must be stable
     (Σ_k ρ_k a_kj < 1, BR eq. 8). ``tolerance``: target relative truncation error of every
@@ -335,6 +369,7 @@ def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
     mean, decay = tail_corrected_mean(pi, states, level)
     estimate = np.full(a.shape[0], np.inf)
     history: list[np.ndarray] = []
+    earlier: tuple[Truncation, ...] = ()
     ratios: list[np.ndarray] = []
     steps: list[int] = []
     for _ in range(14):
@@ -352,6 +387,8 @@ def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
             if step <= 0:
                 break
         previous = mean
+        # the last truncations: markov_variance extrapolates v's changes from them
+        earlier = (*earlier[-1:], Truncation(pi, states, phi, level, code, a, w, rho))
         pi, states, plain, phi = _solve_truncation(code, a, w, rho, level + step, pi, phi)
         level += step
         mean, decay = tail_corrected_mean(pi, states, level)
@@ -393,6 +430,7 @@ def solve(code: int, requirements: ArrayLike, loads: ArrayLike,
         truncated = np.where(rho > 0, rho / plain, np.nan)
     return MarkovResult(gamma=gamma, mean_in_progress=mean, error_estimate=estimate,
                         level=level, states=int(states.shape[0]), level_decay=decay,
-                        gamma_truncated=truncated), pi, states, phi
+                        gamma_truncated=truncated), (
+        *earlier, Truncation(pi, states, phi, level, code, a, w, rho))
 
 

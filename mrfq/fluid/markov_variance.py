@@ -24,9 +24,17 @@ flows' mean size. The packet points use it as their γ interval's variance
 (:mod:`mrfq.kinds.packet`): a run's own batches cannot see the long busy periods it did
 not have, the model can (VALIDATION.md, issue 25).
 
-The variance needs a larger truncation than the mean (it weighs the tail by n²), so it is
-computed on the final truncation of the same solve; at link load 0.9 on Figure 3's
-classes √v_k changes by 1–2% between the truncations for tolerances 1e-4 and 1e-5.
+The variance needs a larger truncation than the mean: it weighs the tail by n², and the
+mean is tail-corrected (:func:`mrfq.fluid.markov_solver.tail_corrected_mean`) where v is
+not. So :func:`settled_flow_variances` starts from the γ solve's last three truncations
+and grows the truncation (:func:`mrfq.fluid.markov_solver.grow`, L/4 levels a step) until
+every class's error estimate (:func:`truncation_error`: the last change of v_k,
+extrapolated geometrically from the last two) is at most :data:`VARIANCE_TOLERANCE`. v
+grows with the truncation towards its limit (the truncated chain's tail is lighter).
+Checked against one class on one resource, where v = 2ρ(1 + ρ)/(1 − ρ)² exactly
+(tests/test_variance_truncation.py): at loads 0.8–0.98 the γ solve's truncation left v
+up to 4.4% low, the settled one at most 1.8%, each under its estimate. γ keeps the γ
+solve's truncation (its own estimate holds there), so its numbers do not move.
 """
 
 from __future__ import annotations
@@ -34,11 +42,30 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse.linalg as sla
 
+from mrfq.errors import InputError
 from mrfq.fluid import markov_solver
 
-#: relative residual the adjoint solves stop at: v_k to about 1e-4 (measured against
-#: 1e-8 on Figure 3's classes at link load 0.9: √v_k agree to 0.2%)
+#: relative residual the adjoint solves stop at: v_k within ~0.3% of a solve at 1e-7 on
+#: Figure 3's classes at link load 0.9 (BMF, level 113: 259.83 against 260.56; DRF,
+#: level 150: 255.62 against 254.90); 1e-6 would double the solve's time. The truncation
+#: error estimate does not count this scatter
 RESIDUAL = 1e-4
+#: largest error estimate of v_k (relative) that counts as settled: 4% in v, 2% in the
+#: width z γ √(v/n) of an interval built on it, which moves its coverage by about 0.5
+#: points (95% → 94.5%), less than the coverage checks resolve (±1.4 points over 1 000
+#: seeds, VALIDATION.md). Half of it made the main job (`make run`) 23–30% slower for
+#: intervals 0.2–0.45% wider
+VARIANCE_TOLERANCE = 0.04
+#: a last change of v below this (relative) is within the adjoint solves' scatter
+#: (RESIDUAL: up to ~0.6% between truncations), so its trend says nothing and the change
+#: itself is the estimate; above it, changes that do not shrink geometrically count as
+#: unsettled
+SCATTER = 0.01
+#: the truncation v may grow to, in states, as a multiple of γ's final one (three steps of
+#: L/4 for three classes): beyond it v is left unsettled rather than cost many times the
+#: γ solve (PF, classes on separate resources at loads 0.97 and 0.2, γ tolerance 1e-3:
+#: 1.1 s for γ, 50 s of growth for v)
+GROWTH_LIMIT = 8
 
 
 def flow_variances(pi: np.ndarray, states: np.ndarray, phi: np.ndarray,
@@ -76,3 +103,72 @@ def flow_variances(pi: np.ndarray, states: np.ndarray, phi: np.ndarray,
         # n_k measured flows take t = n_k / E[f_k] (the arrivals the truncation admits)
         result[k] = sigma2 / float(pi @ served)
     return result
+
+
+def settled_flow_variances(truncations: tuple[markov_solver.Truncation, ...],
+                           tolerance: float = VARIANCE_TOLERANCE
+                           ) -> tuple[np.ndarray, np.ndarray, int]:
+    """v_k of :func:`flow_variances` on a truncation grown until settled (module doc):
+    from the γ solve's last ``truncations`` (at least two; :func:`mrfq.fluid.markov_solver.
+    solve` gives three, the final one last), each next one
+    (:func:`mrfq.fluid.markov_solver.grow`) until every class's error estimate
+    (:func:`truncation_error`) is at most ``tolerance`` (relative). The change before the
+    last is solved for only where the last exceeds :data:`SCATTER`, the smallest
+    truncation's solve being the cheapest. Returns (v on the last truncation, its
+    relative error estimate — 0 for a class without load —, that truncation's level).
+    The estimate is inf, and v not to be trusted, where the growth stopped unsettled: at
+    :data:`GROWTH_LIMIT` times γ's states, the state budget, or a solve that failed on a
+    larger truncation (v on γ's own final truncation raises as before)."""
+    if len(truncations) < 2:
+        raise ValueError("the variance's error needs at least two truncations")
+    last = truncations[-1]
+    limit = GROWTH_LIMIT * last.states.shape[0]
+    values = [flow_variances(last.pi, last.states, last.phi, last.rho)]
+    levels = [last.level]
+    unsettled = np.where(last.rho > 0, np.inf, 0.0)
+    try:
+        earlier = truncations[-2]
+        values.insert(0, flow_variances(earlier.pi, earlier.states, earlier.phi, earlier.rho))
+        levels.insert(0, earlier.level)
+        while True:
+            error = np.where(last.rho > 0, truncation_error(values, levels), 0.0)
+            if np.any(error > SCATTER) and len(values) == 2 and len(truncations) >= 3:
+                first = truncations[-3]
+                values.insert(0, flow_variances(first.pi, first.states, first.phi, first.rho))
+                levels.insert(0, first.level)
+                error = np.where(last.rho > 0, truncation_error(values, levels), 0.0)
+            if not np.any(error > tolerance):
+                return values[-1], error, last.level
+            grown = markov_solver.grow(last, limit)
+            if grown is None:  # over the growth limit or the state budget: unsettled
+                return values[-1], unsettled, last.level
+            last = grown
+            values = [*values[-2:], flow_variances(last.pi, last.states, last.phi, last.rho)]
+            levels = [*levels[-2:], last.level]
+    except (RuntimeError, InputError):  # a solve that failed: γ stands, v is unsettled
+        return values[-1], unsettled, last.level
+
+
+def truncation_error(values: list[np.ndarray], levels: list[int]) -> np.ndarray:
+    """Relative error estimate of the last of ``values`` (v_k on truncations at
+    ``levels``, increasing): the last change d (relative) times q / (1 − q), q the ratio
+    of the last two changes per the last step's levels. Where d is within the solves'
+    scatter (:data:`SCATTER`) q is capped at 1/2, so the estimate is at most d (the
+    trend of changes that small is noise); above it q is capped at 0.9 (so changes that
+    do not shrink give 9 d: unsettled). From two truncations, d alone. No doubling of q as
+    for γ: v's error, ~ L^α r^L with α > 0 from the n² weight, shrinks by less per step
+    early than late, so an early q errs high (one class on one resource at load 0.9: the
+    error's ratio 0.40, 0.29, 0.24 per 20 levels from level 40). The step-length
+    correction assumes a geometric error: it errs high where the last step is the longer
+    (as :func:`mrfq.fluid.markov_solver.grow`'s growing steps), low by up to ~10% where it
+    is shorter (a solve's adaptive steps) and more under a ``max_level`` that cuts the
+    last step short (:func:`settled_flow_variances`' callers set none)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        last = np.abs(values[-1] - values[-2]) / values[-1]
+        if len(values) < 3:
+            return last
+        before = np.abs(values[-2] - values[-3]) / values[-1]
+        steps = (levels[-1] - levels[-2]) / (levels[-2] - levels[-3])
+        ratio = np.where(before > 0, (last / before) ** steps, 1.0)
+        q = np.minimum(ratio, np.where(last > SCATTER, 0.9, 0.5))
+        return np.where(np.isfinite(q), last * q / (1.0 - q), last)

@@ -94,7 +94,9 @@ def fluid_reference(scenario: Scenario, policy: str, load: float) -> dict | None
     what :func:`mrfq.kinds.packet.combine_packet_records` takes the variance of γ̂_k from, as
     ``{"classes": [...]}``. None when the policy realises none, or the Markov model does
     not give that point (sizes not exponential, over the state budget, an explicit law:
-    :func:`mrfq.fluid.method.fluid_method`). Solved once per process and model."""
+    :func:`mrfq.fluid.method.fluid_method`); ``flow_variance`` NaN where the state budget
+    left v_k unsettled (:func:`mrfq.fluid.markov.service_rates_and_variances`), so the
+    point keeps its runs' own interval there. Solved once per process and model."""
     counterpart = policies.fluid_counterpart(policy)
     if counterpart is None:
         return None
@@ -110,7 +112,7 @@ def fluid_reference(scenario: Scenario, policy: str, load: float) -> dict | None
 @functools.lru_cache(maxsize=64)
 def _markov_classes(policy: str, requirements: tuple, loads: tuple, weights: tuple,
                     tolerance: float) -> dict:
-    result, variances = service_rates_and_variances(
+    result, variances, _, _ = service_rates_and_variances(
         policy, np.array(requirements), np.array(loads), np.array(weights), tolerance)
     return {"classes": [{"gamma": float(g), "flow_variance": float(v)}
                         for g, v in zip(result.gamma, variances, strict=True)]}
