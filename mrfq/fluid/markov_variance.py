@@ -123,30 +123,38 @@ def settled_flow_variances(truncations: tuple[markov_solver.Truncation, ...],
         raise ValueError("the variance's error needs at least two truncations")
     last = truncations[-1]
     limit = GROWTH_LIMIT * last.states.shape[0]
-    values = [flow_variances(last.pi, last.states, last.phi, last.rho)]
+    values = [_on(last)]
     levels = [last.level]
-    unsettled = np.where(last.rho > 0, np.inf, 0.0)
+    def loaded(error: np.ndarray) -> np.ndarray:  # a class without load has no error
+        return np.where(last.rho > 0, error, 0.0)
+
+    unsettled = loaded(np.full(last.rho.shape, np.inf))
     try:
         earlier = truncations[-2]
-        values.insert(0, flow_variances(earlier.pi, earlier.states, earlier.phi, earlier.rho))
+        values.insert(0, _on(earlier))
         levels.insert(0, earlier.level)
         while True:
-            error = np.where(last.rho > 0, truncation_error(values, levels), 0.0)
+            error = loaded(truncation_error(values, levels))
             if np.any(error > SCATTER) and len(values) == 2 and len(truncations) >= 3:
                 first = truncations[-3]
-                values.insert(0, flow_variances(first.pi, first.states, first.phi, first.rho))
+                values.insert(0, _on(first))
                 levels.insert(0, first.level)
-                error = np.where(last.rho > 0, truncation_error(values, levels), 0.0)
+                error = loaded(truncation_error(values, levels))
             if not np.any(error > tolerance):
                 return values[-1], error, last.level
             grown = markov_solver.grow(last, limit)
             if grown is None:  # over the growth limit or the state budget: unsettled
                 return values[-1], unsettled, last.level
             last = grown
-            values = [*values[-2:], flow_variances(last.pi, last.states, last.phi, last.rho)]
+            values = [*values[-2:], _on(last)]
             levels = [*levels[-2:], last.level]
     except (RuntimeError, InputError):  # a solve that failed: γ stands, v is unsettled
         return values[-1], unsettled, last.level
+
+
+def _on(truncation: markov_solver.Truncation) -> np.ndarray:
+    """:func:`flow_variances` on one truncation of a solve."""
+    return flow_variances(truncation.pi, truncation.states, truncation.phi, truncation.rho)
 
 
 def truncation_error(values: list[np.ndarray], levels: list[int]) -> np.ndarray:
