@@ -46,7 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
+import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
 
 from mrfq import arguments, policies
 from mrfq.errors import InputError
@@ -248,7 +248,7 @@ def _model_factor(own: float, model: float, measured: int, dof: float,
     load 0.9), with a t quantile on the pilot's degrees of freedom (NaN below 1: unknown)."""
     if not dof >= 1:
         return math.nan, math.nan
-    spread = float(sps.t.ppf(0.5 + confidence / 2, dof)) * math.sqrt(
+    spread = float(scipy.stats.t.ppf(0.5 + confidence / 2, dof)) * math.sqrt(
         max(own if np.isfinite(own) else 0.0, model) / measured)
     return max(0.0, 1.0 - spread) ** 2, (1.0 + spread) ** 2
 
@@ -268,7 +268,7 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
     rate = record["services"] / max(cpu, 1e-9)
     seconds_per_flow = services_per_flow / rate
     replicated = cfg.precision is not None
-    z = float(sps.norm.ppf(0.5 + confidence / 2))
+    z = float(scipy.stats.norm.ppf(0.5 + confidence / 2))
     configured = per_replication * cfg.replications
     loaded = scenario.class_loads(record["load"]) > 0  # the classes the rule judges
     # the precision rule's first replications and budget (none without a target: the
@@ -314,9 +314,10 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
                 at, kept, other = edge
                 uncertain = (f"the rule keeps the fluid model's interval at {at} "
                              f"replications with probability {kept:.0%} (the pilot's own "
-                             f"variance is {rule.ratio:.3g} of the model's): it stops at "
-                             f"about {at} on it, else {'earlier' if other < at else 'later'}"
-                             f", at about {other}, on the runs' own")
+                             f"variance is {rule.ratio:.3g} of the model's): the class is "
+                             f"within the target at about {at} on it, else "
+                             f"{'earlier' if other < at else 'later'}, at about {other}, on "
+                             "the runs' own")
         if basis == "model":
             low, high = _model_factor(rv.variance, model, measured, dof, confidence)
             problem = short
@@ -362,6 +363,11 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
     for k, row in enumerate(rows):
         row["binding"] = k == binding
         row["mode"] = "replications" if replicated else "one run"
+        if replicated and row["basis_problem"] and k != binding and binding >= 0 \
+                and np.isfinite(point_reps):
+            # the point stops when every class is within h, not when this one is
+            row["basis_problem"] += (f"; the point stops at about {min(point_reps, budget)}"
+                                     f", where class {rows[binding]['class']} binds")
         top = rows[binding] if binding >= 0 else row
         row["wall_s"] = ((min(point_reps, budget) * cfg.flows if replicated
                           else top["flows_needed"]) * seconds_per_flow)

@@ -447,6 +447,13 @@ def test_a_rule_near_the_band_edge_says_both_stopping_points(monkeypatch):
                                                 / (n * 3000 * 0.95)) > 0.0135:
         n += 1
     assert other == n > at
+    # the point stops when every class is within h: a class that is not binding says where
+    # its own rule would stop and where the point does (a review: the per-class "stops at
+    # about" read as the point's stop)
+    assert web["binding"] and "the point stops" not in web["basis_problem"]
+    crypto = table[table["class"] == "crypto"].iloc[0]
+    assert not crypto["binding"] and crypto["basis_problem"].endswith(
+        f"; the point stops at about {web['replications_needed']}, where class web binds")
     # a budget below 10: the rule stops at the budget either way, nothing to warn about
     spec["packet"].update(max_replications=9)
     table = advise(scenario_from_dict(spec), policy_names=["drfq"], loads=[0.6], seed=1)

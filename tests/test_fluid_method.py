@@ -98,7 +98,7 @@ def test_cli_balanced_fairness_over_its_budget(tmp_path):
                       for k in range(6))
     path = tmp_path / "s.toml"
     path.write_text('resources = ["link"]\n' + classes + '[load]\nvalues = [0.9]\n'
-                    '[fluid]\npolicies = ["bf"]\nflows = 2000\nreplications = 10\n')
+                    '[fluid]\npolicies = ["bf"]\nflows = 400\nreplications = 2\n')
     out = tmp_path / "o.csv"
     result = subprocess.run([sys.executable, "-m", "mrfq", "fluid", str(path), "-o", str(out)],
                             capture_output=True, text=True, cwd=tmp_path)

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 import pytest
-from scipy import signal
+from scipy import integrate, signal
 from scipy import stats as sps
 
 from mrfq.stats.runlength import (
@@ -14,6 +14,7 @@ from mrfq.stats.runlength import (
     interval_factor,
     relative_variance,
     variance_factor,
+    variance_ratio_cdf,
 )
 
 
@@ -153,3 +154,25 @@ def test_interval_factor_is_the_median_half_width():
     assert interval_factor(0.95, 5, lugsail=True) == pytest.approx(simulated, rel=0.01)
     assert interval_factor(0.95, 5, lugsail=True) > plain * 1.03
     assert half_width(4.0, 100.0, 0.95, 5) == pytest.approx(plain * 0.2, rel=1e-12)
+
+
+@pytest.mark.parametrize("units", [2, 5, 20])
+def test_lugsail_variance_cdf_is_its_integral_over_scipy_stats_chi2_bit_for_bit(units):
+    """P(max(2A/(B−1) − (A + D)/(2B − 1), A/(B−1)) ≤ x), A ~ χ²_{B−1}, D ~ χ²_B: the same
+    quadrature over scipy.stats.chi2's density and tail gives the same float (the kernel
+    writes them with scipy.special for speed; the band the model's variance is tested
+    against, and every decision taken on it, must not move), and it is a cdf."""
+    dof = units - 1
+
+    def reference(x):
+        def density(a):
+            d_least = (2 * units - 1) * (2 * a / dof - x) - a
+            return float(sps.chi2.pdf(a, dof) * sps.chi2.sf(d_least, units))
+        return float(integrate.quad(density, 0.0, dof * x, limit=200)[0])
+
+    values = [variance_ratio_cdf(x, units, lugsail=True) for x in (0.01, 0.3, 1.0, 2.5, 40.0)]
+    assert values == [reference(x) for x in (0.01, 0.3, 1.0, 2.5, 40.0)]
+    assert values == sorted(values) and 0.0 < values[0] and values[-1] == pytest.approx(1.0)
+    # below its plain-batch counterpart (the lugsail estimate is never the smaller)
+    assert all(v <= variance_ratio_cdf(x, units) + 1e-12
+               for v, x in zip(values, (0.01, 0.3, 1.0, 2.5, 40.0), strict=True))

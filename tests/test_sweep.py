@@ -400,8 +400,12 @@ def test_point_key_follows_the_code_versions(monkeypatch, module, constant, kind
 def test_sigint_to_the_sweep_does_not_wait_for_running_points(tmp_path):
     """Ctrl-C in a notebook or a terminal reaches the main process: it must stop at once,
     keep every finished point and exit 130."""
-    # packet points of about 1.6e9 services, half a minute each
-    scenario = tiny(tmp_path, loads="0.2, 0.8", mean=20000, flows=40000)
+    # one packet point of about 1.6e9 services (half a minute or more) and three fluid
+    # points of a second or two: the sweep starts the longest point first, so the first
+    # fluid point is written while the packet point has most of its run to go
+    scenario = tiny(tmp_path, loads="0.8", mean=20000, flows=80000)
+    scenario.write_text(scenario.read_text().replace('["drfq", "bmf"]', '["drfq"]')
+                        .replace("replications = 2", "replications = 1"))
     results = tmp_path / "res"
     # a test run started in the background by a non-interactive shell has SIGINT ignored,
     # and so would the sweep (Python keeps an ignored SIGINT ignored): restore it
@@ -418,6 +422,7 @@ def test_sigint_to_the_sweep_does_not_wait_for_running_points(tmp_path):
     while time.time() < deadline and not (points.exists() and written()):
         time.sleep(0.05)
     finished = written()
+    assert finished, "no point finished in two minutes"
     proc.send_signal(signal.SIGINT)
     started = time.time()
     _, err = proc.communicate(timeout=60)
@@ -425,5 +430,6 @@ def test_sigint_to_the_sweep_does_not_wait_for_running_points(tmp_path):
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert finished <= written()
-    # the point still running when the signal came had tens of seconds to go
+    # the packet point still running when the signal came had tens of seconds to go
+    assert not any(name.startswith("packet-") for name in written())
     assert waited < 10, f"waited {waited:.1f} s for running points"

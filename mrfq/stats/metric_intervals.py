@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as sps
+import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
 
 from mrfq.intervals import RatioInterval, _flagged
 from mrfq.stats.estimators import (
@@ -75,7 +75,7 @@ def sectioning_interval(estimate: float, units: np.ndarray, confidence: float = 
     if n < 2:
         return _flagged(estimate, n, 0, np.nan, method, "fewer than 2 independent units")
     e = theta - estimate
-    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1) * np.sqrt((e @ e) / (n * (n - 1))))
+    half = float(scipy.stats.t.ppf(0.5 + confidence / 2, n - 1) * np.sqrt((e @ e) / (n * (n - 1))))
     return RatioInterval(estimate, estimate - half, estimate + half, n, 0, np.nan, method)
 
 
@@ -179,7 +179,7 @@ def _jain_lugsail(jain: float, a: list, b: list, c: list, confidence: float,
     if not np.isfinite(plain):
         return _flagged(jain, n, LUGSAIL_BATCHES, np.nan, method, "a batch has no flows")
     scale = max(2.0 - finer / plain, 1.0) if plain > 0 else 1.0
-    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1) * np.sqrt(scale * plain))
+    half = float(scipy.stats.t.ppf(0.5 + confidence / 2, n - 1) * np.sqrt(scale * plain))
     return RatioInterval(jain, jain - half, min(jain + half, 1.0), n, LUGSAIL_BATCHES,
                          np.nan, method)
 
@@ -229,5 +229,5 @@ def jain_interval(rate_sums: Sequence[np.ndarray], rate_sq_sums: Sequence[np.nda
         return _flagged(np.nan, n, batches, lag1, method, "no flows with a rate")
     if n < 2:
         return _flagged(jain, n, batches, lag1, method, "fewer than 2 independent units")
-    half = float(sps.t.ppf(0.5 + confidence / 2, n - 1) * np.sqrt((z @ z) / (n * (n - 1))))
+    half = float(scipy.stats.t.ppf(0.5 + confidence / 2, n - 1) * np.sqrt((z @ z) / (n * (n - 1))))
     return RatioInterval(jain, jain - half, min(jain + half, 1.0), n, batches, lag1, method)

@@ -46,8 +46,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
 from scipy import optimize
-from scipy import stats as sps
 
 from mrfq.intervals import LUGSAIL_BATCHES
 from mrfq.stats.estimators import MIN_REPLICATIONS_FOR_T
@@ -86,7 +86,7 @@ def ratio_band(units: int, lugsail: bool) -> tuple[float, float]:
     the model's when the model's is right (module doc)."""
     if not lugsail:  # χ²_{u−1}/(u − 1): its quantiles directly (the advisor asks often)
         dof = units - 1
-        return tuple(float(sps.chi2.ppf(p, dof) / dof) for p in (LOW_TAIL, 1 - HIGH_TAIL))
+        return tuple(float(scipy.stats.chi2.ppf(p, dof) / dof) for p in (LOW_TAIL, 1 - HIGH_TAIL))
     return tuple(float(optimize.brentq(lambda x, p=p: variance_ratio_cdf(
         x, units, lugsail) - p, 1e-30, _BAND_SEARCH_TOP, xtol=1e-15, rtol=1e-12))
         for p in (LOW_TAIL, 1 - HIGH_TAIL))
@@ -112,7 +112,7 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
     out["ci_high_data"] = out["ci_high"]
     out["variance_ratio"] = np.nan
     out["ci_problem"] = out["ci_problem"].astype(object)  # "" where a table read back has NaN
-    z = float(sps.norm.ppf(0.5 + confidence / 2))
+    z = float(scipy.stats.norm.ppf(0.5 + confidence / 2))
     for i in range(len(out)):
         gamma, v = float(fluid_gamma[i]), float(flow_variance[i])
         flows = float(out["flows_measured"].iloc[i])
@@ -126,7 +126,7 @@ def with_fluid_variance(combined: pd.DataFrame, fluid_gamma: np.ndarray,
         estimate = float(out["gamma"].iloc[i])
         units = int(out["ci_units"].iloc[i])
         if not problem and units >= 2:
-            t = float(sps.t.ppf(0.5 + confidence / 2, units - 1))
+            t = float(scipy.stats.t.ppf(0.5 + confidence / 2, units - 1))
             data_sd = (float(out["ci_high"].iloc[i]) - estimate) / t
             ratio = (data_sd / sd) ** 2
             out.iloc[i, out.columns.get_loc("variance_ratio")] = ratio
@@ -212,7 +212,7 @@ class RuleClass:
                  confidence: float = 0.95) -> None:
         self.model, self.own, self.m = model, own, per_replication
         self.confidence = confidence
-        self.z = float(sps.norm.ppf(0.5 + confidence / 2))
+        self.z = float(scipy.stats.norm.ppf(0.5 + confidence / 2))
         self.ratio = own / model if np.isfinite(model) and model > 0 else np.nan
         self.switch = (0 if not np.isfinite(model) else RULE_HORIZON + 1
                        if np.isnan(self.ratio) else self._switch())

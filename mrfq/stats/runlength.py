@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate, optimize
-from scipy import stats as sps
+import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
+from scipy import integrate, optimize, special
 
 from mrfq.stats.estimators import MAX_LAG1, MIN_BATCHES, merge_batches
 
@@ -62,7 +62,8 @@ def variance_factor(dof: float, confidence: float = 0.95) -> tuple[float, float]
     if not dof >= 1:
         return math.nan, math.nan
     tail = (1.0 - confidence) / 2.0
-    return (float(dof / sps.chi2.ppf(1.0 - tail, dof)), float(dof / sps.chi2.ppf(tail, dof)))
+    return (float(dof / scipy.stats.chi2.ppf(1.0 - tail, dof)),
+            float(dof / scipy.stats.chi2.ppf(tail, dof)))
 
 
 def relative_variance(y: np.ndarray | Sequence[float], x: np.ndarray | Sequence[float],
@@ -96,7 +97,7 @@ def relative_variance(y: np.ndarray | Sequence[float], x: np.ndarray | Sequence[
     b = e.size
     variance = float(observations * b * e.var(ddof=1) / total_y ** 2)
     # skewed batch means (sojourns at high load) make s² vary more than χ²_{b−1} says
-    excess = float(sps.kurtosis(e, fisher=True, bias=False)) if b >= 4 else 0.0
+    excess = float(scipy.stats.kurtosis(e, fisher=True, bias=False)) if b >= 4 else 0.0
     dof = 2.0 / (2.0 / (b - 1) + max(excess, 0.0) / b)
     low, high = variance_factor(dof, confidence)
     problem = "" if independent else (
@@ -119,10 +120,10 @@ def interval_factor(confidence: float = 0.95, units: int | None = None,
     law is integrated here (B = 5: q = 2.65; plain batch means 2.54; z = 1.96)."""
     tail = 0.5 + confidence / 2.0
     if units is None:
-        return float(sps.norm.ppf(tail))
+        return float(scipy.stats.norm.ppf(tail))
     median = optimize.brentq(lambda c: variance_ratio_cdf(c * c, units, lugsail) - 0.5,
                              1e-3, 10.0, xtol=1e-12)
-    return float(sps.t.ppf(tail, units - 1) * median)
+    return float(scipy.stats.t.ppf(tail, units - 1) * median)
 
 
 def variance_ratio_cdf(x: float, units: int, lugsail: bool = False) -> float:
@@ -131,11 +132,17 @@ def variance_ratio_cdf(x: float, units: int, lugsail: bool = False) -> float:
     − 1) − (A + D)/(2B − 1), A/(B − 1)), D ~ χ²_B independent of A."""
     dof = units - 1
     if not lugsail:
-        return float(sps.chi2.cdf(dof * x, dof))
+        return float(scipy.stats.chi2.cdf(dof * x, dof))
+
+    # the χ² density and tail written with scipy.special as scipy.stats.chi2 computes them
+    # (bit for bit; checked in the tests): the quadrature calls them thousands of times,
+    # and scipy.stats's per-call checks made every sweep's summary spend seconds here
+    log_gamma, log_two = special.gammaln(dof / 2.), (np.log(2) * dof) / 2.
 
     def density(a: float) -> float:  # A = a, and the lugsail term ≤ x
         d_least = (2 * units - 1) * (2 * a / dof - x) - a
-        return float(sps.chi2.pdf(a, dof) * sps.chi2.sf(d_least, units))
+        pdf = np.exp(special.xlogy(dof / 2. - 1, a) - a / 2. - log_gamma - log_two)
+        return float(pdf * (1.0 if d_least <= 0 else special.chdtrc(units, d_least)))
     return float(integrate.quad(density, 0.0, dof * x, limit=200)[0])
 
 
