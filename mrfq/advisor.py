@@ -46,7 +46,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
-import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
+import scipy  # scipy.stats on first use (a lazy submodule): 0.3-0.6 s where unused
 
 from mrfq import arguments, policies
 from mrfq.errors import InputError
@@ -275,7 +275,7 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
     # replications a target of h would take)
     first = first_replications(cfg) if replicated else MIN_REPLICATIONS
     budget = cfg.max_replications if replicated else RULE_HORIZON
-    rows, rules = [], []
+    rows, rules, edges = [], [], {}  # edges: row -> the class's two stops (RuleClass.edge)
     for k, (name, c) in enumerate(zip(scenario.class_names, classes, strict=True)):
         rv = relative_variance(c["batch_size_sums"], c["batch_sojourn_sums"], measured,
                                confidence)
@@ -312,6 +312,7 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             edge = rule.edge(precision, first, budget)
             if edge is not None:
                 at, kept, other = edge
+                edges[len(rows)] = (at, other)
                 uncertain = (f"the rule keeps the fluid model's interval at {at} "
                              f"replications with probability {kept:.0%} (the pilot's own "
                              f"variance is {rule.ratio:.3g} of the model's): the class is "
@@ -356,20 +357,23 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             "services_per_flow": services_per_flow, "services_per_cpu_s": rate,
             "configured_replications": cfg.replications,
             "wall_s_configured": cfg.flows * cfg.replications * seconds_per_flow})
-    # the point stops when every judged class is within h at once
+    # the point stops when every judged class is within h at once: which may be neither a
+    # class's own stop nor the binding class's own need (a review)
     point_reps = rule_replications(rules, precision, first) if rules else math.nan
     needs = [r["replications_needed" if replicated else "flows_needed"] for r in rows]
     binding = int(np.nanargmax(needs)) if np.isfinite(needs).any() else -1
     for k, row in enumerate(rows):
         row["binding"] = k == binding
         row["mode"] = "replications" if replicated else "one run"
-        if replicated and row["basis_problem"] and k != binding and binding >= 0 \
-                and np.isfinite(point_reps):
-            # the point stops when every class is within h, not when this one is
-            row["basis_problem"] += (f"; the point stops at about {min(point_reps, budget)}"
-                                     f", where class {rows[binding]['class']} binds")
-        top = rows[binding] if binding >= 0 else row
-        row["wall_s"] = ((min(point_reps, budget) * cfg.flows if replicated
+        stop, top = min(point_reps, budget), rows[binding] if binding >= 0 else row
+        if k in edges and row["basis_problem"] and np.isfinite(stop) and not (
+                top is row and row["replications_needed"] == stop >= max(edges[k])):
+            named = (f", where class {top['class']} binds" if top is not row
+                     and top["replications_needed"] == stop else "")
+            row["basis_problem"] += f"; the point stops at about {stop}{named}" + (
+                f", or at about {max(edges[k])} if this class stops there"
+                if max(edges[k]) > stop else "")
+        row["wall_s"] = ((stop * cfg.flows if replicated
                           else top["flows_needed"]) * seconds_per_flow)
     return rows
 
@@ -421,6 +425,8 @@ def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
                "bind", "factor", "half_width_configured"]
     text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}")
     h = float(table["target_precision"].iloc[0])
+    low, high = int(table["pilot_flows"].min()), int(table["pilot_flows"].max())
+    pilots = f"{low}" if low == high else f"{low}-{high}"
     return "\n".join([
         text,
         f"target: 95% half-width {h:.3g} x gamma, every class (* the binding class); "
@@ -428,15 +434,10 @@ def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
         f"{_duration(sweep_wall_time(table, jobs))} (as configured: "
         f"{_duration(sweep_wall_time(table, jobs, configured=True))}; packet points only, "
         "compilation excluded, idle cores)",
-        f"an estimate from pilots of {_flows_range(table)} flows: the need is uncertain "
+        f"an estimate from pilots of {pilots} flows: the need is uncertain "
         "by the factor shown (95% range; basis pilot: from the pilot's batches and the "
         "relaxation times it spans, a longer --pilot-flows narrows it; basis model: the "
         "point reports the fluid model's variance, and only gamma's own spread is left)"])
-
-
-def _flows_range(table: pd.DataFrame) -> str:
-    low, high = int(table["pilot_flows"].min()), int(table["pilot_flows"].max())
-    return f"{low}" if low == high else f"{low}-{high}"
 
 
 def advice_warnings(table: pd.DataFrame) -> list[str]:

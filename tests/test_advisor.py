@@ -522,3 +522,47 @@ def test_the_runs_that_leave_below_the_band_stop_before_the_model_would(ratio):
     assert at == 31 and other < at
     assert len(stops) > 100 and abs(other - np.median(stops)) <= 3
     assert 1 - len(stops) / 3000 == pytest.approx(kept, abs=0.05)
+
+
+@pytest.mark.parametrize("ratio_of_top, web_at", [(0.8, 30), (0.93, 25)])
+def test_a_class_near_the_edge_says_where_the_point_stops(monkeypatch, ratio_of_top,
+                                                          web_at):
+    """Chosen variances (a review's construction): web's model interval reaches h at
+    ``web_at`` replications; crypto's at 20, with its own variance a fraction of the band's
+    top over the model's. The point stops where the classes' joint rule does: at web's
+    need, named, when crypto keeps the model's interval (0.8); later, named after no
+    class, when the narrowing band makes crypto leave it first (0.93, the point at 47
+    where web needs 25); and in both the later stop if crypto leaves it, beyond the
+    point's (a review: the clause named web and its stop for both)."""
+    import mrfq.advisor as advisor  # (its estimates replaced for this test)
+    from mrfq.stats.runlength import RelativeVariance
+
+    spec = load_scenario("quickstart").to_dict()
+    spec["packet"].update(precision=0.02, max_replications=1000)
+    scenario = scenario_from_dict(spec)
+    m = scenario.packet.flows * 0.95  # measured flows per replication (5% warm-up)
+    z2 = sps.norm.ppf(0.975) ** 2
+    web = 0.02 ** 2 * m * web_at / z2 * 0.999  # its model's width reaches h at web_at
+    crypto = 0.02 ** 2 * m * 20 / z2 * 0.999
+    variances = [(web, web), (crypto, ratio_of_top * ratio_band(20, False)[1] * crypto)]
+    monkeypatch.setattr(advisor, "_model_variance", lambda ref, k, s, e: variances[k][0])
+    monkeypatch.setattr(advisor, "relative_variance", lambda y, x, n, conf, calls=[]: (
+        calls.append(0), RelativeVariance(0.5, variances[len(calls) - 1][1], 50, 0.0, 49.0,
+                                          0.8, 1.3, ""))[1])
+    record = {"policy": "drfq", "load": 0.6, "services": 1e6, "classes": [
+        {"warmup_cut": 0, "flows_measured": 1000, "gamma": 0.5, "batch_size_sums": None,
+         "batch_sojourn_sums": None} for _ in range(2)]}
+    rows = advisor._point_rows(scenario, record, 0.02, 0.05, m, 0.95, 1.0, 1e6, None)
+    assert rows[0]["binding"] and rows[0]["replications_needed"] == web_at
+    assert rows[0]["basis_problem"] == ""
+    message = rows[1]["basis_problem"]
+    later = int(message.split("else later, at about ")[1].split(",")[0])
+    clause = message.split("; the point stops at about ")[1]
+    stop = int(clause.split(",")[0])
+    assert stop >= web_at and later > stop
+    if ratio_of_top == 0.8:
+        assert stop == web_at and clause == (f"{stop}, where class web binds, or at about "
+                                             f"{later} if this class stops there")
+    else:
+        assert stop > web_at and clause == f"{stop}, or at about {later} if this class " \
+            "stops there"

@@ -172,6 +172,7 @@ def test_lugsail_variance_cdf_is_its_integral_over_scipy_stats_chi2_bit_for_bit(
 
     values = [variance_ratio_cdf(x, units, lugsail=True) for x in (0.01, 0.3, 1.0, 2.5, 40.0)]
     assert values == [reference(x) for x in (0.01, 0.3, 1.0, 2.5, 40.0)]
+    assert [variance_ratio_cdf(x, units, lugsail=True) for x in (-1.0, 0.0)] == [0.0, 0.0]
     assert values == sorted(values) and 0.0 < values[0] and values[-1] == pytest.approx(1.0)
     # below its plain-batch counterpart (the lugsail estimate is never the smaller)
     assert all(v <= variance_ratio_cdf(x, units) + 1e-12

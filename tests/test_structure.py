@@ -12,6 +12,8 @@ Each failure lists ``file:line`` so it can be found.
 
 import ast
 import io
+import subprocess
+import sys
 import tokenize
 from functools import cache
 from pathlib import Path
@@ -290,3 +292,12 @@ def test_the_layer_rule_sees_an_upward_import():
     assert _layer("mrfq.kinds.packet") == (4, "mrfq.kinds")
     assert _layer("mrfq.fluid.method")[0] < _layer("mrfq.sweeps")[0]
     assert SIBLINGS[_layer("mrfq.packet.engine")[1]] == _layer("mrfq.fluid.markov")[1]
+
+
+def test_the_command_line_does_not_load_scipy_stats_at_start():
+    """scipy.stats (0.3-0.6 s of import time) loads on first use, not with `mrfq` or its
+    command line: `--help` and every refused input start without it."""
+    probe = "import sys, mrfq.cli; print('scipy.stats' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False", result.stdout + result.stderr

@@ -400,10 +400,11 @@ def test_point_key_follows_the_code_versions(monkeypatch, module, constant, kind
 def test_sigint_to_the_sweep_does_not_wait_for_running_points(tmp_path):
     """Ctrl-C in a notebook or a terminal reaches the main process: it must stop at once,
     keep every finished point and exit 130."""
-    # one packet point of about 1.6e9 services (half a minute or more) and three fluid
-    # points of a second or two: the sweep starts the longest point first, so the first
-    # fluid point is written while the packet point has most of its run to go
-    scenario = tiny(tmp_path, loads="0.8", mean=20000, flows=80000)
+    # one packet point of about 4e9 services (a minute or more, even on a machine three
+    # times this one's speed; killed, so it costs nothing when the sweep stops at once)
+    # and three fluid points of a second or two: the sweep starts the longest point
+    # first, so the first fluid point is written while the packet point has most to go
+    scenario = tiny(tmp_path, loads="0.8", mean=20000, flows=200000)
     scenario.write_text(scenario.read_text().replace('["drfq", "bmf"]', '["drfq"]')
                         .replace("replications = 2", "replications = 1"))
     results = tmp_path / "res"

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
+import scipy  # scipy.stats on first use (a lazy submodule): 0.3-0.6 s where unused
 
 from mrfq.intervals import ratio_interval
 from mrfq.scenario import PacketConfig

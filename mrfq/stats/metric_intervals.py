@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
+import scipy  # scipy.stats on first use (a lazy submodule): 0.3-0.6 s where unused
 
 from mrfq.intervals import RatioInterval, _flagged
 from mrfq.stats.estimators import (

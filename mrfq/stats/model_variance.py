@@ -46,7 +46,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
+import scipy  # scipy.stats on first use (a lazy submodule): 0.3-0.6 s where unused
 from scipy import optimize
 
 from mrfq.intervals import LUGSAIL_BATCHES

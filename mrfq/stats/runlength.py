@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import scipy  # scipy.stats on first use (a lazy submodule): 0.6 s off every start
+import scipy  # scipy.stats on first use (a lazy submodule): 0.3-0.6 s where unused
 from scipy import integrate, optimize, special
 
 from mrfq.stats.estimators import MAX_LAG1, MIN_BATCHES, merge_batches
@@ -133,6 +133,8 @@ def variance_ratio_cdf(x: float, units: int, lugsail: bool = False) -> float:
     dof = units - 1
     if not lugsail:
         return float(scipy.stats.chi2.cdf(dof * x, dof))
+    if x <= 0:  # (scipy.stats's density was 0 off its support; the one below is not)
+        return 0.0
 
     # the χ² density and tail written with scipy.special as scipy.stats.chi2 computes them
     # (bit for bit; checked in the tests): the quadrature calls them thousands of times,
