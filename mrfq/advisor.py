@@ -169,14 +169,15 @@ def advise(scenario: Scenario | str, *, precision: float | None = None,
     and the need follows from it; "pilot": from the pilot's batches; "" for a class
     without flows at this load), ``basis_problem`` (the run, or with a precision target the
     rule where the model's width reaches h, keeps the model's interval with a probability
-    between 5% and 95%; and the other basis's need),
+    between 5% and 95%; and the other basis's need; with a target, where the point stops
+    when that is not this class's stop, and this class's later stop beyond it),
     ``model_sigma_rel`` (√ of the model's σ²_rel, NaN without one), ``target_precision``,
     ``flows_needed`` (flow arrivals of one run, warm-up allowance included),
     ``replications_needed`` (of the scenario's ``flows``: where the precision rule stops
     for this class, :func:`mrfq.stats.model_variance.rule_replications` from the rule's
     first replications, inf beyond 10^9), ``budget_problem`` (with a precision target:
-    the need exceeds ``max_replications``, and the half-width the rule stops at; ""
-    otherwise), ``half_width_configured`` (relative 95%
+    the class's need, or the classes' together, exceeds ``max_replications``, and the
+    half-width the rule stops at; "" otherwise), ``half_width_configured`` (relative 95%
     half-width predicted for the run as configured: ``flows`` × ``replications``),
     ``binding`` (the class that needs the most at this point), ``services_per_flow``,
     ``services_per_cpu_s`` (of the pilot), ``wall_s`` (CPU seconds of the point: the
@@ -275,7 +276,7 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
     # replications a target of h would take)
     first = first_replications(cfg) if replicated else MIN_REPLICATIONS
     budget = cfg.max_replications if replicated else RULE_HORIZON
-    rows, rules, edges = [], [], {}  # edges: row -> the class's two stops (RuleClass.edge)
+    rows, judged, edges = [], {}, {}  # row -> its rule; -> its two stops (RuleClass.edge)
     for k, (name, c) in enumerate(zip(scenario.class_names, classes, strict=True)):
         rv = relative_variance(c["batch_size_sums"], c["batch_sojourn_sums"], measured,
                                confidence)
@@ -332,14 +333,10 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
                             if kept_configured >= 0.5 and np.isfinite(model)
                             else half_width(rv.variance, configured, confidence, units,
                                             lugsail))
-        over = ""
-        if replicated and reps > budget:  # the rule stops at the budget
-            over = (f"needs {reps} replications, more than max_replications = {budget}: "
-                    f"stops there at about {rule.width(budget):.2%}")
         if not loaded[k]:  # no flows at this load: nothing to plan, nothing judged
-            problem = over = uncertain = basis = ""
+            problem = uncertain = basis = ""
         else:
-            rules.append(rule)
+            judged[len(rows)] = rule
         rows.append({
             "policy": record["policy"], "load": record["load"], "class": name,
             "pilot_flows": pilot_flows, "pilot_gamma": float(c["gamma"]),
@@ -352,14 +349,15 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
             "target_precision": precision,
             "flows_needed": (math.ceil(need_run / (1.0 - warm)) if np.isfinite(need_run)
                              else math.nan),
-            "replications_needed": reps, "budget_problem": over,
+            "replications_needed": reps, "budget_problem": "",
             "half_width_configured": configured_width,
             "services_per_flow": services_per_flow, "services_per_cpu_s": rate,
             "configured_replications": cfg.replications,
             "wall_s_configured": cfg.flows * cfg.replications * seconds_per_flow})
-    # the point stops when every judged class is within h at once: which may be neither a
-    # class's own stop nor the binding class's own need (a review)
-    point_reps = rule_replications(rules, precision, first) if rules else math.nan
+    # the point stops when every judged class is within h at once: neither a class's own
+    # stop nor the binding class's need, necessarily, and maybe beyond the budget (reviews)
+    point_reps = (rule_replications(list(judged.values()), precision, first) if judged
+                  else math.nan)
     needs = [r["replications_needed" if replicated else "flows_needed"] for r in rows]
     binding = int(np.nanargmax(needs)) if np.isfinite(needs).any() else -1
     for k, row in enumerate(rows):
@@ -368,11 +366,20 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
         stop, top = min(point_reps, budget), rows[binding] if binding >= 0 else row
         if k in edges and row["basis_problem"] and np.isfinite(stop) and not (
                 top is row and row["replications_needed"] == stop >= max(edges[k])):
-            named = (f", where class {top['class']} binds" if top is not row
-                     and top["replications_needed"] == stop else "")
-            row["basis_problem"] += f"; the point stops at about {stop}{named}" + (
+            named = (f", where class {top['class']} binds" if top is not row and
+                     top["replications_needed"] == stop != row["replications_needed"] else "")
+            row["basis_problem"] += "; the point stops at " + (
+                f"max_replications = {stop}" if stop < point_reps else f"about {stop}{named}") + (
                 f", or at about {max(edges[k])} if this class stops there"
                 if max(edges[k]) > stop else "")
+        if replicated and k in judged and point_reps > budget and \
+                judged[k].width(budget) > precision:  # the rule stops at the budget
+            alone = row["replications_needed"] > budget  # (else only with the other classes)
+            row["budget_problem"] = (
+                f"{'needs' if alone else 'the classes together need'} "
+                f"{row['replications_needed'] if alone else point_reps} replications, more "
+                f"than max_replications = {budget}: stops there at about "
+                f"{judged[k].width(budget):.2%}")
         row["wall_s"] = ((stop * cfg.flows if replicated
                           else top["flows_needed"]) * seconds_per_flow)
     return rows
@@ -395,56 +402,3 @@ def sweep_wall_time(table: pd.DataFrame, jobs: int = 1, configured: bool = False
     elif (points["mode"] == "replications").all():
         longest = 0.0
     return float(max(np.nansum(times) / jobs, longest))
-
-
-def _duration(seconds: float) -> str:
-    if not np.isfinite(seconds):
-        return "unknown"
-    if seconds < 120:
-        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
-def advice_text(table: pd.DataFrame, jobs: int = 1) -> str:
-    """The advisor's table (:func:`advise`) for a console: per (policy, load, class) the
-    pilot's γ, the basis and the σ_rel the need follows from, what is needed (flows of
-    one run, or replications), the binding class (*), the factor range of the need and
-    the half-width of the run as
-    configured; then the sweep's wall time on ``jobs`` cores and what the estimate rests
-    on."""
-    need = [f"{f:.3g} flows" if mode == "one run" else f"{r:.0f} reps"
-            for f, r, mode in zip(table["flows_needed"], table["replications_needed"],
-                                  table["mode"], strict=True)]
-    # the σ_rel the need was computed from: the model's on a model basis
-    sigma = np.where(table["basis"] == "model", table["model_sigma_rel"], table["sigma_rel"])
-    shown = table.assign(need=need, bind=np.where(table["binding"], "*", ""), sigma=sigma,
-                         factor=[f"x{lo:.2g}-{hi:.2g}" if np.isfinite(hi) else "unknown"
-                                 for lo, hi in zip(table["factor_low"], table["factor_high"],
-                                                   strict=True)])
-    columns = ["policy", "load", "class", "pilot_gamma", "basis", "sigma", "need",
-               "bind", "factor", "half_width_configured"]
-    text = shown[columns].to_string(index=False, float_format=lambda v: f"{v:.4g}")
-    h = float(table["target_precision"].iloc[0])
-    low, high = int(table["pilot_flows"].min()), int(table["pilot_flows"].max())
-    pilots = f"{low}" if low == high else f"{low}-{high}"
-    return "\n".join([
-        text,
-        f"target: 95% half-width {h:.3g} x gamma, every class (* the binding class); "
-        f"estimated sweep wall time on {jobs} job(s): "
-        f"{_duration(sweep_wall_time(table, jobs))} (as configured: "
-        f"{_duration(sweep_wall_time(table, jobs, configured=True))}; packet points only, "
-        "compilation excluded, idle cores)",
-        f"an estimate from pilots of {pilots} flows: the need is uncertain "
-        "by the factor shown (95% range; basis pilot: from the pilot's batches and the "
-        "relaxation times it spans, a longer --pilot-flows narrows it; basis model: the "
-        "point reports the fluid model's variance, and only gamma's own spread is left)"])
-
-
-def advice_warnings(table: pd.DataFrame) -> list[str]:
-    """One line per (policy, load, class) whose pilot estimate is only a lower bound, whose
-    run may or may not keep the fluid model's interval, or whose need exceeds the
-    replication budget ``max_replications``."""
-    return [f"{p} at load {v:g}, class {k}: {problem}"
-            for column in ("pilot_problem", "basis_problem", "budget_problem")
-            for p, v, k, problem in zip(table["policy"], table["load"], table["class"],
-                                        table[column], strict=True) if problem]

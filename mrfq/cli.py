@@ -20,7 +20,6 @@ import click
 
 from mrfq import api, arguments, console, pipeline, table_warnings
 from mrfq import policies as registry
-from mrfq.advisor import advice_text, advice_warnings
 from mrfq.console import (
     COUNT,
     OneOf,
@@ -35,6 +34,7 @@ from mrfq.console import (
 )
 from mrfq.errors import InputError
 from mrfq.io import check_figure_formats, check_outputs, check_writable, write_csv
+from mrfq.plan_text import advice_text, advice_warnings
 from mrfq.scenario import FLUID_METHODS, PACKET_INITS, VIRTUAL_TIMES, load_scenario
 
 JOBS_HELP = "Local worker processes, at most 1024 (default: all cores)."

@@ -15,8 +15,6 @@ from scipy import stats as sps
 from mrfq.advisor import (
     MAX_PILOT_FLOWS,
     MIN_REPLICATIONS,
-    advice_text,
-    advice_warnings,
     advise,
     pilot_length,
     relaxation_flows,
@@ -24,6 +22,7 @@ from mrfq.advisor import (
 )
 from mrfq.errors import InputError
 from mrfq.kinds.fluid_records import fluid_reference
+from mrfq.plan_text import advice_text, advice_warnings
 from mrfq.scenario import load_scenario, scenario_from_dict
 from mrfq.simulation import simulate
 from mrfq.stats import LUGSAIL_BATCHES
@@ -524,45 +523,55 @@ def test_the_runs_that_leave_below_the_band_stop_before_the_model_would(ratio):
     assert 1 - len(stops) / 3000 == pytest.approx(kept, abs=0.05)
 
 
-@pytest.mark.parametrize("ratio_of_top, web_at", [(0.8, 30), (0.93, 25)])
+@pytest.mark.parametrize("ratio_of_top, web_at, budget", [(0.8, 30, 1000), (0.93, 25, 1000),
+                                                         (0.93, 25, 30)])
 def test_a_class_near_the_edge_says_where_the_point_stops(monkeypatch, ratio_of_top,
-                                                          web_at):
+                                                          web_at, budget):
     """Chosen variances (a review's construction): web's model interval reaches h at
     ``web_at`` replications; crypto's at 20, with its own variance a fraction of the band's
     top over the model's. The point stops where the classes' joint rule does: at web's
     need, named, when crypto keeps the model's interval (0.8); later, named after no
     class, when the narrowing band makes crypto leave it first (0.93, the point at 47
     where web needs 25); and in both the later stop if crypto leaves it, beyond the
-    point's (a review: the clause named web and its stop for both)."""
+    point's (a review: the clause named web and its stop for both). With a budget of 30
+    the classes together need more than it, each alone less: the point stops at the
+    budget and crypto, not within h there, says so (a review: it was silent)."""
     import mrfq.advisor as advisor  # (its estimates replaced for this test)
     from mrfq.stats.runlength import RelativeVariance
 
     spec = load_scenario("quickstart").to_dict()
-    spec["packet"].update(precision=0.02, max_replications=1000)
+    spec["packet"].update(precision=0.02, max_replications=budget)
     scenario = scenario_from_dict(spec)
     m = scenario.packet.flows * 0.95  # measured flows per replication (5% warm-up)
     z2 = sps.norm.ppf(0.975) ** 2
     web = 0.02 ** 2 * m * web_at / z2 * 0.999  # its model's width reaches h at web_at
     crypto = 0.02 ** 2 * m * 20 / z2 * 0.999
     variances = [(web, web), (crypto, ratio_of_top * ratio_band(20, False)[1] * crypto)]
+    # each class's pilot record carries its index where the batch sums would be
     monkeypatch.setattr(advisor, "_model_variance", lambda ref, k, s, e: variances[k][0])
-    monkeypatch.setattr(advisor, "relative_variance", lambda y, x, n, conf, calls=[]: (
-        calls.append(0), RelativeVariance(0.5, variances[len(calls) - 1][1], 50, 0.0, 49.0,
-                                          0.8, 1.3, ""))[1])
+    monkeypatch.setattr(advisor, "relative_variance", lambda k, x, n, conf: RelativeVariance(
+        0.5, variances[k][1], 50, 0.0, 49.0, 0.8, 1.3, ""))
     record = {"policy": "drfq", "load": 0.6, "services": 1e6, "classes": [
-        {"warmup_cut": 0, "flows_measured": 1000, "gamma": 0.5, "batch_size_sums": None,
-         "batch_sojourn_sums": None} for _ in range(2)]}
+        {"warmup_cut": 0, "flows_measured": 1000, "gamma": 0.5, "batch_size_sums": k,
+         "batch_sojourn_sums": None} for k in range(2)]}
     rows = advisor._point_rows(scenario, record, 0.02, 0.05, m, 0.95, 1.0, 1e6, None)
     assert rows[0]["binding"] and rows[0]["replications_needed"] == web_at
-    assert rows[0]["basis_problem"] == ""
+    assert rows[0]["basis_problem"] == "" and rows[0]["budget_problem"] == ""
     message = rows[1]["basis_problem"]
     later = int(message.split("else later, at about ")[1].split(",")[0])
-    clause = message.split("; the point stops at about ")[1]
-    stop = int(clause.split(",")[0])
+    clause = message.split("; the point stops at ")[1]
+    if budget < 1000:  # both stops capped at the budget: only the budget is said
+        assert later == budget and clause == f"max_replications = {budget}"
+        assert rows[1]["budget_problem"].startswith(
+            f"the classes together need 47 replications, more than max_replications = "
+            f"{budget}: stops there at about ")
+        return
+    assert rows[1]["budget_problem"] == ""
+    stop = int(clause.split(",")[0].removeprefix("about "))
     assert stop >= web_at and later > stop
     if ratio_of_top == 0.8:
-        assert stop == web_at and clause == (f"{stop}, where class web binds, or at about "
-                                             f"{later} if this class stops there")
-    else:
-        assert stop > web_at and clause == f"{stop}, or at about {later} if this class " \
+        assert stop == web_at and clause == (f"about {stop}, where class web binds, or at "
+                                             f"about {later} if this class stops there")
+    else:  # (47: the budget=30 case above says the same number)
+        assert stop == 47 and clause == f"about {stop}, or at about {later} if this class " \
             "stops there"

@@ -255,7 +255,7 @@ LAYERS = (
     ("mrfq.fluid", "mrfq.packet"),
     ("mrfq.stats", "mrfq.allocation", "mrfq.cluster"),
     ("mrfq.kinds",),
-    ("mrfq.point_plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor"),
+    ("mrfq.point_plan", "mrfq.sweeps", "mrfq.simulation", "mrfq.advisor", "mrfq.plan_text"),
     ("mrfq.validation", "mrfq.plots", "mrfq.plot_cluster", "mrfq.plot_network",
      "mrfq.plot_flows"),
     ("mrfq.table_warnings", "mrfq.pipeline", "mrfq.api"),
