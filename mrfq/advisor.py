@@ -358,6 +358,7 @@ def _point_rows(scenario: Scenario, record: dict, precision: float, warm: float,
     # stop nor the binding class's need, necessarily, and maybe beyond the budget (reviews)
     point_reps = (rule_replications(list(judged.values()), precision, first) if judged
                   else math.nan)
+    point_reps = math.inf if point_reps > RULE_HORIZON else point_reps  # (as a class's)
     needs = [r["replications_needed" if replicated else "flows_needed"] for r in rows]
     binding = int(np.nanargmax(needs)) if np.isfinite(needs).any() else -1
     for k, row in enumerate(rows):

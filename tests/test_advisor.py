@@ -575,3 +575,33 @@ def test_a_class_near_the_edge_says_where_the_point_stops(monkeypatch, ratio_of_
     else:  # (47: the budget=30 case above says the same number)
         assert stop == 47 and clause == f"about {stop}, or at about {later} if this class " \
             "stops there"
+
+
+def test_a_joint_need_beyond_the_horizon_is_said_as_infinite(monkeypatch):
+    """A class without any variance estimate keeps the classes' joint rule from ever
+    stopping (rule_replications: its horizon + 1); the other class, within h before the
+    budget on its own but not at the budget (its width jumps up where it leaves the
+    model's interval), says the classes together need inf replications, not 10^9 + 1 (a
+    review)."""
+    import mrfq.advisor as advisor  # (its estimates replaced for this test)
+    from mrfq.stats.runlength import RelativeVariance
+
+    m = 3000 * 0.95
+    model = 25 * 0.01 ** 2 / sps.norm.ppf(0.975) ** 2 * m
+    alone = RuleClass(model, 2.0 * model, m)
+    need = rule_replications([alone], 0.01, 10)
+    budget = next(b for b in range(alone.switch, alone.switch + 40)
+                  if need <= b and alone.width(b) > 0.01)
+    spec = load_scenario("quickstart").to_dict()
+    spec["packet"].update(precision=0.01, max_replications=budget)
+    variances = [(math.nan, math.nan), (model, 2.0 * model)]
+    monkeypatch.setattr(advisor, "_model_variance", lambda ref, k, s, e: variances[k][0])
+    monkeypatch.setattr(advisor, "relative_variance", lambda k, x, n, conf: RelativeVariance(
+        0.5, variances[k][1], 50, 0.0, 49.0, 0.8, 1.3, ""))
+    record = {"policy": "drfq", "load": 0.6, "services": 1e6, "classes": [
+        {"warmup_cut": 0, "flows_measured": 1000, "gamma": 0.5, "batch_size_sums": k,
+         "batch_sojourn_sums": None} for k in range(2)]}
+    rows = advisor._point_rows(scenario_from_dict(spec), record, 0.01, 0.05, m, 0.95, 1.0,
+                               1e6, None)
+    assert rows[1]["budget_problem"].startswith(
+        f"the classes together need inf replications, more than max_replications = {budget}")
