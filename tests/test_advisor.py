@@ -523,6 +523,22 @@ def test_the_runs_that_leave_below_the_band_stop_before_the_model_would(ratio):
     assert 1 - len(stops) / 3000 == pytest.approx(kept, abs=0.05)
 
 
+def _rows_of_chosen_variances(monkeypatch, scenario, variances, precision, m):
+    """The advisor's rows of a two-class pilot whose class k has the fluid model's and its
+    own variance ``variances[k]`` (the pilot's estimates replaced: each class's record
+    carries its index where the batch sums would be), m measured flows per replication."""
+    import mrfq.advisor as advisor  # (its estimates replaced for this test)
+    from mrfq.stats.runlength import RelativeVariance
+
+    monkeypatch.setattr(advisor, "_model_variance", lambda ref, k, s, e: variances[k][0])
+    monkeypatch.setattr(advisor, "relative_variance", lambda k, x, n, conf: RelativeVariance(
+        0.5, variances[k][1], 50, 0.0, 49.0, 0.8, 1.3, ""))
+    record = {"policy": "drfq", "load": 0.6, "services": 1e6, "classes": [
+        {"warmup_cut": 0, "flows_measured": 1000, "gamma": 0.5, "batch_size_sums": k,
+         "batch_sojourn_sums": None} for k in range(2)]}
+    return advisor._point_rows(scenario, record, precision, 0.05, m, 0.95, 1.0, 1e6, None)
+
+
 @pytest.mark.parametrize("ratio_of_top, web_at, budget", [(0.8, 30, 1000), (0.93, 25, 1000),
                                                          (0.93, 25, 30)])
 def test_a_class_near_the_edge_says_where_the_point_stops(monkeypatch, ratio_of_top,
@@ -536,9 +552,6 @@ def test_a_class_near_the_edge_says_where_the_point_stops(monkeypatch, ratio_of_
     point's (a review: the clause named web and its stop for both). With a budget of 30
     the classes together need more than it, each alone less: the point stops at the
     budget and crypto, not within h there, says so (a review: it was silent)."""
-    import mrfq.advisor as advisor  # (its estimates replaced for this test)
-    from mrfq.stats.runlength import RelativeVariance
-
     spec = load_scenario("quickstart").to_dict()
     spec["packet"].update(precision=0.02, max_replications=budget)
     scenario = scenario_from_dict(spec)
@@ -547,14 +560,7 @@ def test_a_class_near_the_edge_says_where_the_point_stops(monkeypatch, ratio_of_
     web = 0.02 ** 2 * m * web_at / z2 * 0.999  # its model's width reaches h at web_at
     crypto = 0.02 ** 2 * m * 20 / z2 * 0.999
     variances = [(web, web), (crypto, ratio_of_top * ratio_band(20, False)[1] * crypto)]
-    # each class's pilot record carries its index where the batch sums would be
-    monkeypatch.setattr(advisor, "_model_variance", lambda ref, k, s, e: variances[k][0])
-    monkeypatch.setattr(advisor, "relative_variance", lambda k, x, n, conf: RelativeVariance(
-        0.5, variances[k][1], 50, 0.0, 49.0, 0.8, 1.3, ""))
-    record = {"policy": "drfq", "load": 0.6, "services": 1e6, "classes": [
-        {"warmup_cut": 0, "flows_measured": 1000, "gamma": 0.5, "batch_size_sums": k,
-         "batch_sojourn_sums": None} for k in range(2)]}
-    rows = advisor._point_rows(scenario, record, 0.02, 0.05, m, 0.95, 1.0, 1e6, None)
+    rows = _rows_of_chosen_variances(monkeypatch, scenario, variances, 0.02, m)
     assert rows[0]["binding"] and rows[0]["replications_needed"] == web_at
     assert rows[0]["basis_problem"] == "" and rows[0]["budget_problem"] == ""
     message = rows[1]["basis_problem"]
@@ -583,9 +589,6 @@ def test_a_joint_need_beyond_the_horizon_is_said_as_infinite(monkeypatch):
     budget on its own but not at the budget (its width jumps up where it leaves the
     model's interval), says the classes together need inf replications, not 10^9 + 1 (a
     review)."""
-    import mrfq.advisor as advisor  # (its estimates replaced for this test)
-    from mrfq.stats.runlength import RelativeVariance
-
     m = 3000 * 0.95
     model = 25 * 0.01 ** 2 / sps.norm.ppf(0.975) ** 2 * m
     alone = RuleClass(model, 2.0 * model, m)
@@ -595,13 +598,7 @@ def test_a_joint_need_beyond_the_horizon_is_said_as_infinite(monkeypatch):
     spec = load_scenario("quickstart").to_dict()
     spec["packet"].update(precision=0.01, max_replications=budget)
     variances = [(math.nan, math.nan), (model, 2.0 * model)]
-    monkeypatch.setattr(advisor, "_model_variance", lambda ref, k, s, e: variances[k][0])
-    monkeypatch.setattr(advisor, "relative_variance", lambda k, x, n, conf: RelativeVariance(
-        0.5, variances[k][1], 50, 0.0, 49.0, 0.8, 1.3, ""))
-    record = {"policy": "drfq", "load": 0.6, "services": 1e6, "classes": [
-        {"warmup_cut": 0, "flows_measured": 1000, "gamma": 0.5, "batch_size_sums": k,
-         "batch_sojourn_sums": None} for k in range(2)]}
-    rows = advisor._point_rows(scenario_from_dict(spec), record, 0.01, 0.05, m, 0.95, 1.0,
-                               1e6, None)
+    rows = _rows_of_chosen_variances(monkeypatch, scenario_from_dict(spec), variances, 0.01,
+                                     m)
     assert rows[1]["budget_problem"].startswith(
         f"the classes together need inf replications, more than max_replications = {budget}")
